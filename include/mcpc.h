@@ -1,0 +1,747 @@
+/*
+ * mcpc: a Model Context Protocol client library.
+ * Generated from the Rust sources by cbindgen (build.rs). Do not edit by hand.
+ *
+ * Rules for every function (details in each comment):
+ * - Fallible functions return mcpc_status_t; on failure mcpc_last_error_message()
+ *   says what went wrong, on the calling thread.
+ * - Out-pointers are set to NULL/0 on entry and written on success.
+ * - `char *` results are owned: free them with mcpc_string_free. `const char *` results
+ *   are borrowed, valid as each comment says.
+ * - Every _free function accepts NULL.
+ */
+
+#ifndef MCPC_H
+#define MCPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MCPC_VERSION_MAJOR 0
+#define MCPC_VERSION_MINOR 1
+#define MCPC_VERSION_PATCH 0
+#define MCPC_VERSION "0.1.0"
+
+
+/**
+ * stderr of a stdio server is read and discarded (the default).
+ */
+#define MCPC_STDERR_DISCARD 0
+
+/**
+ * stderr of a stdio server goes to this process's stderr.
+ */
+#define MCPC_STDERR_INHERIT 1
+
+/**
+ * Status of an mcpc call. `MCPC_OK` is success; every other value is an error
+ * whose message is available from `mcpc_last_error_message()` (blocking calls)
+ * or passed to the completion callback (asynchronous calls).
+ *
+ * The numeric values are stable and are never renumbered; new codes are only added.
+ */
+typedef enum {
+  /**
+   * Success.
+   */
+  MCPC_OK = 0,
+  /**
+   * A required argument was NULL, out of range or malformed (for example JSON that does not parse).
+   */
+  MCPC_ERR_INVALID_ARG = 1,
+  /**
+   * A string argument was not valid UTF-8.
+   */
+  MCPC_ERR_INVALID_UTF8 = 2,
+  /**
+   * A Rust panic was caught at the C boundary; the message says where. The handle stays usable.
+   */
+  MCPC_ERR_PANIC = 3,
+  /**
+   * The transport failed: the server process exited, a pipe broke, a connection failed.
+   */
+  MCPC_ERR_TRANSPORT = 4,
+  /**
+   * The server broke the protocol (malformed message, message over the size limit, bad result shape).
+   */
+  MCPC_ERR_PROTOCOL = 5,
+  /**
+   * The initialize handshake failed (error reply, unsupported or empty protocol version).
+   */
+  MCPC_ERR_HANDSHAKE = 6,
+  /**
+   * The server answered with a JSON-RPC error; `mcpc_last_error_rpc_code()` gives its code.
+   */
+  MCPC_ERR_RPC = 7,
+  /**
+   * The tool ran and reported failure (`isError: true`); the result is still handed out.
+   */
+  MCPC_ERR_TOOL = 8,
+  /**
+   * The request did not complete within its timeout; `notifications/cancelled` was sent.
+   */
+  MCPC_ERR_TIMEOUT = 9,
+  /**
+   * The request was cancelled by the caller; `notifications/cancelled` was sent.
+   */
+  MCPC_ERR_CANCELLED = 10,
+  /**
+   * The client was closed, or its connection had already failed before this call.
+   */
+  MCPC_ERR_CLOSED = 11,
+  /**
+   * `tools/list` returned a cursor already seen in this listing (a loop).
+   */
+  MCPC_ERR_CURSOR_REPEATED = 12,
+  /**
+   * `tools/list` returned the same tool name twice.
+   */
+  MCPC_ERR_DUPLICATE_TOOL = 13,
+  /**
+   * `tools/list` needed more pages than the configured maximum.
+   */
+  MCPC_ERR_TOO_MANY_PAGES = 14,
+  /**
+   * A message from the server exceeded the maximum message size.
+   */
+  MCPC_ERR_MESSAGE_TOO_LARGE = 15,
+  /**
+   * The server process could not be started.
+   */
+  MCPC_ERR_SPAWN = 16,
+  /**
+   * A blocking mcpc call was made from an mcpc callback or library thread, where it would deadlock.
+   */
+  MCPC_ERR_WOULD_DEADLOCK = 17,
+  /**
+   * A URL was refused by policy before any connection was made (for example `http://` to a non-loopback host).
+   */
+  MCPC_ERR_INSECURE_URL = 18,
+  /**
+   * TLS failed (certificate not trusted, wrong host, handshake failure).
+   */
+  MCPC_ERR_TLS = 19,
+  /**
+   * The HTTP server answered with an unexpected status or content type.
+   */
+  MCPC_ERR_HTTP = 20,
+  /**
+   * Authentication failed (401/403 after the token callback had its chance).
+   */
+  MCPC_ERR_AUTH = 21,
+  /**
+   * The HTTP session expired (404 on a request that carried a session id).
+   */
+  MCPC_ERR_SESSION_EXPIRED = 22,
+  /**
+   * The server does not support any protocol version this client speaks.
+   */
+  MCPC_ERR_UNSUPPORTED_VERSION = 23,
+  /**
+   * The operation is not supported by this transport or protocol version.
+   */
+  MCPC_ERR_NOT_SUPPORTED = 24,
+} mcpc_status_t;
+
+/**
+ * A cancellation handle. Pass it in `mcpc_call_opts_t.cancel`; trigger it from
+ * any thread to make the calls that carry it return `MCPC_ERR_CANCELLED` at once.
+ * Once triggered it stays triggered; make a new one for the next call.
+ */
+typedef struct mcpc_cancel_t mcpc_cancel_t;
+
+/**
+ * A connected MCP client. Thread-safe: any number of threads may call it at once,
+ * and their requests are multiplexed over its one connection.
+ */
+typedef struct mcpc_client_t mcpc_client_t;
+
+/**
+ * Client settings: a builder. Make it with mcpc_options_new, set what you need,
+ * pass it to a connect function (which copies it; the same options may make many
+ * clients), and free it with mcpc_options_free.
+ * Threads: not thread-safe; use one options object from one thread at a time.
+ */
+typedef struct mcpc_options_t mcpc_options_t;
+
+/**
+ * The result of a tool call. Immutable: any thread may read it, also concurrently.
+ * Strings it hands out are borrowed and live until mcpc_result_free.
+ */
+typedef struct mcpc_result_t mcpc_result_t;
+
+/**
+ * A list of tools, in the order the server listed them. Immutable: any thread may
+ * read it. Strings it hands out are borrowed and live until mcpc_tool_list_free.
+ */
+typedef struct mcpc_tool_list_t mcpc_tool_list_t;
+
+/**
+ * Receives progress for a call: `progress` (increasing), `total` (negative when the
+ * server gave none) and `message` (NUL-terminated, NULL when absent, borrowed for the
+ * duration of the call). Runs on an mcpc thread; calls for one request never overlap.
+ * It must not block for long; blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef void (*mcpc_progress_cb)(void *userdata,
+                                 double progress,
+                                 double total,
+                                 const char *message);
+
+/**
+ * Per-call settings. Initialise with mcpc_call_opts_init, then set what you need;
+ * NULL in place of the struct means all defaults. The struct is read during the call
+ * only; the caller keeps ownership.
+ */
+typedef struct {
+  /**
+   * sizeof(mcpc_call_opts_t), set by mcpc_call_opts_init; lets the struct grow.
+   */
+  uint32_t struct_size;
+  /**
+   * Timeout in milliseconds; 0 means the client's default. Negative is invalid.
+   */
+  int64_t timeout_ms;
+  /**
+   * Cancellation handle (may be NULL); triggering it from any thread cancels the call.
+   */
+  const mcpc_cancel_t *cancel;
+  /**
+   * Progress callback (may be NULL). Asking for progress adds a progress token to the request.
+   */
+  mcpc_progress_cb on_progress;
+  /**
+   * Passed to `on_progress`; must stay valid until the call returns.
+   */
+  void *progress_userdata;
+  /**
+   * When true, each progress notification restarts the timeout...
+   */
+  bool reset_timeout_on_progress;
+  /**
+   * ...but never past this many milliseconds in total (0: no total limit).
+   */
+  int64_t max_total_ms;
+} mcpc_call_opts_t;
+
+/**
+ * Receives one line the server wrote to stderr: `line` (not NUL-terminated, may
+ * hold any bytes) of `len` bytes, borrowed for the duration of the call.
+ * Runs on an mcpc thread; calls for one client never overlap. It must not block
+ * for long, and blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef void (*mcpc_stderr_cb)(void *userdata,
+                               const char *line,
+                               size_t len);
+
+/**
+ * Frees callback userdata. Runs exactly once, on whichever thread drops the
+ * last reference (a caller thread or an mcpc thread).
+ */
+typedef void (*mcpc_free_cb)(void *userdata);
+
+/**
+ * Receives a server notification the client does not handle itself, such as
+ * `notifications/message` or `notifications/tools/list_changed`: its method and its
+ * params as JSON (NULL when absent), both NUL-terminated and borrowed for the
+ * duration of the call. Runs on an mcpc thread; calls for one client never overlap.
+ * It must not block for long; blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef void (*mcpc_notification_cb)(void *userdata,
+                                     const char *method,
+                                     const char *params_json);
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * Makes a cancellation handle.
+ * Ownership: the caller owns it; free with mcpc_cancel_free once no call uses it.
+ * Threads: any thread.
+ * Errors: none (returns NULL only if allocation panicked).
+ */
+mcpc_cancel_t *mcpc_cancel_new(void);
+
+/**
+ * Triggers the handle: every call using it sends `notifications/cancelled` for its
+ * request and returns MCPC_ERR_CANCELLED. A local cancel does not prove that the
+ * server stopped the work. Idempotent; NULL is ignored.
+ * Threads: any thread, concurrently with the call it cancels; also from mcpc callbacks.
+ *
+ * # Safety
+ * `cancel` is NULL or a live handle from mcpc_cancel_new.
+ */
+void mcpc_cancel_trigger(const mcpc_cancel_t *cancel);
+
+/**
+ * True once the handle was triggered. NULL gives false.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `cancel` is NULL or a live handle from mcpc_cancel_new.
+ */
+bool mcpc_cancel_is_triggered(const mcpc_cancel_t *cancel);
+
+/**
+ * Frees the handle. NULL is a no-op. Calls still using it keep their own reference,
+ * so freeing does not cancel them.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `cancel` is NULL or a live handle from mcpc_cancel_new, freed only once.
+ */
+void mcpc_cancel_free(mcpc_cancel_t *cancel);
+
+/**
+ * Fills `opts` with the defaults (client timeout, no cancel, no progress) and sets
+ * `struct_size`. Does nothing for NULL.
+ *
+ * # Safety
+ * `opts` is NULL or points to writable memory for one mcpc_call_opts_t.
+ */
+void mcpc_call_opts_init(mcpc_call_opts_t *opts);
+
+/**
+ * Starts a server as a child process and connects to it over stdio: spawns
+ * `argv[0]` (looked up in PATH when it has no slash) with `argv[1..argc]`, runs the
+ * initialize handshake, and sends notifications/initialized. Blocks until the client is
+ * ready or the options' timeout passes. The child runs in its own process group and
+ * belongs to the client: mcpc_client_close stops and reaps it and its group.
+ * Ownership: `argv` and `opts` are read during the call only (`opts` may be NULL for
+ * the defaults). On success `*out_client` is owned by the caller; free it with
+ * mcpc_client_free. On failure `*out_client` is NULL and no process is left.
+ * Threads: any thread except mcpc's own (from an mcpc callback it returns
+ * MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, argc 0), MCPC_ERR_INVALID_UTF8, MCPC_ERR_SPAWN,
+ * MCPC_ERR_HANDSHAKE, MCPC_ERR_TIMEOUT, MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE,
+ * MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `argv` is NULL or holds `argc` NUL-terminated strings; `opts` is NULL or live;
+ * `out_client` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_connect_stdio(const char *const *argv,
+                                        size_t argc,
+                                        const mcpc_options_t *opts,
+                                        mcpc_client_t **out_client);
+
+/**
+ * The server's initialize result as JSON: `protocolVersion`, `capabilities`,
+ * `serverInfo` and `instructions`, as the server sent them.
+ * Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
+ * Threads: any thread, concurrently.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `client` is NULL or live; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_server_info(const mcpc_client_t *client,
+                                      char **out_json);
+
+/**
+ * The protocol version in use, such as "2025-11-25". NULL if `client` is NULL.
+ * Ownership: borrowed; valid until mcpc_client_free. Threads: any thread.
+ *
+ * # Safety
+ * `client` is NULL or live.
+ */
+const char *mcpc_client_protocol_version(const mcpc_client_t *client);
+
+/**
+ * Lists all the server's tools, following `nextCursor` page by page. Fails with
+ * MCPC_ERR_CURSOR_REPEATED when a cursor repeats one already seen in this listing,
+ * MCPC_ERR_DUPLICATE_TOOL when a tool name appears twice, MCPC_ERR_TOO_MANY_PAGES past
+ * the configured page limit; each message names the cursor or tool. The timeout
+ * covers the whole listing.
+ * Ownership: `opts` is read during the call (NULL: defaults). On success `*out_list`
+ * is owned by the caller; free with mcpc_tool_list_free.
+ * Threads: any thread, concurrently with other calls on the same client; not from
+ * mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_RPC,
+ * MCPC_ERR_PROTOCOL, MCPC_ERR_TRANSPORT, MCPC_ERR_CLOSED, the three listing errors above.
+ *
+ * # Safety
+ * `client` is NULL or live; `opts` is NULL or initialised; `out_list` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_list_tools(const mcpc_client_t *client,
+                                     const mcpc_call_opts_t *opts,
+                                     mcpc_tool_list_t **out_list);
+
+/**
+ * Calls tool `name` with `arguments_json` (a JSON object, or NULL for none) and
+ * waits for its result. On MCPC_OK and on MCPC_ERR_TOOL (the tool ran and reported
+ * failure with `isError: true`) `*out_result` holds the result, whose text says what
+ * went wrong. A JSON-RPC error (for example an unknown tool) is MCPC_ERR_RPC with its
+ * code in mcpc_last_error_rpc_code(). On timeout or cancel the server is sent
+ * `notifications/cancelled` and a late response is dropped; a local cancel does not
+ * prove that the server stopped the work.
+ * Ownership: the strings and `opts` are read during the call. `*out_result` is owned
+ * by the caller (free with mcpc_result_free); it is NULL on any other status.
+ * Threads: any thread, concurrently with other calls on the same client; not from
+ * mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, arguments not a JSON object), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_TOOL, MCPC_ERR_RPC, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_PROTOCOL,
+ * MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * `client` is NULL or live; strings are NULL or NUL-terminated; `opts` is NULL or
+ * initialised; `out_result` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_call_tool(const mcpc_client_t *client,
+                                    const char *name,
+                                    const char *arguments_json,
+                                    const mcpc_call_opts_t *opts,
+                                    mcpc_result_t **out_result);
+
+/**
+ * Closes the client: every call in flight returns MCPC_ERR_CLOSED, and the
+ * transport shuts down (for stdio: stdin closed, then after the close grace SIGTERM
+ * to the process group, then SIGKILL; the child is always reaped). Bounded by the
+ * options' close grace periods. Idempotent; later calls fail with MCPC_ERR_CLOSED.
+ * The handle stays valid until mcpc_client_free.
+ * Threads: any thread, also while other threads are in calls on this client; not
+ * from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK; use mcpc_client_free there).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `client` is NULL or live.
+ */
+mcpc_status_t mcpc_client_close(const mcpc_client_t *client);
+
+/**
+ * Closes the client (as mcpc_client_close) and frees it. NULL is a no-op. Called from
+ * an mcpc callback it does not block: the close finishes on an mcpc thread.
+ * Threads: any thread, once no other thread is using the handle.
+ *
+ * # Safety
+ * `client` is NULL or live, freed only once, with no call on it still running.
+ */
+void mcpc_client_free(mcpc_client_t *client);
+
+/**
+ * The message of the last error on this thread: what failed and why, naming its
+ * context (for example `tools/call "slow": timed out after 5000 ms`). "" when the last
+ * mcpc call on this thread succeeded. Never NULL.
+ * Ownership: borrowed; valid until the next mcpc call on this thread (other than
+ * mcpc_last_error_*).
+ * Threads: per thread; each thread sees its own last error.
+ */
+const char *mcpc_last_error_message(void);
+
+/**
+ * The status of the last error on this thread (MCPC_OK when the last call succeeded).
+ */
+mcpc_status_t mcpc_last_error_status(void);
+
+/**
+ * The JSON-RPC error code of the last error on this thread when it was MCPC_ERR_RPC
+ * (or a handshake refused with a JSON-RPC error); 0 otherwise.
+ */
+int64_t mcpc_last_error_rpc_code(void);
+
+/**
+ * The name of a status value, such as "MCPC_ERR_TIMEOUT"; "MCPC_UNKNOWN_STATUS" for a
+ * value this library does not define. Never NULL.
+ * Ownership: static; never free it.
+ * Threads: any thread.
+ */
+const char *mcpc_status_name(int32_t status);
+
+/**
+ * This library's version, "MAJOR.MINOR.PATCH"; equals the MCPC_VERSION macros of the
+ * header it was built with. Ownership: static; never free it. Threads: any thread.
+ */
+const char *mcpc_version(void);
+
+/**
+ * Frees a string that mcpc handed out as owned (`char *`). NULL is a no-op.
+ * Never pass it a borrowed (`const char *`) string, and never free mcpc strings with free().
+ *
+ * # Safety
+ * `s` is NULL or an owned string from mcpc, freed only once.
+ */
+void mcpc_string_free(char *s);
+
+/**
+ * Makes an options object with the defaults: timeout 60000 ms, the newest
+ * protocol version, client info "mcpc" and this library's version, at most 1000
+ * pages per listing, messages up to 16 MiB, stderr discarded, close grace 2000 ms
+ * then 2000 ms after SIGTERM.
+ * Ownership: the caller owns it; free with mcpc_options_free.
+ * Threads: any thread.
+ * Errors: none (NULL only if allocation panicked).
+ */
+mcpc_options_t *mcpc_options_new(void);
+
+/**
+ * Frees an options object. NULL is a no-op. Clients made from it are not affected.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object, freed only once.
+ */
+void mcpc_options_free(mcpc_options_t *opts);
+
+/**
+ * Sets the default timeout, in milliseconds, for connecting (the handshake), for each
+ * whole tool listing and for each call. A call may override it.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or `timeout_ms` not positive).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_timeout_ms(mcpc_options_t *opts,
+                                          int64_t timeout_ms);
+
+/**
+ * Sets the `clientInfo` sent in the handshake. Both strings are copied.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; the strings are NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_set_client_info(mcpc_options_t *opts,
+                                           const char *name,
+                                           const char *version);
+
+/**
+ * Pins the protocol version the client asks for in `initialize` (default: the newest,
+ * "2025-11-25"). Supported: "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25".
+ * NULL restores the default.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options, or a version this library does not speak),
+ * MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `version` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_set_protocol_version(mcpc_options_t *opts,
+                                                const char *version);
+
+/**
+ * Sets the most pages one tool listing follows before failing with MCPC_ERR_TOO_MANY_PAGES.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or 0).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_max_pages(mcpc_options_t *opts,
+                                         size_t max_pages);
+
+/**
+ * Sets the largest message accepted from the server, in bytes (default 16 MiB).
+ * A longer message fails the connection with MCPC_ERR_MESSAGE_TOO_LARGE.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or below 1024).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_max_message_size(mcpc_options_t *opts,
+                                                size_t bytes);
+
+/**
+ * Sets how long a stdio server has to exit after its stdin is closed
+ * (`close_grace_ms`) and then after SIGTERM (`term_grace_ms`) before SIGKILL.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or a value not positive).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_close_grace_ms(mcpc_options_t *opts,
+                                              int64_t close_grace_ms,
+                                              int64_t term_grace_ms);
+
+/**
+ * Sets (or with `value` NULL, removes) a variable in a stdio server's environment.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options or name, empty name or one with '='),
+ * MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; the strings are NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_set_env(mcpc_options_t *opts,
+                                   const char *name,
+                                   const char *value);
+
+/**
+ * Starts a stdio server from an empty environment instead of this process's;
+ * variables set with mcpc_options_set_env still apply.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_clear_env(mcpc_options_t *opts);
+
+/**
+ * Sets the working directory of a stdio server (NULL: this process's).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `dir` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_set_cwd(mcpc_options_t *opts,
+                                   const char *dir);
+
+/**
+ * Chooses what happens to a stdio server's stderr: MCPC_STDERR_DISCARD (default)
+ * or MCPC_STDERR_INHERIT. Replaces any stderr callback.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or an unknown mode).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_stderr(mcpc_options_t *opts,
+                                      int32_t mode);
+
+/**
+ * Hands each line a stdio server writes to stderr to `cb`. `userdata_free` (may be
+ * NULL) runs exactly once, when the options and every client made from them are freed,
+ * on whichever thread frees the last one; it also runs if this call fails.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options or NULL `cb`).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `cb` may be called from mcpc threads with
+ * `userdata` until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_options_set_stderr_callback(mcpc_options_t *opts,
+                                               mcpc_stderr_cb cb,
+                                               void *userdata,
+                                               mcpc_free_cb userdata_free);
+
+/**
+ * Hands server notifications the client does not handle itself to `cb` (see
+ * mcpc_notification_cb). `userdata_free` (may be NULL) runs exactly once, when the
+ * options and every client made from them are freed; it also runs if this call fails.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options or NULL `cb`).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `cb` may be called from mcpc threads with
+ * `userdata` until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_options_set_notification_callback(mcpc_options_t *opts,
+                                                     mcpc_notification_cb cb,
+                                                     void *userdata,
+                                                     mcpc_free_cb userdata_free);
+
+/**
+ * The whole `CallToolResult` as the server sent it (NUL-terminated JSON; content
+ * blocks of every type are kept). NULL if `result` is NULL.
+ * Ownership: borrowed; valid until mcpc_result_free.
+ *
+ * # Safety
+ * `result` is NULL or a live result.
+ */
+const char *mcpc_result_json(const mcpc_result_t *result);
+
+/**
+ * The result's `structuredContent` as JSON, or NULL when it has none (or `result` is NULL).
+ * Ownership: borrowed; valid until mcpc_result_free.
+ *
+ * # Safety
+ * `result` is NULL or a live result.
+ */
+const char *mcpc_result_structured_json(const mcpc_result_t *result);
+
+/**
+ * The text blocks of the result joined with "\n" ("" when there are none). The text
+ * is NUL-terminated, and may also hold NUL bytes of its own, so its length in bytes
+ * is stored in `*out_len` when `out_len` is not NULL. NULL if `result` is NULL.
+ * Ownership: borrowed; valid until mcpc_result_free. The text is untrusted server data.
+ *
+ * # Safety
+ * `result` is NULL or a live result; `out_len` is NULL or writable.
+ */
+const char *mcpc_result_text(const mcpc_result_t *result,
+                             size_t *out_len);
+
+/**
+ * The number of text blocks in the result (0 for NULL).
+ *
+ * # Safety
+ * `result` is NULL or a live result.
+ */
+size_t mcpc_result_text_count(const mcpc_result_t *result);
+
+/**
+ * Text block `index` (in content order, counting text blocks only), NUL-terminated,
+ * with its length in `*out_len` when `out_len` is not NULL. NULL if `result` is NULL
+ * or `index` is out of range.
+ * Ownership: borrowed; valid until mcpc_result_free.
+ *
+ * # Safety
+ * `result` is NULL or a live result; `out_len` is NULL or writable.
+ */
+const char *mcpc_result_text_at(const mcpc_result_t *result,
+                                size_t index,
+                                size_t *out_len);
+
+/**
+ * True when the tool reported failure (`isError: true`). False for NULL.
+ *
+ * # Safety
+ * `result` is NULL or a live result.
+ */
+bool mcpc_result_is_error(const mcpc_result_t *result);
+
+/**
+ * Frees a result. NULL is a no-op.
+ * Threads: any thread, once no other thread reads the result.
+ *
+ * # Safety
+ * `result` is NULL or a live result, freed only once.
+ */
+void mcpc_result_free(mcpc_result_t *result);
+
+/**
+ * The number of tools (0 for NULL).
+ *
+ * # Safety
+ * `list` is NULL or a live tool list.
+ */
+size_t mcpc_tool_list_len(const mcpc_tool_list_t *list);
+
+/**
+ * The name of tool `index`, or NULL if `list` is NULL or `index` is out of range.
+ * Ownership: borrowed; valid until mcpc_tool_list_free.
+ *
+ * # Safety
+ * `list` is NULL or a live tool list.
+ */
+const char *mcpc_tool_list_name(const mcpc_tool_list_t *list,
+                                size_t index);
+
+/**
+ * Tool `index` as JSON, exactly as the server sent it (its `inputSchema` is the
+ * model-facing parameter schema, unchanged), or NULL if `list` is NULL or `index` is
+ * out of range. Ownership: borrowed; valid until mcpc_tool_list_free.
+ *
+ * # Safety
+ * `list` is NULL or a live tool list.
+ */
+const char *mcpc_tool_list_json(const mcpc_tool_list_t *list,
+                                size_t index);
+
+/**
+ * All tools as one JSON array, each as the server sent it.
+ * Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `list` is NULL or a live tool list; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_tool_list_to_json(const mcpc_tool_list_t *list,
+                                     char **out_json);
+
+/**
+ * Frees a tool list. NULL is a no-op.
+ *
+ * # Safety
+ * `list` is NULL or a live tool list, freed only once.
+ */
+void mcpc_tool_list_free(mcpc_tool_list_t *list);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* MCPC_H */

@@ -1,0 +1,405 @@
+//! `mcpc_client_t`: a connection to one MCP server, and the calls made over it.
+
+use std::ffi::{c_char, c_void, CString};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::boundary::{boundary, status};
+use super::cancel::mcpc_cancel_t;
+use super::cstr::{opt_str_in, str_in, string_out};
+use super::options::{mcpc_options_t, OptionsData};
+use super::ptr::{self, check_out, Handle};
+use super::result::{mcpc_result_t, mcpc_tool_list_t, ResultData, ToolListData};
+use crate::client::{Client, Control};
+use crate::error::mcpc_status_t;
+use crate::error::{quote, Error, Result, Status};
+use crate::runtime;
+use crate::transport::stdio::{StdioConfig, StdioTransport};
+use crate::transport::{SinkRef, Transport};
+
+/// A connected MCP client. Thread-safe: any number of threads may call it at once,
+/// and their requests are multiplexed over its one connection.
+pub struct mcpc_client_t {
+    _private: [u8; 0],
+}
+
+pub(crate) struct ClientHandle {
+    pub client: Arc<Client>,
+    version: CString,
+}
+
+impl Handle for mcpc_client_t {
+    type Rust = ClientHandle;
+    const NAME: &'static str = "client";
+}
+
+/// Receives progress for a call: `progress` (increasing), `total` (negative when the
+/// server gave none) and `message` (NUL-terminated, NULL when absent, borrowed for the
+/// duration of the call). Runs on an mcpc thread; calls for one request never overlap.
+/// It must not block for long; blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+pub type mcpc_progress_cb = Option<
+    unsafe extern "C" fn(userdata: *mut c_void, progress: f64, total: f64, message: *const c_char),
+>;
+
+/// Per-call settings. Initialise with mcpc_call_opts_init, then set what you need;
+/// NULL in place of the struct means all defaults. The struct is read during the call
+/// only; the caller keeps ownership.
+#[repr(C)]
+pub struct mcpc_call_opts_t {
+    /// sizeof(mcpc_call_opts_t), set by mcpc_call_opts_init; lets the struct grow.
+    pub struct_size: u32,
+    /// Timeout in milliseconds; 0 means the client's default. Negative is invalid.
+    pub timeout_ms: i64,
+    /// Cancellation handle (may be NULL); triggering it from any thread cancels the call.
+    pub cancel: *const mcpc_cancel_t,
+    /// Progress callback (may be NULL). Asking for progress adds a progress token to the request.
+    pub on_progress: mcpc_progress_cb,
+    /// Passed to `on_progress`; must stay valid until the call returns.
+    pub progress_userdata: *mut c_void,
+    /// When true, each progress notification restarts the timeout...
+    pub reset_timeout_on_progress: bool,
+    /// ...but never past this many milliseconds in total (0: no total limit).
+    pub max_total_ms: i64,
+}
+
+struct ProgressTarget {
+    cb: unsafe extern "C" fn(*mut c_void, f64, f64, *const c_char),
+    userdata: *mut c_void,
+}
+// SAFETY: the header documents that the progress callback runs on an mcpc thread
+// with the caller's userdata, valid until the call returns.
+unsafe impl Send for ProgressTarget {}
+// SAFETY: as above; mcpc never dereferences the userdata.
+unsafe impl Sync for ProgressTarget {}
+
+impl ProgressTarget {
+    fn call(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let message = message.map(super::boundary::c_message);
+        let mptr = message.as_ref().map_or(std::ptr::null(), |m| m.as_ptr());
+        // SAFETY: the caller's callback and userdata, valid during the call.
+        unsafe { (self.cb)(self.userdata, progress, total.unwrap_or(-1.0), mptr) }
+    }
+}
+
+/// Reads call options into a core `Control`.
+///
+/// # Safety
+/// `opts` is NULL or a valid, initialised mcpc_call_opts_t; its cancel handle is NULL or live.
+unsafe fn control_from(opts: *const mcpc_call_opts_t) -> Result<Control> {
+    // SAFETY: per the contract.
+    let Some(o) = (unsafe { opts.as_ref() }) else {
+        return Ok(Control::default());
+    };
+    if (o.struct_size as usize) < std::mem::size_of::<mcpc_call_opts_t>() {
+        return Err(Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            "mcpc_call_opts_t.struct_size is wrong; initialise the struct with mcpc_call_opts_init",
+        ));
+    }
+    if o.timeout_ms < 0 || o.max_total_ms < 0 {
+        return Err(Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            "timeout_ms and max_total_ms must not be negative",
+        ));
+    }
+    let mut ctl = Control {
+        timeout: (o.timeout_ms > 0).then(|| Duration::from_millis(o.timeout_ms as u64)),
+        reset_on_progress: o.reset_timeout_on_progress,
+        max_total: (o.max_total_ms > 0).then(|| Duration::from_millis(o.max_total_ms as u64)),
+        ..Control::default()
+    };
+    if !o.cancel.is_null() {
+        // SAFETY: a live cancel handle per the contract.
+        ctl.cancel = Some(unsafe { ptr::get(o.cancel) }?.clone());
+    }
+    if let Some(cb) = o.on_progress {
+        let target = ProgressTarget {
+            cb,
+            userdata: o.progress_userdata,
+        };
+        ctl.progress = Some(Arc::new(
+            move |progress: f64, total: Option<f64>, message: Option<&str>| {
+                target.call(progress, total, message)
+            },
+        ));
+    }
+    Ok(ctl)
+}
+
+/// Fills `opts` with the defaults (client timeout, no cancel, no progress) and sets
+/// `struct_size`. Does nothing for NULL.
+///
+/// # Safety
+/// `opts` is NULL or points to writable memory for one mcpc_call_opts_t.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_call_opts_init(opts: *mut mcpc_call_opts_t) {
+    boundary("mcpc_call_opts_init", || {
+        if !opts.is_null() {
+            let init = mcpc_call_opts_t {
+                struct_size: std::mem::size_of::<mcpc_call_opts_t>() as u32,
+                timeout_ms: 0,
+                cancel: std::ptr::null(),
+                on_progress: None,
+                progress_userdata: std::ptr::null_mut(),
+                reset_timeout_on_progress: false,
+                max_total_ms: 0,
+            };
+            // SAFETY: writable per the contract.
+            unsafe { opts.write(init) };
+        }
+    })
+}
+
+fn options_of(opts: *const mcpc_options_t) -> Result<OptionsData> {
+    if opts.is_null() {
+        return Ok(OptionsData::default());
+    }
+    // SAFETY: the caller's contract: NULL or a live options object.
+    Ok(unsafe { ptr::get(opts) }?.clone())
+}
+
+fn connect_with(
+    o: OptionsData,
+    connector: &(dyn Fn(SinkRef) -> Result<Arc<dyn Transport>> + Sync),
+    out_client: *mut *mut mcpc_client_t,
+) -> Result<Status> {
+    let client = runtime::block_on(Client::connect(connector, o.client, &Control::default()))??;
+    let version = super::boundary::c_message(&client.session().version);
+    let handle = ClientHandle {
+        client: Arc::new(client),
+        version,
+    };
+    // SAFETY: `out_client` was checked non-NULL by the caller of this helper.
+    unsafe { *out_client = ptr::into_raw::<mcpc_client_t>(handle) };
+    Ok(Status::MCPC_OK)
+}
+
+/// Starts a server as a child process and connects to it over stdio: spawns
+/// `argv[0]` (looked up in PATH when it has no slash) with `argv[1..argc]`, runs the
+/// initialize handshake, and sends notifications/initialized. Blocks until the client is
+/// ready or the options' timeout passes. The child runs in its own process group and
+/// belongs to the client: mcpc_client_close stops and reaps it and its group.
+/// Ownership: `argv` and `opts` are read during the call only (`opts` may be NULL for
+/// the defaults). On success `*out_client` is owned by the caller; free it with
+/// mcpc_client_free. On failure `*out_client` is NULL and no process is left.
+/// Threads: any thread except mcpc's own (from an mcpc callback it returns
+/// MCPC_ERR_WOULD_DEADLOCK).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, argc 0), MCPC_ERR_INVALID_UTF8, MCPC_ERR_SPAWN,
+/// MCPC_ERR_HANDSHAKE, MCPC_ERR_TIMEOUT, MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE,
+/// MCPC_ERR_WOULD_DEADLOCK.
+///
+/// # Safety
+/// `argv` is NULL or holds `argc` NUL-terminated strings; `opts` is NULL or live;
+/// `out_client` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_connect_stdio(
+    argv: *const *const c_char,
+    argc: usize,
+    opts: *const mcpc_options_t,
+    out_client: *mut *mut mcpc_client_t,
+) -> mcpc_status_t {
+    status("mcpc_client_connect_stdio", || {
+        check_out(out_client, "out_client")?;
+        // SAFETY: checked non-NULL.
+        unsafe { *out_client = std::ptr::null_mut() };
+        if argv.is_null() || argc == 0 {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                "argv is NULL or argc is 0",
+            ));
+        }
+        // SAFETY: `argv` holds `argc` pointers per the contract.
+        let raw = unsafe { std::slice::from_raw_parts(argv, argc) };
+        let mut args = Vec::with_capacity(argc);
+        for (i, a) in raw.iter().enumerate() {
+            // SAFETY: each is a NUL-terminated string per the contract.
+            args.push(unsafe { str_in(*a, &format!("argv[{i}]")) }?.to_string());
+        }
+        let o = options_of(opts)?;
+        let mut cfg = StdioConfig::new(&args[0]);
+        cfg.args = args[1..].iter().map(Into::into).collect();
+        cfg.env = o.env.clone();
+        cfg.clear_env = o.clear_env;
+        cfg.cwd = o.cwd.clone();
+        cfg.stderr = o.stderr.clone();
+        cfg.max_message_size = o.max_message_size;
+        cfg.close_grace = o.close_grace;
+        cfg.term_grace = o.term_grace;
+        let connector = move |sink: SinkRef| StdioTransport::spawn(cfg.clone(), sink);
+        connect_with(o, &connector, out_client)
+    })
+}
+
+/// The server's initialize result as JSON: `protocolVersion`, `capabilities`,
+/// `serverInfo` and `instructions`, as the server sent them.
+/// Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
+/// Threads: any thread, concurrently.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL).
+///
+/// # Safety
+/// `client` is NULL or live; `out_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_server_info(
+    client: *const mcpc_client_t,
+    out_json: *mut *mut c_char,
+) -> mcpc_status_t {
+    status("mcpc_client_server_info", || {
+        check_out(out_json, "out_json")?;
+        // SAFETY: checked non-NULL.
+        unsafe { *out_json = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let c = unsafe { ptr::get(client) }?;
+        // SAFETY: checked non-NULL.
+        unsafe { *out_json = string_out(c.client.session().init_result.get()) };
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// The protocol version in use, such as "2025-11-25". NULL if `client` is NULL.
+/// Ownership: borrowed; valid until mcpc_client_free. Threads: any thread.
+///
+/// # Safety
+/// `client` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_protocol_version(
+    client: *const mcpc_client_t,
+) -> *const c_char {
+    boundary("mcpc_client_protocol_version", || {
+        // SAFETY: per the contract.
+        unsafe { ptr::get(client) }.map_or(std::ptr::null(), |c| c.version.as_ptr())
+    })
+}
+
+/// Lists all the server's tools, following `nextCursor` page by page. Fails with
+/// MCPC_ERR_CURSOR_REPEATED when a cursor repeats one already seen in this listing,
+/// MCPC_ERR_DUPLICATE_TOOL when a tool name appears twice, MCPC_ERR_TOO_MANY_PAGES past
+/// the configured page limit; each message names the cursor or tool. The timeout
+/// covers the whole listing.
+/// Ownership: `opts` is read during the call (NULL: defaults). On success `*out_list`
+/// is owned by the caller; free with mcpc_tool_list_free.
+/// Threads: any thread, concurrently with other calls on the same client; not from
+/// mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+/// Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_RPC,
+/// MCPC_ERR_PROTOCOL, MCPC_ERR_TRANSPORT, MCPC_ERR_CLOSED, the three listing errors above.
+///
+/// # Safety
+/// `client` is NULL or live; `opts` is NULL or initialised; `out_list` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_list_tools(
+    client: *const mcpc_client_t,
+    opts: *const mcpc_call_opts_t,
+    out_list: *mut *mut mcpc_tool_list_t,
+) -> mcpc_status_t {
+    status("mcpc_client_list_tools", || {
+        check_out(out_list, "out_list")?;
+        // SAFETY: checked non-NULL.
+        unsafe { *out_list = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let (c, ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
+        let tools = runtime::block_on(c.client.list_tools(&ctl))??;
+        // SAFETY: checked non-NULL.
+        unsafe { *out_list = ptr::into_raw::<mcpc_tool_list_t>(ToolListData::new(tools)) };
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// Calls tool `name` with `arguments_json` (a JSON object, or NULL for none) and
+/// waits for its result. On MCPC_OK and on MCPC_ERR_TOOL (the tool ran and reported
+/// failure with `isError: true`) `*out_result` holds the result, whose text says what
+/// went wrong. A JSON-RPC error (for example an unknown tool) is MCPC_ERR_RPC with its
+/// code in mcpc_last_error_rpc_code(). On timeout or cancel the server is sent
+/// `notifications/cancelled` and a late response is dropped; a local cancel does not
+/// prove that the server stopped the work.
+/// Ownership: the strings and `opts` are read during the call. `*out_result` is owned
+/// by the caller (free with mcpc_result_free); it is NULL on any other status.
+/// Threads: any thread, concurrently with other calls on the same client; not from
+/// mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, arguments not a JSON object), MCPC_ERR_INVALID_UTF8,
+/// MCPC_ERR_TOOL, MCPC_ERR_RPC, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_PROTOCOL,
+/// MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE, MCPC_ERR_CLOSED.
+///
+/// # Safety
+/// `client` is NULL or live; strings are NULL or NUL-terminated; `opts` is NULL or
+/// initialised; `out_result` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_call_tool(
+    client: *const mcpc_client_t,
+    name: *const c_char,
+    arguments_json: *const c_char,
+    opts: *const mcpc_call_opts_t,
+    out_result: *mut *mut mcpc_result_t,
+) -> mcpc_status_t {
+    status("mcpc_client_call_tool", || {
+        check_out(out_result, "out_result")?;
+        // SAFETY: checked non-NULL.
+        unsafe { *out_result = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let (c, name, args, ctl) = unsafe {
+            (
+                ptr::get(client)?,
+                str_in(name, "name")?,
+                opt_str_in(arguments_json, "arguments_json")?,
+                control_from(opts)?,
+            )
+        };
+        let args = crate::result::parse_arguments(args)?;
+        let r = runtime::block_on(c.client.call_tool(name, args.as_deref(), &ctl))??;
+        let tool_error = r.is_error.then(|| {
+            Error::new(
+                Status::MCPC_ERR_TOOL,
+                format!(
+                    "tools/call {}: the tool reported an error: {}",
+                    quote(name),
+                    quote(r.text_str())
+                ),
+            )
+        });
+        // SAFETY: checked non-NULL.
+        unsafe { *out_result = ptr::into_raw::<mcpc_result_t>(ResultData::new(r)) };
+        tool_error.map_or(Ok(Status::MCPC_OK), Err)
+    })
+}
+
+/// Closes the client: every call in flight returns MCPC_ERR_CLOSED, and the
+/// transport shuts down (for stdio: stdin closed, then after the close grace SIGTERM
+/// to the process group, then SIGKILL; the child is always reaped). Bounded by the
+/// options' close grace periods. Idempotent; later calls fail with MCPC_ERR_CLOSED.
+/// The handle stays valid until mcpc_client_free.
+/// Threads: any thread, also while other threads are in calls on this client; not
+/// from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK; use mcpc_client_free there).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_WOULD_DEADLOCK.
+///
+/// # Safety
+/// `client` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_close(client: *const mcpc_client_t) -> mcpc_status_t {
+    status("mcpc_client_close", || {
+        // SAFETY: per the contract.
+        let c = unsafe { ptr::get(client) }?;
+        runtime::block_on(c.client.close())?;
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// Closes the client (as mcpc_client_close) and frees it. NULL is a no-op. Called from
+/// an mcpc callback it does not block: the close finishes on an mcpc thread.
+/// Threads: any thread, once no other thread is using the handle.
+///
+/// # Safety
+/// `client` is NULL or live, freed only once, with no call on it still running.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_free(client: *mut mcpc_client_t) {
+    boundary("mcpc_client_free", || {
+        // SAFETY: per the contract.
+        let Some(c) = (unsafe { ptr::take(client) }) else {
+            return;
+        };
+        let inner = c.client.clone();
+        drop(c);
+        if runtime::on_runtime_thread() {
+            runtime::handle().spawn(async move { inner.close().await });
+        } else {
+            let _ = runtime::block_on(inner.close());
+        }
+    })
+}

@@ -1,0 +1,121 @@
+//! The last error, versions, and owned strings.
+
+use std::ffi::c_char;
+
+use super::boundary::{boundary, LAST_ERROR};
+use crate::error::{mcpc_status_t, Status};
+
+/// The message of the last error on this thread: what failed and why, naming its
+/// context (for example `tools/call "slow": timed out after 5000 ms`). "" when the last
+/// mcpc call on this thread succeeded. Never NULL.
+/// Ownership: borrowed; valid until the next mcpc call on this thread (other than
+/// mcpc_last_error_*).
+/// Threads: per thread; each thread sees its own last error.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcpc_last_error_message() -> *const c_char {
+    boundary("mcpc_last_error_message", || {
+        LAST_ERROR.with(|e| e.borrow().message.as_ptr())
+    })
+}
+
+/// The status of the last error on this thread (MCPC_OK when the last call succeeded).
+#[unsafe(no_mangle)]
+pub extern "C" fn mcpc_last_error_status() -> mcpc_status_t {
+    boundary("mcpc_last_error_status", || {
+        LAST_ERROR.with(|e| e.borrow().status)
+    })
+}
+
+/// The JSON-RPC error code of the last error on this thread when it was MCPC_ERR_RPC
+/// (or a handshake refused with a JSON-RPC error); 0 otherwise.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcpc_last_error_rpc_code() -> i64 {
+    boundary("mcpc_last_error_rpc_code", || {
+        LAST_ERROR.with(|e| e.borrow().rpc_code)
+    })
+}
+
+/// The name of a status value, such as "MCPC_ERR_TIMEOUT"; "MCPC_UNKNOWN_STATUS" for a
+/// value this library does not define. Never NULL.
+/// Ownership: static; never free it.
+/// Threads: any thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcpc_status_name(status: i32) -> *const c_char {
+    boundary("mcpc_status_name", || {
+        let name = STATUSES
+            .iter()
+            .find(|s| **s as i32 == status)
+            .map_or("MCPC_UNKNOWN_STATUS", |s| s.name());
+        // The names are static and NUL-free; keep NUL-terminated copies alive forever.
+        static NAMES: std::sync::OnceLock<Vec<(String, std::ffi::CString)>> =
+            std::sync::OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            STATUSES
+                .iter()
+                .map(|s| s.name())
+                .chain(["MCPC_UNKNOWN_STATUS"])
+                .map(|n| {
+                    (
+                        n.to_string(),
+                        std::ffi::CString::new(n).expect("static name"),
+                    )
+                })
+                .collect()
+        });
+        names
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(std::ptr::null(), |(_, c)| c.as_ptr())
+    })
+}
+
+const STATUSES: &[Status] = {
+    use Status::*;
+    &[
+        MCPC_OK,
+        MCPC_ERR_INVALID_ARG,
+        MCPC_ERR_INVALID_UTF8,
+        MCPC_ERR_PANIC,
+        MCPC_ERR_TRANSPORT,
+        MCPC_ERR_PROTOCOL,
+        MCPC_ERR_HANDSHAKE,
+        MCPC_ERR_RPC,
+        MCPC_ERR_TOOL,
+        MCPC_ERR_TIMEOUT,
+        MCPC_ERR_CANCELLED,
+        MCPC_ERR_CLOSED,
+        MCPC_ERR_CURSOR_REPEATED,
+        MCPC_ERR_DUPLICATE_TOOL,
+        MCPC_ERR_TOO_MANY_PAGES,
+        MCPC_ERR_MESSAGE_TOO_LARGE,
+        MCPC_ERR_SPAWN,
+        MCPC_ERR_WOULD_DEADLOCK,
+        MCPC_ERR_INSECURE_URL,
+        MCPC_ERR_TLS,
+        MCPC_ERR_HTTP,
+        MCPC_ERR_AUTH,
+        MCPC_ERR_SESSION_EXPIRED,
+        MCPC_ERR_UNSUPPORTED_VERSION,
+        MCPC_ERR_NOT_SUPPORTED,
+    ]
+};
+
+/// This library's version, "MAJOR.MINOR.PATCH"; equals the MCPC_VERSION macros of the
+/// header it was built with. Ownership: static; never free it. Threads: any thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn mcpc_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// Frees a string that mcpc handed out as owned (`char *`). NULL is a no-op.
+/// Never pass it a borrowed (`const char *`) string, and never free mcpc strings with free().
+///
+/// # Safety
+/// `s` is NULL or an owned string from mcpc, freed only once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_string_free(s: *mut c_char) {
+    // SAFETY: per the contract.
+    boundary("mcpc_string_free", || unsafe {
+        super::cstr::string_free(s)
+    })
+}

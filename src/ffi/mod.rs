@@ -1,0 +1,16 @@
+//! The C ABI. Each export converts its arguments, calls the core, and converts
+//! the result; no logic lives here. Helpers: [`boundary`] (panics and the last
+//! error), [`ptr`] (handle casts), [`cstr`] (strings in and out).
+
+#![allow(non_camel_case_types)]
+#![allow(clippy::missing_safety_doc)] // every export's doc says what it needs, in the header's words
+
+pub mod boundary;
+pub mod cancel;
+pub mod client;
+pub mod cstr;
+pub mod error;
+pub mod options;
+pub mod ptr;
+pub mod result;
+pub mod userdata;

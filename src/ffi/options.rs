@@ -1,0 +1,398 @@
+//! `mcpc_options_t`: the settings a client is made with.
+
+use std::ffi::{c_char, c_void, OsString};
+use std::time::Duration;
+
+use super::boundary::{boundary, status};
+use super::cstr::{opt_str_in, str_in};
+use super::ptr::{self, Handle};
+use super::userdata::{mcpc_free_cb, Userdata};
+use crate::client::Options;
+use crate::error::mcpc_status_t;
+use crate::error::{Error, Result, Status};
+use crate::protocol::{self, ClientInfo};
+use crate::transport::stdio::StderrMode;
+
+/// Client settings: a builder. Make it with mcpc_options_new, set what you need,
+/// pass it to a connect function (which copies it; the same options may make many
+/// clients), and free it with mcpc_options_free.
+/// Threads: not thread-safe; use one options object from one thread at a time.
+pub struct mcpc_options_t {
+    _private: [u8; 0],
+}
+
+/// Everything a connect function needs besides the transport's address.
+#[derive(Clone)]
+pub(crate) struct OptionsData {
+    pub client: Options,
+    pub env: Vec<(OsString, Option<OsString>)>,
+    pub clear_env: bool,
+    pub cwd: Option<std::path::PathBuf>,
+    pub stderr: StderrMode,
+    pub max_message_size: usize,
+    pub close_grace: Duration,
+    pub term_grace: Duration,
+}
+
+impl Default for OptionsData {
+    fn default() -> Self {
+        let stdio = crate::transport::stdio::StdioConfig::new("");
+        OptionsData {
+            client: Options::default(),
+            env: Vec::new(),
+            clear_env: false,
+            cwd: None,
+            stderr: StderrMode::Discard,
+            max_message_size: stdio.max_message_size,
+            close_grace: stdio.close_grace,
+            term_grace: stdio.term_grace,
+        }
+    }
+}
+
+impl Handle for mcpc_options_t {
+    type Rust = OptionsData;
+    const NAME: &'static str = "options";
+}
+
+/// stderr of a stdio server is read and discarded (the default).
+pub const MCPC_STDERR_DISCARD: i32 = 0;
+/// stderr of a stdio server goes to this process's stderr.
+pub const MCPC_STDERR_INHERIT: i32 = 1;
+
+/// Receives one line the server wrote to stderr: `line` (not NUL-terminated, may
+/// hold any bytes) of `len` bytes, borrowed for the duration of the call.
+/// Runs on an mcpc thread; calls for one client never overlap. It must not block
+/// for long, and blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+pub type mcpc_stderr_cb =
+    Option<unsafe extern "C" fn(userdata: *mut c_void, line: *const c_char, len: usize)>;
+
+/// Receives a server notification the client does not handle itself, such as
+/// `notifications/message` or `notifications/tools/list_changed`: its method and its
+/// params as JSON (NULL when absent), both NUL-terminated and borrowed for the
+/// duration of the call. Runs on an mcpc thread; calls for one client never overlap.
+/// It must not block for long; blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+pub type mcpc_notification_cb = Option<
+    unsafe extern "C" fn(userdata: *mut c_void, method: *const c_char, params_json: *const c_char),
+>;
+
+fn positive_ms(ms: i64, what: &str) -> Result<Duration> {
+    if ms <= 0 {
+        return Err(Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            format!("{what} must be positive, got {ms}"),
+        ));
+    }
+    Ok(Duration::from_millis(ms as u64))
+}
+
+fn with_options(
+    name: &str,
+    opts: *mut mcpc_options_t,
+    f: impl FnOnce(&mut OptionsData) -> Result<()>,
+) -> mcpc_status_t {
+    status(name, || {
+        // SAFETY: the export's contract: `opts` is NULL or a live options object.
+        let o = unsafe { ptr::get_mut(opts) }?;
+        f(o).map(|()| Status::MCPC_OK)
+    })
+}
+
+/// Makes an options object with the defaults: timeout 60000 ms, the newest
+/// protocol version, client info "mcpc" and this library's version, at most 1000
+/// pages per listing, messages up to 16 MiB, stderr discarded, close grace 2000 ms
+/// then 2000 ms after SIGTERM.
+/// Ownership: the caller owns it; free with mcpc_options_free.
+/// Threads: any thread.
+/// Errors: none (NULL only if allocation panicked).
+#[unsafe(no_mangle)]
+pub extern "C" fn mcpc_options_new() -> *mut mcpc_options_t {
+    boundary("mcpc_options_new", || {
+        ptr::into_raw::<mcpc_options_t>(OptionsData::default())
+    })
+}
+
+/// Frees an options object. NULL is a no-op. Clients made from it are not affected.
+///
+/// # Safety
+/// `opts` is NULL or a live options object, freed only once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_free(opts: *mut mcpc_options_t) {
+    // SAFETY: per the contract.
+    boundary("mcpc_options_free", || drop(unsafe { ptr::take(opts) }))
+}
+
+/// Sets the default timeout, in milliseconds, for connecting (the handshake), for each
+/// whole tool listing and for each call. A call may override it.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, or `timeout_ms` not positive).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_timeout_ms(
+    opts: *mut mcpc_options_t,
+    timeout_ms: i64,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_timeout_ms", opts, |o| {
+        o.client.timeout = positive_ms(timeout_ms, "timeout_ms")?;
+        Ok(())
+    })
+}
+
+/// Sets the `clientInfo` sent in the handshake. Both strings are copied.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `opts` is NULL or a live options object; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_client_info(
+    opts: *mut mcpc_options_t,
+    name: *const c_char,
+    version: *const c_char,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_client_info", opts, |o| {
+        // SAFETY: per the contract.
+        let (name, version) = unsafe { (str_in(name, "name")?, str_in(version, "version")?) };
+        o.client.client_info = ClientInfo {
+            name: name.into(),
+            version: version.into(),
+        };
+        Ok(())
+    })
+}
+
+/// Pins the protocol version the client asks for in `initialize` (default: the newest,
+/// "2025-11-25"). Supported: "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25".
+/// NULL restores the default.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options, or a version this library does not speak),
+/// MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `opts` is NULL or a live options object; `version` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_protocol_version(
+    opts: *mut mcpc_options_t,
+    version: *const c_char,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_protocol_version", opts, |o| {
+        // SAFETY: per the contract.
+        let v = unsafe { opt_str_in(version, "version") }?;
+        if let Some(v) = v {
+            if !protocol::is_supported(v) {
+                return Err(Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!(
+                        "protocol version {v:?} is not supported (supported: {})",
+                        protocol::INITIALIZE_VERSIONS.join(", ")
+                    ),
+                ));
+            }
+        }
+        o.client.protocol_version = v.map(str::to_string);
+        Ok(())
+    })
+}
+
+/// Sets the most pages one tool listing follows before failing with MCPC_ERR_TOO_MANY_PAGES.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, or 0).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_max_pages(
+    opts: *mut mcpc_options_t,
+    max_pages: usize,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_max_pages", opts, |o| {
+        if max_pages == 0 {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                "max_pages must be at least 1",
+            ));
+        }
+        o.client.max_pages = max_pages;
+        Ok(())
+    })
+}
+
+/// Sets the largest message accepted from the server, in bytes (default 16 MiB).
+/// A longer message fails the connection with MCPC_ERR_MESSAGE_TOO_LARGE.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, or below 1024).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_max_message_size(
+    opts: *mut mcpc_options_t,
+    bytes: usize,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_max_message_size", opts, |o| {
+        if bytes < 1024 {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                "max message size must be at least 1024 bytes",
+            ));
+        }
+        o.max_message_size = bytes;
+        Ok(())
+    })
+}
+
+/// Sets how long a stdio server has to exit after its stdin is closed
+/// (`close_grace_ms`) and then after SIGTERM (`term_grace_ms`) before SIGKILL.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, or a value not positive).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_close_grace_ms(
+    opts: *mut mcpc_options_t,
+    close_grace_ms: i64,
+    term_grace_ms: i64,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_close_grace_ms", opts, |o| {
+        o.close_grace = positive_ms(close_grace_ms, "close_grace_ms")?;
+        o.term_grace = positive_ms(term_grace_ms, "term_grace_ms")?;
+        Ok(())
+    })
+}
+
+/// Sets (or with `value` NULL, removes) a variable in a stdio server's environment.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options or name, empty name or one with '='),
+/// MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `opts` is NULL or a live options object; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_env(
+    opts: *mut mcpc_options_t,
+    name: *const c_char,
+    value: *const c_char,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_env", opts, |o| {
+        // SAFETY: per the contract.
+        let (name, value) = unsafe { (str_in(name, "name")?, opt_str_in(value, "value")?) };
+        if name.is_empty() || name.contains('=') {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                format!("bad environment variable name {name:?}"),
+            ));
+        }
+        o.env.push((name.into(), value.map(Into::into)));
+        Ok(())
+    })
+}
+
+/// Starts a stdio server from an empty environment instead of this process's;
+/// variables set with mcpc_options_set_env still apply.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_clear_env(opts: *mut mcpc_options_t) -> mcpc_status_t {
+    with_options("mcpc_options_clear_env", opts, |o| {
+        o.clear_env = true;
+        Ok(())
+    })
+}
+
+/// Sets the working directory of a stdio server (NULL: this process's).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options), MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `opts` is NULL or a live options object; `dir` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_cwd(
+    opts: *mut mcpc_options_t,
+    dir: *const c_char,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_cwd", opts, |o| {
+        // SAFETY: per the contract.
+        o.cwd = unsafe { opt_str_in(dir, "dir") }?.map(Into::into);
+        Ok(())
+    })
+}
+
+/// Chooses what happens to a stdio server's stderr: MCPC_STDERR_DISCARD (default)
+/// or MCPC_STDERR_INHERIT. Replaces any stderr callback.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, or an unknown mode).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_stderr(
+    opts: *mut mcpc_options_t,
+    mode: i32,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_stderr", opts, |o| {
+        o.stderr = match mode {
+            MCPC_STDERR_DISCARD => StderrMode::Discard,
+            MCPC_STDERR_INHERIT => StderrMode::Inherit,
+            _ => {
+                return Err(Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("unknown stderr mode {mode}"),
+                ))
+            }
+        };
+        Ok(())
+    })
+}
+
+/// Hands each line a stdio server writes to stderr to `cb`. `userdata_free` (may be
+/// NULL) runs exactly once, when the options and every client made from them are freed,
+/// on whichever thread frees the last one; it also runs if this call fails.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options or NULL `cb`).
+///
+/// # Safety
+/// `opts` is NULL or a live options object; `cb` may be called from mcpc threads with
+/// `userdata` until `userdata_free` runs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_stderr_callback(
+    opts: *mut mcpc_options_t,
+    cb: mcpc_stderr_cb,
+    userdata: *mut c_void,
+    userdata_free: mcpc_free_cb,
+) -> mcpc_status_t {
+    let ud = Userdata::new(userdata, userdata_free);
+    with_options("mcpc_options_set_stderr_callback", opts, |o| {
+        let cb = cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "cb is NULL"))?;
+        o.stderr = StderrMode::Lines(std::sync::Arc::new(move |line: &[u8]| {
+            // SAFETY: the caller's callback, with its own userdata and a borrowed buffer.
+            unsafe { cb(ud.ptr(), line.as_ptr().cast(), line.len()) }
+        }));
+        Ok(())
+    })
+}
+
+/// Hands server notifications the client does not handle itself to `cb` (see
+/// mcpc_notification_cb). `userdata_free` (may be NULL) runs exactly once, when the
+/// options and every client made from them are freed; it also runs if this call fails.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options or NULL `cb`).
+///
+/// # Safety
+/// `opts` is NULL or a live options object; `cb` may be called from mcpc threads with
+/// `userdata` until `userdata_free` runs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_notification_callback(
+    opts: *mut mcpc_options_t,
+    cb: mcpc_notification_cb,
+    userdata: *mut c_void,
+    userdata_free: mcpc_free_cb,
+) -> mcpc_status_t {
+    let ud = Userdata::new(userdata, userdata_free);
+    with_options("mcpc_options_set_notification_callback", opts, |o| {
+        let cb = cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "cb is NULL"))?;
+        o.client.on_notification = Some(std::sync::Arc::new(
+            move |method: &str, params: Option<&str>| {
+                let method = super::boundary::c_message(method);
+                let params = params.map(super::boundary::c_message);
+                let params_ptr = params.as_ref().map_or(std::ptr::null(), |p| p.as_ptr());
+                // SAFETY: the caller's callback, with borrowed NUL-terminated strings.
+                unsafe { cb(ud.ptr(), method.as_ptr(), params_ptr) }
+            },
+        ));
+        Ok(())
+    })
+}

@@ -1,0 +1,290 @@
+//! `mcpc_result_t` (a tool call's result) and `mcpc_tool_list_t` (a listing).
+
+use std::ffi::{c_char, CString};
+
+use super::boundary::{boundary, status};
+use super::cstr::string_out;
+use super::ptr::{self, check_out, Handle};
+use crate::error::mcpc_status_t;
+use crate::error::{Error, Status};
+use crate::result::{CallResult, Tool};
+
+/// The result of a tool call. Immutable: any thread may read it, also concurrently.
+/// Strings it hands out are borrowed and live until mcpc_result_free.
+pub struct mcpc_result_t {
+    _private: [u8; 0],
+}
+
+pub(crate) struct ResultData {
+    inner: CallResult,
+    json: CString,
+    structured: Option<CString>,
+}
+
+impl ResultData {
+    pub(crate) fn new(inner: CallResult) -> Self {
+        let json = c_json(inner.raw.get());
+        let structured = inner.structured.as_deref().map(|s| c_json(s.get()));
+        ResultData {
+            inner,
+            json,
+            structured,
+        }
+    }
+}
+
+/// JSON text never holds a raw NUL, so this cannot fail.
+fn c_json(s: &str) -> CString {
+    CString::new(s).expect("JSON text holds no NUL")
+}
+
+impl Handle for mcpc_result_t {
+    type Rust = ResultData;
+    const NAME: &'static str = "result";
+}
+
+/// The whole `CallToolResult` as the server sent it (NUL-terminated JSON; content
+/// blocks of every type are kept). NULL if `result` is NULL.
+/// Ownership: borrowed; valid until mcpc_result_free.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_result_json(result: *const mcpc_result_t) -> *const c_char {
+    // SAFETY: per the contract.
+    boundary("mcpc_result_json", || {
+        unsafe { ptr::get(result) }.map_or(std::ptr::null(), |r| r.json.as_ptr())
+    })
+}
+
+/// The result's `structuredContent` as JSON, or NULL when it has none (or `result` is NULL).
+/// Ownership: borrowed; valid until mcpc_result_free.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_result_structured_json(
+    result: *const mcpc_result_t,
+) -> *const c_char {
+    boundary("mcpc_result_structured_json", || {
+        // SAFETY: per the contract.
+        unsafe { ptr::get(result) }
+            .ok()
+            .and_then(|r| r.structured.as_ref())
+            .map_or(std::ptr::null(), |s| s.as_ptr())
+    })
+}
+
+/// The text blocks of the result joined with "\n" ("" when there are none). The text
+/// is NUL-terminated, and may also hold NUL bytes of its own, so its length in bytes
+/// is stored in `*out_len` when `out_len` is not NULL. NULL if `result` is NULL.
+/// Ownership: borrowed; valid until mcpc_result_free. The text is untrusted server data.
+///
+/// # Safety
+/// `result` is NULL or a live result; `out_len` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_result_text(
+    result: *const mcpc_result_t,
+    out_len: *mut usize,
+) -> *const c_char {
+    boundary("mcpc_result_text", || {
+        // SAFETY: per the contract.
+        let Ok(r) = (unsafe { ptr::get(result) }) else {
+            return std::ptr::null();
+        };
+        text_out(&r.inner.text, out_len)
+    })
+}
+
+fn text_out(s: &str, out_len: *mut usize) -> *const c_char {
+    if !out_len.is_null() {
+        // SAFETY: the caller's writable out-pointer, checked non-NULL.
+        unsafe { *out_len = s.len() - 1 };
+    }
+    s.as_ptr().cast()
+}
+
+/// The number of text blocks in the result (0 for NULL).
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_result_text_count(result: *const mcpc_result_t) -> usize {
+    // SAFETY: per the contract.
+    boundary("mcpc_result_text_count", || {
+        unsafe { ptr::get(result) }.map_or(0, |r| r.inner.texts.len())
+    })
+}
+
+/// Text block `index` (in content order, counting text blocks only), NUL-terminated,
+/// with its length in `*out_len` when `out_len` is not NULL. NULL if `result` is NULL
+/// or `index` is out of range.
+/// Ownership: borrowed; valid until mcpc_result_free.
+///
+/// # Safety
+/// `result` is NULL or a live result; `out_len` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_result_text_at(
+    result: *const mcpc_result_t,
+    index: usize,
+    out_len: *mut usize,
+) -> *const c_char {
+    boundary("mcpc_result_text_at", || {
+        // SAFETY: per the contract.
+        let Ok(r) = (unsafe { ptr::get(result) }) else {
+            return std::ptr::null();
+        };
+        r.inner
+            .texts
+            .get(index)
+            .map_or(std::ptr::null(), |t| text_out(t, out_len))
+    })
+}
+
+/// True when the tool reported failure (`isError: true`). False for NULL.
+///
+/// # Safety
+/// `result` is NULL or a live result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_result_is_error(result: *const mcpc_result_t) -> bool {
+    // SAFETY: per the contract.
+    boundary("mcpc_result_is_error", || {
+        unsafe { ptr::get(result) }.is_ok_and(|r| r.inner.is_error)
+    })
+}
+
+/// Frees a result. NULL is a no-op.
+/// Threads: any thread, once no other thread reads the result.
+///
+/// # Safety
+/// `result` is NULL or a live result, freed only once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_result_free(result: *mut mcpc_result_t) {
+    // SAFETY: per the contract.
+    boundary("mcpc_result_free", || drop(unsafe { ptr::take(result) }))
+}
+
+/// A list of tools, in the order the server listed them. Immutable: any thread may
+/// read it. Strings it hands out are borrowed and live until mcpc_tool_list_free.
+pub struct mcpc_tool_list_t {
+    _private: [u8; 0],
+}
+
+pub(crate) struct ToolListData {
+    names: Vec<CString>,
+    json: Vec<CString>,
+}
+
+impl ToolListData {
+    pub(crate) fn new(tools: Vec<Tool>) -> Self {
+        let mut names = Vec::with_capacity(tools.len());
+        let mut json = Vec::with_capacity(tools.len());
+        for t in tools {
+            names.push(super::boundary::c_message(&t.name));
+            json.push(c_json(t.json.get()));
+        }
+        ToolListData { names, json }
+    }
+}
+
+impl Handle for mcpc_tool_list_t {
+    type Rust = ToolListData;
+    const NAME: &'static str = "tool list";
+}
+
+/// The number of tools (0 for NULL).
+///
+/// # Safety
+/// `list` is NULL or a live tool list.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_tool_list_len(list: *const mcpc_tool_list_t) -> usize {
+    // SAFETY: per the contract.
+    boundary("mcpc_tool_list_len", || {
+        unsafe { ptr::get(list) }.map_or(0, |l| l.names.len())
+    })
+}
+
+/// The name of tool `index`, or NULL if `list` is NULL or `index` is out of range.
+/// Ownership: borrowed; valid until mcpc_tool_list_free.
+///
+/// # Safety
+/// `list` is NULL or a live tool list.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_tool_list_name(
+    list: *const mcpc_tool_list_t,
+    index: usize,
+) -> *const c_char {
+    boundary("mcpc_tool_list_name", || {
+        // SAFETY: per the contract.
+        unsafe { ptr::get(list) }
+            .ok()
+            .and_then(|l| l.names.get(index))
+            .map_or(std::ptr::null(), |s| s.as_ptr())
+    })
+}
+
+/// Tool `index` as JSON, exactly as the server sent it (its `inputSchema` is the
+/// model-facing parameter schema, unchanged), or NULL if `list` is NULL or `index` is
+/// out of range. Ownership: borrowed; valid until mcpc_tool_list_free.
+///
+/// # Safety
+/// `list` is NULL or a live tool list.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_tool_list_json(
+    list: *const mcpc_tool_list_t,
+    index: usize,
+) -> *const c_char {
+    boundary("mcpc_tool_list_json", || {
+        // SAFETY: per the contract.
+        unsafe { ptr::get(list) }
+            .ok()
+            .and_then(|l| l.json.get(index))
+            .map_or(std::ptr::null(), |s| s.as_ptr())
+    })
+}
+
+/// All tools as one JSON array, each as the server sent it.
+/// Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL).
+///
+/// # Safety
+/// `list` is NULL or a live tool list; `out_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_tool_list_to_json(
+    list: *const mcpc_tool_list_t,
+    out_json: *mut *mut c_char,
+) -> mcpc_status_t {
+    status("mcpc_tool_list_to_json", || {
+        check_out(out_json, "out_json")?;
+        // SAFETY: checked non-NULL.
+        unsafe { *out_json = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let l = unsafe { ptr::get(list) }?;
+        let mut s =
+            String::with_capacity(l.json.iter().map(|j| j.as_bytes().len() + 1).sum::<usize>() + 2);
+        s.push('[');
+        for (i, j) in l.json.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push_str(
+                j.to_str()
+                    .map_err(|e| Error::new(Status::MCPC_ERR_PANIC, e.to_string()))?,
+            );
+        }
+        s.push(']');
+        // SAFETY: checked non-NULL.
+        unsafe { *out_json = string_out(&s) };
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// Frees a tool list. NULL is a no-op.
+///
+/// # Safety
+/// `list` is NULL or a live tool list, freed only once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_tool_list_free(list: *mut mcpc_tool_list_t) {
+    // SAFETY: per the contract.
+    boundary("mcpc_tool_list_free", || drop(unsafe { ptr::take(list) }))
+}

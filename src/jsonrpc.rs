@@ -1,0 +1,234 @@
+//! JSON-RPC 2.0 messages: encoding what the client sends, classifying what it receives.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::error::{quote, Error, Result, Status};
+
+pub const METHOD_NOT_FOUND: i64 = -32601;
+
+#[derive(Serialize)]
+struct RequestOut<'a, P: Serialize + ?Sized> {
+    jsonrpc: &'static str,
+    id: i64,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a P>,
+}
+
+#[derive(Serialize)]
+struct NotificationOut<'a, P: Serialize + ?Sized> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a P>,
+}
+
+/// Serializes a request. Compact output, so it never holds a raw newline.
+pub fn encode_request<P: Serialize + ?Sized>(id: i64, method: &str, params: Option<&P>) -> Vec<u8> {
+    let msg = RequestOut {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    };
+    serde_json::to_vec(&msg).expect("serializing a request cannot fail")
+}
+
+pub fn encode_notification<P: Serialize + ?Sized>(method: &str, params: Option<&P>) -> Vec<u8> {
+    let msg = NotificationOut {
+        jsonrpc: "2.0",
+        method,
+        params,
+    };
+    serde_json::to_vec(&msg).expect("serializing a notification cannot fail")
+}
+
+/// A response to a server request: `{}` or an error.
+pub fn encode_response(
+    id: &RawValue,
+    outcome: std::result::Result<&RawValue, (i64, &str)>,
+) -> Vec<u8> {
+    let v = match outcome {
+        Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err((code, message)) => {
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+        }
+    };
+    serde_json::to_vec(&v).expect("serializing a response cannot fail")
+}
+
+/// The error object of a JSON-RPC error response.
+#[derive(Debug, Deserialize, Clone)]
+pub struct RpcError {
+    pub code: i64,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub data: Option<Box<RawValue>>,
+}
+
+impl RpcError {
+    pub fn into_error(self) -> Error {
+        Error::rpc(
+            self.code,
+            format!("server error {}: {}", self.code, quote(&self.message)),
+        )
+    }
+}
+
+/// The fields of any incoming message, borrowed from the input buffer where possible.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// What an incoming message is.
+#[derive(Debug)]
+pub enum Incoming<'a> {
+    /// A response to one of our requests: its id and outcome.
+    Response {
+        id: i64,
+        outcome: std::result::Result<Box<RawValue>, RpcError>,
+    },
+    /// A request from the server.
+    Request {
+        id: &'a RawValue,
+        method: std::borrow::Cow<'a, str>,
+    },
+    /// A notification from the server.
+    Notification {
+        method: std::borrow::Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+}
+
+/// Parses and classifies one message. An error here concerns this message only.
+pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>> {
+    let env: Envelope<'_> = serde_json::from_slice(bytes).map_err(|e| {
+        Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            format!("message is not a JSON-RPC object: {e}"),
+        )
+    })?;
+    let id = env.id.filter(|raw| raw.get() != "null");
+    if let Some(method) = env.method {
+        return Ok(match id {
+            Some(id) => Incoming::Request { id, method },
+            None => Incoming::Notification {
+                method,
+                params: env.params,
+            },
+        });
+    }
+    let Some(id) = id else {
+        return Err(Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            "message has neither method nor id",
+        ));
+    };
+    let id: i64 = id.get().parse().map_err(|_| {
+        Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            format!("response id {} matches no request", quote(id.get())),
+        )
+    })?;
+    let result = env.result.filter(|raw| raw.get() != "null");
+    let outcome = match (result, env.error) {
+        (Some(_), Some(_)) => {
+            return Err(Error::new(
+                Status::MCPC_ERR_PROTOCOL,
+                format!("response {id} carries both result and error"),
+            ))
+        }
+        (Some(r), None) => Ok(r.to_owned()),
+        (None, Some(e)) => Err(serde_json::from_value::<RpcError>(e).map_err(|e| {
+            Error::new(
+                Status::MCPC_ERR_PROTOCOL,
+                format!("response {id} has a malformed error object: {e}"),
+            )
+        })?),
+        (None, None) => {
+            return Err(Error::new(
+                Status::MCPC_ERR_PROTOCOL,
+                format!("response {id} carries neither result nor error"),
+            ))
+        }
+    };
+    Ok(Incoming::Response { id, outcome })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_messages() {
+        match decode(br#"{"jsonrpc":"2.0","id":7,"result":{"x":1}}"#).unwrap() {
+            Incoming::Response {
+                id: 7,
+                outcome: Ok(r),
+            } => assert_eq!(r.get(), r#"{"x":1}"#),
+            other => panic!("{other:?}"),
+        }
+        match decode(br#"{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"bad"}}"#)
+            .unwrap()
+        {
+            Incoming::Response {
+                id: 8,
+                outcome: Err(e),
+            } => assert_eq!(e.code, -32602),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            decode(br#"{"jsonrpc":"2.0","id":"s1","method":"ping"}"#).unwrap(),
+            Incoming::Request { .. }
+        ));
+        assert!(matches!(
+            decode(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#).unwrap(),
+            Incoming::Notification { .. }
+        ));
+    }
+
+    #[test]
+    fn rejects_bad_responses() {
+        for bad in [
+            &br#"{"id":1,"result":{},"error":{"code":1,"message":"x"}}"#[..],
+            br#"{"id":1}"#,
+            br#"{"id":"abc","result":{}}"#,
+            br#"{"result":{}}"#,
+            br#"{"id":1,"error":"nope"}"#,
+            b"not json",
+            b"[1,2]",
+        ] {
+            let e = decode(bad).unwrap_err();
+            assert_eq!(
+                e.status,
+                Status::MCPC_ERR_PROTOCOL,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn encodes_compactly() {
+        let v = serde_json::json!({"text": "a\nb"});
+        let out = encode_request(3, "tools/call", Some(&v));
+        assert_eq!(
+            out,
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"text":"a\nb"}}"#
+        );
+        assert!(!out.contains(&b'\n'));
+    }
+}

@@ -1,0 +1,22 @@
+//! mcpc: a Model Context Protocol client with a C ABI.
+//!
+//! The safe core ([`client`], [`transport`], [`protocol`]) runs on one internal
+//! tokio runtime ([`runtime`]); [`ffi`] is the thin `extern "C"` layer over it.
+
+#![deny(unsafe_code)]
+
+pub mod client;
+pub mod error;
+pub mod framing;
+pub mod jsonrpc;
+pub mod protocol;
+pub mod result;
+pub mod runtime;
+mod sys;
+pub mod transport;
+
+#[allow(unsafe_code)]
+pub mod ffi;
+
+pub use client::{Client, Control, Options};
+pub use error::{Error, Status};

@@ -1,0 +1,254 @@
+//! Normalising what the server returns: tool lists and tool call results.
+//! Everything here is untrusted input: shapes are checked, nothing is assumed.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::error::{quote, Error, Result, Status};
+
+/// One tool: its name, and its JSON exactly as the server sent it.
+#[derive(Debug)]
+pub struct Tool {
+    pub name: String,
+    pub json: Box<RawValue>,
+}
+
+/// One page of `tools/list`.
+pub struct Page {
+    pub tools: Vec<Tool>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PageFields {
+    tools: Vec<Box<RawValue>>,
+    #[serde(rename = "nextCursor", default)]
+    next_cursor: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ToolFields<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+}
+
+/// True when the JSON value is an object. serde would also read a struct from an
+/// array, which a result must never be.
+pub fn is_object(raw: &RawValue) -> bool {
+    raw.get().trim_start().starts_with('{')
+}
+
+fn require_object(raw: &RawValue, what: &str) -> Result<()> {
+    if is_object(raw) {
+        Ok(())
+    } else {
+        Err(Error::new(Status::MCPC_ERR_PROTOCOL, format!("{what} is not a JSON object")))
+    }
+}
+
+pub fn parse_page(raw: &RawValue) -> Result<Page> {
+    require_object(raw, "tools/list result")?;
+    let fields: PageFields = serde_json::from_str(raw.get()).map_err(|e| {
+        Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            format!("tools/list result is malformed: {e}"),
+        )
+    })?;
+    let tools = fields
+        .tools
+        .into_iter()
+        .enumerate()
+        .map(|(i, json)| {
+            let f: ToolFields<'_> = serde_json::from_str(json.get()).map_err(|e| {
+                Error::new(
+                    Status::MCPC_ERR_PROTOCOL,
+                    format!("tools/list entry {i} is malformed: {e}"),
+                )
+            })?;
+            if f.name.is_empty() {
+                return Err(Error::new(
+                    Status::MCPC_ERR_PROTOCOL,
+                    format!("tools/list entry {i} has an empty name"),
+                ));
+            }
+            let name = f.name.into_owned();
+            Ok(Tool { name, json })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Page {
+        tools,
+        next_cursor: fields.next_cursor,
+    })
+}
+
+/// A `tools/call` result, normalised. `text` and each text block carry a
+/// trailing NUL (not counted in their lengths) so C can borrow them directly.
+#[derive(Debug)]
+pub struct CallResult {
+    /// The whole `CallToolResult`, as the server sent it.
+    pub raw: Box<RawValue>,
+    pub is_error: bool,
+    /// `structuredContent`, when present and not null.
+    pub structured: Option<Box<RawValue>>,
+    /// Text blocks, in order, each NUL-terminated.
+    pub texts: Vec<String>,
+    /// The text blocks joined with `\n`, NUL-terminated.
+    pub text: String,
+}
+
+#[derive(Deserialize)]
+struct CallFields<'a> {
+    #[serde(default, borrow)]
+    content: Option<Vec<Block<'a>>>,
+    #[serde(rename = "structuredContent", default, borrow)]
+    structured: Option<&'a RawValue>,
+    #[serde(rename = "isError", default)]
+    is_error: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+pub fn parse_call_result(raw: Box<RawValue>) -> Result<CallResult> {
+    require_object(&raw, "tools/call result")?;
+    let fields: CallFields<'_> = serde_json::from_str(raw.get()).map_err(|e| {
+        Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            format!("tools/call result is malformed: {e}"),
+        )
+    })?;
+    let mut texts = Vec::new();
+    let mut text = String::new();
+    for block in fields.content.unwrap_or_default() {
+        if block.kind != "text" {
+            continue;
+        }
+        let Some(t) = block.text else {
+            return Err(Error::new(
+                Status::MCPC_ERR_PROTOCOL,
+                "tools/call result has a text block without text",
+            ));
+        };
+        if !texts.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&t);
+        let mut owned = t.into_owned();
+        owned.push('\0');
+        texts.push(owned);
+    }
+    text.push('\0');
+    let structured = fields
+        .structured
+        .filter(|s| s.get() != "null")
+        .map(|s| s.to_owned());
+    let is_error = fields.is_error.unwrap_or(false);
+    Ok(CallResult {
+        raw,
+        is_error,
+        structured,
+        texts,
+        text,
+    })
+}
+
+impl CallResult {
+    /// The joined text without its trailing NUL.
+    pub fn text_str(&self) -> &str {
+        &self.text[..self.text.len() - 1]
+    }
+}
+
+/// Checks that a caller's `arguments` JSON is an object (or absent).
+pub fn parse_arguments(json: Option<&str>) -> Result<Option<Box<RawValue>>> {
+    let Some(json) = json else { return Ok(None) };
+    let raw: Box<RawValue> = serde_json::from_str(json).map_err(|e| {
+        Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            format!("arguments are not valid JSON: {e}"),
+        )
+    })?;
+    match raw.get().as_bytes().first() {
+        Some(b'{') => Ok(Some(raw)),
+        Some(b'n') => Ok(None),
+        _ => Err(Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            format!("arguments must be a JSON object, got {}", quote(raw.get())),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_string()).unwrap()
+    }
+
+    #[test]
+    fn call_result_keeps_everything() {
+        let r = parse_call_result(raw(
+            r#"{"content":[{"type":"text","text":"one"},{"type":"image","data":"aGk=","mimeType":"image/png"},{"type":"text","text":"two"}],"structuredContent":{"n":1}}"#,
+        ))
+        .unwrap();
+        assert_eq!(r.text_str(), "one\ntwo");
+        assert_eq!(r.texts, vec!["one\0".to_string(), "two\0".to_string()]);
+        assert_eq!(r.structured.unwrap().get(), r#"{"n":1}"#);
+        assert!(r.raw.get().contains("image/png"));
+        assert!(!r.is_error);
+    }
+
+    #[test]
+    fn call_result_error_and_malformed() {
+        let r = parse_call_result(raw(
+            r#"{"content":[{"type":"text","text":"bad"}],"isError":true}"#,
+        ))
+        .unwrap();
+        assert!(r.is_error);
+        assert_eq!(r.text_str(), "bad");
+        for bad in [
+            r#"{"content":"x"}"#,
+            r#"{"content":[{"type":"text"}]}"#,
+            r#"[]"#,
+            r#"{"isError":"yes"}"#,
+        ] {
+            assert_eq!(
+                parse_call_result(raw(bad)).unwrap_err().status,
+                Status::MCPC_ERR_PROTOCOL,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn page_keeps_tool_json_verbatim() {
+        let tool =
+            r##"{"name":"t","inputSchema":{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}}}}"##;
+        let p = parse_page(&raw(&format!(r#"{{"tools":[{tool}],"nextCursor":"c"}}"#))).unwrap();
+        assert_eq!(p.tools[0].json.get(), tool);
+        assert_eq!(p.next_cursor.as_deref(), Some("c"));
+        assert!(parse_page(&raw(r#"{"tools":[{"name":""}]}"#)).is_err());
+        assert!(parse_page(&raw(r#"{"tools":[{"nom":"x"}]}"#)).is_err());
+    }
+
+    #[test]
+    fn arguments_must_be_objects() {
+        assert!(parse_arguments(Some(r#"{"a":1}"#)).unwrap().is_some());
+        assert!(parse_arguments(Some("null")).unwrap().is_none());
+        assert!(parse_arguments(None).unwrap().is_none());
+        for bad in ["[1]", "3", "{", "\"s\""] {
+            assert_eq!(
+                parse_arguments(Some(bad)).unwrap_err().status,
+                Status::MCPC_ERR_INVALID_ARG
+            );
+        }
+    }
+}

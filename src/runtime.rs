@@ -1,0 +1,54 @@
+//! The one tokio runtime shared by every client, started on first use.
+
+use std::future::Future;
+use std::sync::OnceLock;
+
+use tokio::runtime::{Builder, Handle, Runtime};
+
+use crate::error::{Error, Result, Status};
+
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+
+/// Worker threads: the client's work is I/O routing, so two workers carry it;
+/// `MCPC_WORKER_THREADS` overrides (1 to 64).
+fn worker_threads() -> usize {
+    std::env::var("MCPC_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| (1..=64).contains(n))
+        .unwrap_or(2)
+}
+
+/// Returns the runtime's handle, starting the runtime on first use.
+pub fn handle() -> &'static Handle {
+    RUNTIME
+        .get_or_init(|| {
+            Builder::new_multi_thread()
+                .worker_threads(worker_threads())
+                .thread_name("mcpc-worker")
+                .enable_all()
+                .on_thread_start(crate::sys::block_sigpipe_on_this_thread)
+                .build()
+                .expect("mcpc: cannot start the tokio runtime")
+        })
+        .handle()
+}
+
+/// True when the current thread belongs to the runtime (a worker, a blocking-pool
+/// thread, or a thread inside a callback that mcpc runs).
+pub fn on_runtime_thread() -> bool {
+    Handle::try_current().is_ok()
+}
+
+/// Runs `fut` to completion on the calling thread, with the runtime's I/O and
+/// timers driving it. No hop to another thread: the caller's thread polls the
+/// future itself. Refuses to run on a runtime thread, where it would deadlock.
+pub fn block_on<F: Future>(fut: F) -> Result<F::Output> {
+    if on_runtime_thread() {
+        return Err(Error::new(
+            Status::MCPC_ERR_WOULD_DEADLOCK,
+            "a blocking mcpc call was made from an mcpc callback or library thread; use the _async form",
+        ));
+    }
+    Ok(handle().block_on(fut))
+}

@@ -1,0 +1,374 @@
+//! The stdio transport: spawns the server as a child process and exchanges one
+//! JSON-RPC message per line over its stdin and stdout.
+//!
+//! The child belongs to the transport. It runs in its own process group; on close
+//! its stdin is closed, then after a grace period the group gets SIGTERM, then
+//! SIGKILL, and the child is always reaped. Its stderr is always drained.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::{BoxFuture, Outgoing, SinkRef, Transport};
+use crate::error::{Error, Result, Status};
+use crate::framing::LineFramer;
+use crate::sys::{signal_group, Sig};
+
+/// Called with each line the server writes to stderr (without its line end).
+pub type StderrFn = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// What happens to the child's stderr.
+#[derive(Clone, Default)]
+pub enum StderrMode {
+    /// Read and thrown away.
+    #[default]
+    Discard,
+    /// Shared with the host process's stderr.
+    Inherit,
+    /// Handed line by line to a callback (lines over the message size limit are cut).
+    Lines(StderrFn),
+}
+
+pub const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// How to start and stop the server.
+#[derive(Clone)]
+pub struct StdioConfig {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    /// Variables to set (`Some`) or remove (`None`) in the child's environment.
+    pub env: Vec<(OsString, Option<OsString>)>,
+    /// Start from an empty environment instead of the host's.
+    pub clear_env: bool,
+    pub cwd: Option<PathBuf>,
+    pub stderr: StderrMode,
+    pub max_message_size: usize,
+    /// How long the child has to exit after its stdin closes, before SIGTERM.
+    pub close_grace: Duration,
+    /// How long after SIGTERM before SIGKILL.
+    pub term_grace: Duration,
+}
+
+impl StdioConfig {
+    pub fn new(program: impl Into<OsString>) -> Self {
+        StdioConfig {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            clear_env: false,
+            cwd: None,
+            stderr: StderrMode::Discard,
+            max_message_size: DEFAULT_MAX_MESSAGE,
+            close_grace: Duration::from_millis(2000),
+            term_grace: Duration::from_millis(2000),
+        }
+    }
+}
+
+const READ_CHUNK: usize = 64 * 1024;
+/// After stdout ends, how long to wait for the exit status to name it in the error.
+const EXIT_STATUS_WAIT: Duration = Duration::from_millis(200);
+
+pub struct StdioTransport {
+    tx: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    close_tx: watch::Sender<bool>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    supervisor: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn describe(status: Option<ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        None => "the server process is still running".into(),
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("the server exited with status {code}"),
+            (None, Some(sig)) => format!("the server was killed by signal {sig}"),
+            _ => format!("the server ended ({s})"),
+        },
+    }
+}
+
+impl StdioTransport {
+    /// Spawns the server. Must run inside the runtime.
+    pub fn spawn(cfg: StdioConfig, sink: SinkRef) -> Result<Arc<dyn Transport>> {
+        let mut cmd = Command::new(&cfg.program);
+        cmd.args(&cfg.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match cfg.stderr {
+                StderrMode::Inherit => Stdio::inherit(),
+                StderrMode::Discard => Stdio::null(),
+                StderrMode::Lines(_) => Stdio::piped(),
+            })
+            .process_group(0)
+            .kill_on_drop(true);
+        if cfg.clear_env {
+            cmd.env_clear();
+        }
+        for (k, v) in &cfg.env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        if let Some(dir) = &cfg.cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            Error::new(
+                Status::MCPC_ERR_SPAWN,
+                format!("cannot start {:?}: {e}", cfg.program.to_string_lossy()),
+            )
+        })?;
+        let pgid = child.id().unwrap_or(0);
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take();
+
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (exit_tx, exit_rx) = watch::channel::<Option<ExitStatus>>(None);
+        let (close_tx, close_rx) = watch::channel(false);
+        let (sink_for_reader, replies) = (sink.clone(), tx.clone());
+        let mut tasks = Vec::new();
+        tasks.push(tokio::spawn(write_loop(stdin, rx, sink.clone())));
+        let (read_done_tx, read_done_rx) = watch::channel(false);
+        let max = cfg.max_message_size;
+        tasks.push(tokio::spawn(async move {
+            read_loop(stdout, max, sink_for_reader, replies, exit_rx).await;
+            let _ = read_done_tx.send(true);
+        }));
+        if let (Some(err), StderrMode::Lines(cb)) = (stderr, &cfg.stderr) {
+            tasks.push(tokio::spawn(stderr_loop(
+                err,
+                cb.clone(),
+                cfg.max_message_size,
+            )));
+        }
+        let supervisor = tokio::spawn(supervise(
+            child,
+            pgid,
+            cfg.clone(),
+            sink,
+            exit_tx,
+            close_rx,
+            read_done_rx,
+        ));
+        Ok(Arc::new(StdioTransport {
+            tx: Mutex::new(Some(tx)),
+            close_tx,
+            tasks: Mutex::new(tasks),
+            supervisor: Mutex::new(Some(supervisor)),
+        }))
+    }
+}
+
+impl Transport for StdioTransport {
+    fn send(&self, msg: Outgoing) -> Result<()> {
+        let mut body = msg.body;
+        body.push(b'\n');
+        let guard = self.tx.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_ref() {
+            Some(tx) if tx.send(body).is_ok() => Ok(()),
+            _ => Err(Error::new(
+                Status::MCPC_ERR_TRANSPORT,
+                "the server's stdin is closed",
+            )),
+        }
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // Dropping the sender ends the writer, which closes the child's stdin.
+            self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let _ = self.close_tx.send(true);
+            let supervisor = self
+                .supervisor
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(s) = supervisor {
+                let _ = s.await;
+            }
+            let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
+            for t in tasks {
+                t.abort();
+                let _ = t.await;
+            }
+        })
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        // Without close(), the runtime still reaps: kill_on_drop on the child, and
+        // the tasks end when their pipes do.
+        let _ = self.close_tx.send(true);
+    }
+}
+
+async fn write_loop(
+    mut stdin: ChildStdin,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    sink: SinkRef,
+) {
+    let mut batch: Vec<u8> = Vec::new();
+    while let Some(first) = rx.recv().await {
+        // Coalesce whatever is queued into one write.
+        let buf = if let Ok(second) = rx.try_recv() {
+            batch.clear();
+            batch.extend_from_slice(&first);
+            batch.extend_from_slice(&second);
+            while let Ok(more) = rx.try_recv() {
+                batch.extend_from_slice(&more);
+            }
+            &batch
+        } else {
+            &first
+        };
+        if let Err(e) = stdin.write_all(buf).await {
+            sink.closed(Error::new(
+                Status::MCPC_ERR_TRANSPORT,
+                format!("writing to the server failed: {e}"),
+            ));
+            return;
+        }
+    }
+    let _ = stdin.shutdown().await;
+}
+
+async fn read_loop(
+    mut stdout: ChildStdout,
+    max: usize,
+    sink: SinkRef,
+    replies: mpsc::UnboundedSender<Vec<u8>>,
+    mut exit_rx: watch::Receiver<Option<ExitStatus>>,
+) {
+    let mut framer = LineFramer::new(max);
+    let mut buf = vec![0u8; READ_CHUNK];
+    let end = loop {
+        let n = match stdout.read(&mut buf).await {
+            Ok(0) => break None,
+            Ok(n) => n,
+            Err(e) => {
+                break Some(Error::new(
+                    Status::MCPC_ERR_TRANSPORT,
+                    format!("reading from the server failed: {e}"),
+                ))
+            }
+        };
+        let fed = framer.feed(&buf[..n], |line| {
+            if let Some(mut reply) = sink.deliver(line) {
+                reply.body.push(b'\n');
+                let _ = replies.send(reply.body);
+            }
+        });
+        if let Err(too_long) = fed {
+            break Some(Error::new(
+                Status::MCPC_ERR_MESSAGE_TOO_LARGE,
+                format!(
+                    "the server sent a message longer than the {} byte limit",
+                    too_long.limit
+                ),
+            ));
+        }
+    };
+    let err = match end {
+        Some(e) => e,
+        None => {
+            let status = tokio::time::timeout(EXIT_STATUS_WAIT, exit_rx.wait_for(Option::is_some))
+                .await
+                .ok()
+                .and_then(|r| r.ok().and_then(|s| *s));
+            let partial = if framer.pending() > 0 {
+                " in the middle of a message"
+            } else {
+                ""
+            };
+            Error::new(
+                Status::MCPC_ERR_TRANSPORT,
+                format!(
+                    "the server closed its stdout{partial} ({})",
+                    describe(status)
+                ),
+            )
+        }
+    };
+    sink.closed(err);
+}
+
+async fn stderr_loop(mut stderr: ChildStderr, cb: StderrFn, max: usize) {
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let n = match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut chunk = &buf[..n];
+        while let Some(pos) = memchr::memchr(b'\n', chunk) {
+            let room = max.saturating_sub(line.len());
+            line.extend_from_slice(&chunk[..pos.min(room)]);
+            let l = line.strip_suffix(b"\r").unwrap_or(&line);
+            cb(l);
+            line.clear();
+            chunk = &chunk[pos + 1..];
+        }
+        let room = max.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+    if !line.is_empty() {
+        cb(&line);
+    }
+}
+
+/// Owns the child: reports its exit, and runs the shutdown sequence on close.
+async fn supervise(
+    mut child: Child,
+    pgid: u32,
+    cfg: StdioConfig,
+    sink: SinkRef,
+    exit_tx: watch::Sender<Option<ExitStatus>>,
+    mut close_rx: watch::Receiver<bool>,
+    mut read_done: watch::Receiver<bool>,
+) {
+    let exited = tokio::select! {
+        status = child.wait() => Some(status.ok()),
+        _ = close_rx.wait_for(|c| *c) => None,
+    };
+    match exited {
+        Some(status) => {
+            let _ = exit_tx.send(status);
+            // Let the reader hand over the last lines (it fails what is pending itself
+            // at EOF); a grandchild holding stdout open must not keep calls waiting.
+            let _ = tokio::time::timeout(EXIT_STATUS_WAIT, read_done.wait_for(|d| *d)).await;
+            sink.closed(Error::new(Status::MCPC_ERR_TRANSPORT, describe(status)));
+            let _ = close_rx.wait_for(|c| *c).await;
+        }
+        None => {
+            let status = shutdown(&mut child, pgid, &cfg).await;
+            let _ = exit_tx.send(status);
+        }
+    }
+    // Whatever the leader did, its group (grandchildren) goes too.
+    signal_group(pgid, Sig::SIGKILL);
+}
+
+async fn shutdown(child: &mut Child, pgid: u32, cfg: &StdioConfig) -> Option<ExitStatus> {
+    if let Ok(Ok(s)) = tokio::time::timeout(cfg.close_grace, child.wait()).await {
+        return Some(s);
+    }
+    signal_group(pgid, Sig::SIGTERM);
+    if let Ok(Ok(s)) = tokio::time::timeout(cfg.term_grace, child.wait()).await {
+        return Some(s);
+    }
+    signal_group(pgid, Sig::SIGKILL);
+    let _ = child.start_kill();
+    child.wait().await.ok()
+}
