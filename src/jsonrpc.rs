@@ -45,18 +45,38 @@ pub fn encode_notification<P: Serialize + ?Sized>(method: &str, params: Option<&
     serde_json::to_vec(&msg).expect("serializing a notification cannot fail")
 }
 
-/// A response to a server request: `{}` or an error.
+#[derive(Serialize)]
+struct ResponseOut<'a> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct ErrorOut<'a> {
+    code: i64,
+    message: &'a str,
+}
+
+/// A response to a server request: a result, or an error `(code, message)`.
 pub fn encode_response(
     id: &RawValue,
     outcome: std::result::Result<&RawValue, (i64, &str)>,
 ) -> Vec<u8> {
-    let v = match outcome {
-        Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
-        Err((code, message)) => {
-            serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-        }
+    let (result, error) = match outcome {
+        Ok(r) => (Some(r), None),
+        Err((code, message)) => (None, Some(ErrorOut { code, message })),
     };
-    serde_json::to_vec(&v).expect("serializing a response cannot fail")
+    serde_json::to_vec(&ResponseOut {
+        jsonrpc: "2.0",
+        id,
+        result,
+        error,
+    })
+    .expect("serializing a response cannot fail")
 }
 
 /// The error object of a JSON-RPC error response.
@@ -230,5 +250,13 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"text":"a\nb"}}"#
         );
         assert!(!out.contains(&b'\n'));
+        let id: &RawValue = serde_json::from_str("\"s1\"").unwrap();
+        let ok = encode_response(id, Ok(serde_json::from_str("{}").unwrap()));
+        assert_eq!(ok, br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#);
+        let err = encode_response(id, Err((-32601, "nope")));
+        assert_eq!(
+            err,
+            br#"{"jsonrpc":"2.0","id":"s1","error":{"code":-32601,"message":"nope"}}"#
+        );
     }
 }

@@ -66,7 +66,10 @@ struct InitializeResultFields<'a> {
 /// Checks an initialize result: a non-empty protocol version we support.
 pub fn accept_initialize(result: Box<RawValue>) -> Result<Session> {
     if !crate::result::is_object(&result) {
-        return Err(Error::new(Status::MCPC_ERR_HANDSHAKE, "initialize result is not a JSON object"));
+        return Err(Error::new(
+            Status::MCPC_ERR_HANDSHAKE,
+            "initialize result is not a JSON object",
+        ));
     }
     let fields: InitializeResultFields<'_> = serde_json::from_str(result.get()).map_err(|e| {
         Error::new(

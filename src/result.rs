@@ -44,7 +44,10 @@ fn require_object(raw: &RawValue, what: &str) -> Result<()> {
     if is_object(raw) {
         Ok(())
     } else {
-        Err(Error::new(Status::MCPC_ERR_PROTOCOL, format!("{what} is not a JSON object")))
+        Err(Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            format!("{what} is not a JSON object"),
+        ))
     }
 }
 

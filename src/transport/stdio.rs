@@ -95,9 +95,65 @@ fn describe(status: Option<ExitStatus>) -> String {
     }
 }
 
+/// Checks before spawning that the program and the working directory exist, so a
+/// mistake gives a clear MCPC_ERR_SPAWN on every platform and under every tool
+/// (valgrind, for one, lets a failed exec look like a child that exits at once).
+fn check_spawnable(cfg: &StdioConfig) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let spawn_err = |why: String| {
+        Error::new(
+            Status::MCPC_ERR_SPAWN,
+            format!("cannot start {:?}: {why}", cfg.program.to_string_lossy()),
+        )
+    };
+    if let Some(dir) = &cfg.cwd {
+        if !dir.is_dir() {
+            return Err(spawn_err(format!(
+                "working directory {dir:?} is not a directory"
+            )));
+        }
+    }
+    let is_executable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let program = std::path::Path::new(&cfg.program);
+    if cfg.program.as_encoded_bytes().contains(&b'/') {
+        let full = match (&cfg.cwd, program.is_relative()) {
+            (Some(dir), true) => dir.join(program),
+            _ => program.to_path_buf(),
+        };
+        return if is_executable(&full) {
+            Ok(())
+        } else {
+            Err(spawn_err("no such executable file".into()))
+        };
+    }
+    // PATH as the child will see it (the options may set or clear it).
+    let path = cfg
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| {
+            if cfg.clear_env {
+                None
+            } else {
+                std::env::var_os("PATH")
+            }
+        })
+        .unwrap_or_default();
+    if std::env::split_paths(&path).any(|dir| is_executable(&dir.join(program))) {
+        Ok(())
+    } else {
+        Err(spawn_err("not found in PATH".into()))
+    }
+}
+
 impl StdioTransport {
     /// Spawns the server. Must run inside the runtime.
     pub fn spawn(cfg: StdioConfig, sink: SinkRef) -> Result<Arc<dyn Transport>> {
+        check_spawnable(&cfg)?;
         let mut cmd = Command::new(&cfg.program);
         cmd.args(&cfg.args)
             .stdin(Stdio::piped())
@@ -135,9 +191,16 @@ impl StdioTransport {
         let (tx, rx) = mpsc::unbounded_channel();
         let (exit_tx, exit_rx) = watch::channel::<Option<ExitStatus>>(None);
         let (close_tx, close_rx) = watch::channel(false);
-        let (sink_for_reader, replies) = (sink.clone(), tx.clone());
+        // The reader holds a weak sender, so that close() dropping the one strong
+        // sender ends the writer and closes the child's stdin.
+        let (sink_for_reader, replies) = (sink.clone(), tx.downgrade());
         let mut tasks = Vec::new();
-        tasks.push(tokio::spawn(write_loop(stdin, rx, sink.clone())));
+        tasks.push(tokio::spawn(write_loop(
+            stdin,
+            rx,
+            sink.clone(),
+            exit_rx.clone(),
+        )));
         let (read_done_tx, read_done_rx) = watch::channel(false);
         let max = cfg.max_message_size;
         tasks.push(tokio::spawn(async move {
@@ -213,10 +276,19 @@ impl Drop for StdioTransport {
     }
 }
 
+/// Waits briefly for the child's exit status, to name it in an error.
+async fn exit_status_soon(exit_rx: &mut watch::Receiver<Option<ExitStatus>>) -> Option<ExitStatus> {
+    tokio::time::timeout(EXIT_STATUS_WAIT, exit_rx.wait_for(Option::is_some))
+        .await
+        .ok()
+        .and_then(|r| r.ok().and_then(|s| *s))
+}
+
 async fn write_loop(
     mut stdin: ChildStdin,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     sink: SinkRef,
+    mut exit_rx: watch::Receiver<Option<ExitStatus>>,
 ) {
     let mut batch: Vec<u8> = Vec::new();
     while let Some(first) = rx.recv().await {
@@ -233,9 +305,10 @@ async fn write_loop(
             &first
         };
         if let Err(e) = stdin.write_all(buf).await {
+            let status = exit_status_soon(&mut exit_rx).await;
             sink.closed(Error::new(
                 Status::MCPC_ERR_TRANSPORT,
-                format!("writing to the server failed: {e}"),
+                format!("writing to the server failed: {e} ({})", describe(status)),
             ));
             return;
         }
@@ -247,7 +320,7 @@ async fn read_loop(
     mut stdout: ChildStdout,
     max: usize,
     sink: SinkRef,
-    replies: mpsc::UnboundedSender<Vec<u8>>,
+    replies: mpsc::WeakUnboundedSender<Vec<u8>>,
     mut exit_rx: watch::Receiver<Option<ExitStatus>>,
 ) {
     let mut framer = LineFramer::new(max);
@@ -266,7 +339,9 @@ async fn read_loop(
         let fed = framer.feed(&buf[..n], |line| {
             if let Some(mut reply) = sink.deliver(line) {
                 reply.body.push(b'\n');
-                let _ = replies.send(reply.body);
+                if let Some(tx) = replies.upgrade() {
+                    let _ = tx.send(reply.body);
+                }
             }
         });
         if let Err(too_long) = fed {
@@ -282,10 +357,7 @@ async fn read_loop(
     let err = match end {
         Some(e) => e,
         None => {
-            let status = tokio::time::timeout(EXIT_STATUS_WAIT, exit_rx.wait_for(Option::is_some))
-                .await
-                .ok()
-                .and_then(|r| r.ok().and_then(|s| *s));
+            let status = exit_status_soon(&mut exit_rx).await;
             let partial = if framer.pending() > 0 {
                 " in the middle of a message"
             } else {

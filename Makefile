@@ -1,0 +1,96 @@
+# mcpc: build, demo, test, install.
+#   make demo   build the library and the CLI, run the CLI against the demo server
+#   make test   run every test (Rust, header, symbols, C under valgrind, CLI)
+
+CARGO     ?= cargo
+CC        ?= gcc
+CXX       ?= g++
+PYTHON    ?= python3
+export CARGO_BUILD_JOBS ?= 2
+
+CWARN     := -Wall -Wextra -Werror
+CFLAGS_C  := -std=c11 -D_POSIX_C_SOURCE=200809L $(CWARN) -g -Iinclude -Itests/c
+RELEASE   := target/release
+DEBUG     := target/debug
+
+# Valgrind runs the C tests by default; MCPC_VALGRIND=0 runs them bare, MCPC_ASAN=1
+# builds them with AddressSanitizer and UBSan instead.
+MCPC_VALGRIND ?= 1
+MCPC_ASAN     ?= 0
+VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
+            --show-leak-kinds=definite --error-exitcode=99 --child-silent-after-fork=yes
+ifeq ($(MCPC_ASAN),1)
+  SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer
+  RUNNER   :=
+else ifeq ($(MCPC_VALGRIND),1)
+  SANITIZE :=
+  RUNNER   := $(VALGRIND)
+else
+  SANITIZE :=
+  RUNNER   :=
+endif
+
+.PHONY: all lib lib-debug cli demo test test-rust test-c test-cli check-header check-symbols lint clean
+
+all: lib cli
+
+lib:
+	$(CARGO) build --release
+
+lib-debug:
+	$(CARGO) build
+
+build/release/mcpc: cli/mcpc.c include/mcpc.h lib
+	@mkdir -p build/release
+	$(CC) $(CFLAGS_C) -O2 cli/mcpc.c -L$(RELEASE) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../../$(RELEASE)' -o $@
+
+build/debug/mcpc: cli/mcpc.c include/mcpc.h lib-debug
+	@mkdir -p build/debug
+	$(CC) $(CFLAGS_C) cli/mcpc.c -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../../$(DEBUG)' -o $@
+
+cli: build/release/mcpc
+
+demo: build/release/mcpc
+	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py" info'
+	@build/release/mcpc --stdio "$(PYTHON) demo/server.py" info
+	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py" tools   (names only, via python)'
+	@build/release/mcpc --stdio "$(PYTHON) demo/server.py" tools | $(PYTHON) -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)))'
+	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py" call add '"'"'{"a":2,"b":3}'"'"
+	@build/release/mcpc --stdio "$(PYTHON) demo/server.py" call add '{"a":2,"b":3}'
+	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py" call echo '"'"'{"text":"hello from mcpc"}'"'"
+	@build/release/mcpc --stdio "$(PYTHON) demo/server.py" call echo '{"text":"hello from mcpc"}'
+
+test: test-rust check-symbols test-c test-cli
+
+test-rust:
+	$(CARGO) test
+
+check-header:
+	MCPC_CHECK_HEADER=1 $(CARGO) build
+	git diff --exit-code -- include/
+
+check-symbols: lib-debug
+	tests/check_symbols.sh $(DEBUG)/libmcpc.so include/mcpc.h
+
+build/test_stdio: tests/c/test_stdio.c tests/c/harness.h include/mcpc.h lib-debug
+	@mkdir -p build
+	$(CC) $(CFLAGS_C) $(SANITIZE) tests/c/test_stdio.c -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
+
+build/header_twice: tests/c/header_twice.cpp include/mcpc.h lib-debug
+	@mkdir -p build
+	$(CXX) -std=c++17 $(CWARN) -Iinclude tests/c/header_twice.cpp -L$(DEBUG) -lmcpc -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
+
+test-c: build/test_stdio build/header_twice
+	build/header_twice
+	$(RUNNER) build/test_stdio
+
+test-cli: build/debug/mcpc
+	MCPC=build/debug/mcpc PYTHON=$(PYTHON) tests/cli_test.sh
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+clean:
+	$(CARGO) clean
+	rm -rf build

@@ -1,0 +1,864 @@
+/*
+ * mcpc.c - the `mcpc` command-line client for Model Context Protocol servers.
+ *
+ * This file is two things at once:
+ *
+ *  1. A tool. `mcpc` starts (or, later, reaches) an MCP server, then lists its
+ *     tools, calls one, or shows its initialize result. stdout carries exactly one
+ *     JSON document and a newline, so it can be piped into jq and friends;
+ *     everything else goes to stderr, and the exit status says what happened.
+ *
+ *  2. The first example of the libmcpc C API (include/mcpc.h), kept small on
+ *     purpose. Read it top to bottom to see:
+ *       - options: mcpc_options_new / _set_* / _free (connect copies them);
+ *       - connecting over stdio with an argv array (no shell involved);
+ *       - per-call settings: mcpc_call_opts_init, then set only what you need;
+ *       - results: owned `char *` (mcpc_string_free) versus borrowed `const char *`;
+ *       - errors: a status plus mcpc_last_error_message(), read on the calling
+ *         thread before the next mcpc call;
+ *       - Ctrl-C done right: block SIGINT/SIGTERM before the library starts any
+ *         thread, wait for them with sigwait() on a thread of our own, and trigger
+ *         an mcpc_cancel_t from there. No mcpc function is ever called from a
+ *         signal handler (there are no signal handlers at all);
+ *       - freeing everything on every path.
+ *
+ * Build (from the repository root):
+ *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Iinclude \
+ *       cli/mcpc.c -Ltarget/debug -lmcpc -lpthread \
+ *       -Wl,-rpath,$PWD/target/debug -o build/mcpc
+ *
+ * Exit status: 0 success, 1 usage error, 2 the tool returned an error result,
+ * 3 transport, protocol, handshake or JSON-RPC error, 4 timeout,
+ * 5 cancelled by SIGINT or SIGTERM.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mcpc.h"
+
+enum {
+    EXIT_OK = 0,
+    EXIT_USAGE = 1,
+    EXIT_TOOL_ERROR = 2,
+    EXIT_ERROR = 3, /* transport, protocol, handshake, JSON-RPC, anything else */
+    EXIT_TIMEOUT = 4,
+    EXIT_CANCELLED = 5,
+};
+
+static const char USAGE[] =
+    "Usage: mcpc [OPTIONS] COMMAND\n"
+    "\n"
+    "A command-line client for Model Context Protocol (MCP) servers.\n"
+    "stdout gets exactly one JSON document and a newline; messages go to stderr.\n"
+    "\n"
+    "Commands:\n"
+    "  tools                   print all tools as one JSON array (all pages)\n"
+    "  call NAME [ARGS_JSON]   call tool NAME with the JSON object ARGS_JSON (default:\n"
+    "                          no arguments) and print its result JSON\n"
+    "  info                    print the initialize result JSON (server info,\n"
+    "                          capabilities, protocol version)\n"
+    "\n"
+    "Server (exactly one is required):\n"
+    "  --stdio \"COMMAND [ARGS...]\"\n"
+    "                          start COMMAND and talk to it over its stdin/stdout; the\n"
+    "                          string is split into words like a shell does ('...',\n"
+    "                          \"...\", backslash), but no shell runs: no variables,\n"
+    "                          globs, pipes or redirections\n"
+    "  --url URL               connect over HTTP (not available in this build yet)\n"
+    "\n"
+    "Options:\n"
+    "  --timeout MS            timeout in milliseconds for connecting, for the whole\n"
+    "                          tool listing and for the call (default 60000)\n"
+    "  --protocol-version V    ask for protocol version V (2024-11-05, 2025-03-26,\n"
+    "                          2025-06-18, 2025-11-25; default: the newest)\n"
+    "  --stderr                let the server's stderr through (default: discarded)\n"
+    "  --header \"Name: value\"  extra HTTP request header (repeatable; --url only)\n"
+    "  --bearer TOKEN          send \"Authorization: Bearer TOKEN\" (--url only)\n"
+    "  --cacert FILE           trust the CA certificates in FILE (--url only)\n"
+    "  -h, --help              print this help and exit\n"
+    "Options may also be written --name=value, and may follow the command;\n"
+    "\"--\" ends the options.\n"
+    "\n"
+    "Exit status:\n"
+    "  0 success            1 usage error         2 the tool returned an error result\n"
+    "  3 transport, protocol, handshake or JSON-RPC error\n"
+    "  4 timeout            5 cancelled (SIGINT or SIGTERM)\n";
+
+/* ------------------------------------------------------------------------- */
+/* Messages                                                                   */
+/* ------------------------------------------------------------------------- */
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+/* Prints a usage error and the hint; returns the usage exit status. */
+PRINTF_LIKE(1, 2)
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mcpc: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\nTry 'mcpc --help' for more information.\n", stderr);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+/*
+ * Writes text that may hold server-controlled bytes (a JSON-RPC error message ends
+ * up in mcpc_last_error_message) without letting control characters reach the
+ * terminal: C0 controls, DEL and UTF-8-encoded C1 controls are written as escapes.
+ */
+static void put_sanitized(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            fprintf(f, "\\x%02x", *p);
+        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            fprintf(f, "\\u%04x", p[1]);
+            p++;
+        } else {
+            fputc(*p, f);
+        }
+    }
+}
+
+/*
+ * Reports the failure of the mcpc call that just returned `st`, as
+ * "mcpc: <STATUS_NAME>: <message>". Must run before any other mcpc call on this
+ * thread: the message is only valid until then. mcpc_status_name is fetched first
+ * for the same reason (it returns a static string).
+ */
+static void report_status(mcpc_status_t st)
+{
+    const char *name = mcpc_status_name((int32_t)st);
+    const char *msg = mcpc_last_error_message();
+    fprintf(stderr, "mcpc: %s: ", name);
+    put_sanitized(stderr, msg);
+    fputc('\n', stderr);
+}
+
+/* The exit status for an mcpc status. */
+static int exit_code_for(mcpc_status_t st)
+{
+    switch (st) {
+    case MCPC_OK:
+        return EXIT_OK;
+    case MCPC_ERR_INVALID_ARG:
+    case MCPC_ERR_INVALID_UTF8:
+        return EXIT_USAGE;
+    case MCPC_ERR_TOOL:
+        return EXIT_TOOL_ERROR;
+    case MCPC_ERR_TIMEOUT:
+        return EXIT_TIMEOUT;
+    case MCPC_ERR_CANCELLED:
+        return EXIT_CANCELLED;
+    default:
+        return EXIT_ERROR;
+    }
+}
+
+/* Prints one JSON document and a newline on stdout; returns an exit status. */
+static int print_json(const char *json)
+{
+    if (json == NULL) {
+        fputs("mcpc: internal error: the library returned no JSON\n", stderr);
+        return EXIT_ERROR;
+    }
+    if (fputs(json, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) {
+        fprintf(stderr, "mcpc: cannot write to stdout: %s\n", strerror(errno));
+        return EXIT_ERROR;
+    }
+    return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Command line                                                               */
+/* ------------------------------------------------------------------------- */
+
+enum command { CMD_NONE, CMD_TOOLS, CMD_CALL, CMD_INFO };
+
+struct config {
+    /* Server: exactly one of these. */
+    const char *stdio_cmd;
+    const char *url;
+    /* HTTP-only settings, validated now, used once --url is wired. */
+    const char **headers; /* "Name: value", n_headers of them; the array is malloc'd */
+    size_t n_headers;
+    const char *bearer;
+    const char *cacert;
+    /* Client settings. */
+    int64_t timeout_ms; /* 0: the library default */
+    const char *protocol_version;
+    bool inherit_stderr;
+    /* What to do. */
+    enum command command;
+    const char *tool_name;
+    const char *tool_args; /* NULL: no arguments */
+};
+
+/* Parses a positive decimal integer that fits int64_t. */
+static bool parse_positive_ms(const char *s, int64_t *out)
+{
+    int64_t v = 0;
+    if (*s == '\0')
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        int d = *s - '0';
+        if (v > (INT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    if (v <= 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* RFC 9110 token characters (header field names). */
+static bool is_tchar(unsigned char c)
+{
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return true;
+    return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* "Name: value": a token name, a colon, a value without control characters. */
+static bool valid_header(const char *h, const char **why)
+{
+    const unsigned char *p = (const unsigned char *)h;
+    if (!is_tchar(*p)) {
+        *why = *p == ':' ? "empty header name" : "header must be \"Name: value\"";
+        return false;
+    }
+    while (is_tchar(*p))
+        p++;
+    if (*p != ':') {
+        *why = "header must be \"Name: value\" (bad character in the name, or no colon)";
+        return false;
+    }
+    for (p++; *p; p++) {
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+            *why = "control character in the header value";
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool header_is(const char *h, const char *name)
+{
+    size_t n = strlen(name);
+    return strncasecmp(h, name, n) == 0 && h[n] == ':';
+}
+
+/* A bearer token goes into a header value: visible ASCII only, not empty. */
+static bool valid_bearer(const char *t)
+{
+    if (*t == '\0')
+        return false;
+    for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f)
+            return false;
+    return true;
+}
+
+/* The CA file must be something we can open for reading, and not a directory. */
+static bool check_cacert(const char *path, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        *why = strerror(errno);
+        return false;
+    }
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode);
+    if (!ok)
+        *why = "is a directory";
+    close(fd);
+    return ok;
+}
+
+/* Minimal check now; the HTTP transport will do the real parsing. */
+static bool valid_url(const char *u)
+{
+    const char *rest = NULL;
+    if (strncasecmp(u, "http://", 7) == 0)
+        rest = u + 7;
+    else if (strncasecmp(u, "https://", 8) == 0)
+        rest = u + 8;
+    return rest != NULL && *rest != '\0' && *rest != '/';
+}
+
+/* Long options that take a value. */
+enum opt_id {
+    OPT_STDIO, OPT_URL, OPT_TIMEOUT, OPT_HEADER, OPT_BEARER, OPT_CACERT,
+    OPT_PROTOCOL_VERSION, OPT_STDERR, OPT_HELP, OPT_UNKNOWN
+};
+
+static const struct {
+    const char *name;
+    enum opt_id id;
+    bool has_value;
+} OPTIONS[] = {
+    {"--stdio", OPT_STDIO, true},
+    {"--url", OPT_URL, true},
+    {"--timeout", OPT_TIMEOUT, true},
+    {"--header", OPT_HEADER, true},
+    {"--bearer", OPT_BEARER, true},
+    {"--cacert", OPT_CACERT, true},
+    {"--protocol-version", OPT_PROTOCOL_VERSION, true},
+    {"--stderr", OPT_STDERR, false},
+    {"--help", OPT_HELP, false},
+    {"-h", OPT_HELP, false},
+};
+
+/* Sets a single-valued option once; giving it twice is a usage error. */
+static int set_once(const char **slot, const char *value, const char *name)
+{
+    if (*slot != NULL)
+        return usage_error("%s given more than once", name);
+    *slot = value;
+    return -1;
+}
+
+/*
+ * Parses the command line into *cfg. Returns -1 to go on, or an exit status:
+ * EXIT_OK after printing --help, EXIT_USAGE after printing a usage error.
+ * cfg->headers is allocated here; the caller frees it on every path.
+ */
+static int parse_args(int argc, char **argv, struct config *cfg)
+{
+    const char *pos[3];
+    size_t npos = 0;
+    bool only_positional = false;
+    const char *timeout_text = NULL;
+    int rc;
+
+    memset(cfg, 0, sizeof *cfg);
+    cfg->headers = malloc(sizeof *cfg->headers * (size_t)(argc > 0 ? argc : 1));
+    if (cfg->headers == NULL) {
+        fputs("mcpc: out of memory\n", stderr);
+        return EXIT_ERROR;
+    }
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (only_positional || arg[0] != '-' || arg[1] == '\0') {
+            if (npos == sizeof pos / sizeof pos[0])
+                return usage_error("unexpected argument '%s'", arg);
+            pos[npos++] = arg;
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_positional = true;
+            continue;
+        }
+
+        /* Find the option; accept --name=value for options with a value. */
+        const char *eq = arg[1] == '-' ? strchr(arg, '=') : NULL;
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        enum opt_id id = OPT_UNKNOWN;
+        bool has_value = false;
+        const char *opt_name = arg;
+        for (size_t k = 0; k < sizeof OPTIONS / sizeof OPTIONS[0]; k++) {
+            if (strlen(OPTIONS[k].name) == name_len &&
+                strncmp(OPTIONS[k].name, arg, name_len) == 0) {
+                id = OPTIONS[k].id;
+                has_value = OPTIONS[k].has_value;
+                opt_name = OPTIONS[k].name;
+                break;
+            }
+        }
+        if (id == OPT_UNKNOWN)
+            return usage_error("unknown option '%s'", arg);
+
+        const char *value = NULL;
+        if (has_value) {
+            if (eq != NULL)
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return usage_error("option %s requires an argument", opt_name);
+        } else if (eq != NULL) {
+            return usage_error("option %s does not take an argument", opt_name);
+        }
+
+        switch (id) {
+        case OPT_HELP:
+            fputs(USAGE, stdout);
+            if (fflush(stdout) == EOF)
+                return EXIT_ERROR;
+            return EXIT_OK;
+        case OPT_STDIO:
+            if ((rc = set_once(&cfg->stdio_cmd, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_URL:
+            if ((rc = set_once(&cfg->url, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_TIMEOUT:
+            if ((rc = set_once(&timeout_text, value, opt_name)) >= 0)
+                return rc;
+            if (!parse_positive_ms(value, &cfg->timeout_ms))
+                return usage_error("--timeout: '%s' is not a positive integer "
+                                   "(milliseconds)", value);
+            break;
+        case OPT_HEADER: {
+            const char *why = NULL;
+            if (!valid_header(value, &why))
+                return usage_error("--header '%s': %s", value, why);
+            cfg->headers[cfg->n_headers++] = value;
+            break;
+        }
+        case OPT_BEARER:
+            if ((rc = set_once(&cfg->bearer, value, opt_name)) >= 0)
+                return rc;
+            if (!valid_bearer(value))
+                return usage_error("--bearer: the token must be non-empty "
+                                   "visible ASCII without spaces");
+            break;
+        case OPT_CACERT: {
+            const char *why = NULL;
+            if ((rc = set_once(&cfg->cacert, value, opt_name)) >= 0)
+                return rc;
+            if (!check_cacert(value, &why))
+                return usage_error("--cacert '%s': %s", value, why);
+            break;
+        }
+        case OPT_PROTOCOL_VERSION:
+            if ((rc = set_once(&cfg->protocol_version, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_STDERR:
+            cfg->inherit_stderr = true;
+            break;
+        case OPT_UNKNOWN:
+            break;
+        }
+    }
+
+    if (cfg->bearer != NULL) {
+        for (size_t k = 0; k < cfg->n_headers; k++)
+            if (header_is(cfg->headers[k], "Authorization"))
+                return usage_error("--bearer and --header \"Authorization: ...\" "
+                                   "cannot be used together");
+    }
+
+    /* The command and its arguments. */
+    if (npos == 0)
+        return usage_error("missing command (tools, call or info)");
+    const char *cmd = pos[0];
+    size_t max_args = 0, min_args = 0;
+    if (strcmp(cmd, "tools") == 0) {
+        cfg->command = CMD_TOOLS;
+    } else if (strcmp(cmd, "info") == 0) {
+        cfg->command = CMD_INFO;
+    } else if (strcmp(cmd, "call") == 0) {
+        cfg->command = CMD_CALL;
+        min_args = 1;
+        max_args = 2;
+    } else {
+        return usage_error("unknown command '%s' (expected tools, call or info)", cmd);
+    }
+    if (npos - 1 < min_args)
+        return usage_error("call: missing tool NAME");
+    if (npos - 1 > max_args)
+        return usage_error("unexpected argument '%s'", pos[max_args + 1]);
+    if (cfg->command == CMD_CALL) {
+        cfg->tool_name = pos[1];
+        cfg->tool_args = npos > 2 ? pos[2] : NULL;
+    }
+
+    /* The server. */
+    if ((cfg->stdio_cmd == NULL) == (cfg->url == NULL))
+        return usage_error("%s", cfg->url ? "--stdio and --url cannot be used together"
+                                          : "one of --stdio or --url is required");
+    if (cfg->url != NULL && !valid_url(cfg->url))
+        return usage_error("--url: '%s' is not an http:// or https:// URL", cfg->url);
+    return -1;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Splitting --stdio into argv, like a shell would, without a shell           */
+/* ------------------------------------------------------------------------- */
+
+struct words {
+    char *buf;   /* all words, each NUL-terminated */
+    char **argv; /* argc pointers into buf */
+    size_t argc;
+};
+
+static void words_free(struct words *w)
+{
+    free(w->argv);
+    free(w->buf);
+    w->argv = NULL;
+    w->buf = NULL;
+    w->argc = 0;
+}
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n';
+}
+
+/*
+ * Splits `s` into words: unquoted blanks separate words; '...' is literal;
+ * "..." is literal except for backslash before " \ $ `; a backslash outside quotes
+ * takes the next character literally. Nothing is expanded. Returns NULL on success
+ * or a description of the error.
+ */
+static const char *split_command(const char *s, struct words *w)
+{
+    size_t len = strlen(s);
+    const char *err = NULL;
+
+    w->argc = 0;
+    /* Words never take more room than the input (each separator or quote pair
+     * pays for a NUL); a word uses at least one input byte plus a separator. */
+    w->buf = malloc(len + 1);
+    w->argv = malloc(sizeof *w->argv * (len / 2 + 2));
+    if (w->buf == NULL || w->argv == NULL) {
+        words_free(w);
+        return "out of memory";
+    }
+
+    const char *p = s;
+    char *o = w->buf;
+    for (;;) {
+        while (is_blank(*p))
+            p++;
+        if (*p == '\0')
+            break;
+        w->argv[w->argc++] = o;
+        while (*p != '\0' && !is_blank(*p)) {
+            char c = *p++;
+            if (c == '\'') {
+                while (*p != '\0' && *p != '\'')
+                    *o++ = *p++;
+                if (*p == '\0') {
+                    err = "unterminated single quote";
+                    goto fail;
+                }
+                p++;
+            } else if (c == '"') {
+                while (*p != '\0' && *p != '"') {
+                    if (*p == '\\' && p[1] != '\0' && strchr("\"\\$`", p[1]) != NULL)
+                        p++;
+                    *o++ = *p++;
+                }
+                if (*p == '\0') {
+                    err = "unterminated double quote";
+                    goto fail;
+                }
+                p++;
+            } else if (c == '\\') {
+                if (*p == '\0') {
+                    err = "backslash at the end";
+                    goto fail;
+                }
+                *o++ = *p++;
+            } else {
+                *o++ = c;
+            }
+        }
+        *o++ = '\0';
+    }
+    if (w->argc == 0) {
+        err = "empty command";
+        goto fail;
+    }
+    if (w->argv[0][0] == '\0') {
+        err = "empty program name";
+        goto fail;
+    }
+    return NULL;
+
+fail:
+    words_free(w);
+    return err;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Signals: SIGINT/SIGTERM become a cancel, via sigwait() on our own thread  */
+/* ------------------------------------------------------------------------- */
+
+static atomic_int g_signal;        /* the first SIGINT/SIGTERM received, 0 if none */
+static atomic_bool g_stop_waiting; /* main asks the signal thread to end */
+
+struct signal_waiter {
+    sigset_t set;                /* SIGINT, SIGTERM: blocked in every thread */
+    const mcpc_cancel_t *cancel; /* outlives the thread (freed after the join) */
+    pthread_t thread;
+};
+
+static void *signal_thread(void *arg)
+{
+    struct signal_waiter *sw = arg;
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&sw->set, &sig) != 0)
+            continue;
+        if (atomic_load(&g_stop_waiting))
+            break;
+        int none = 0;
+        atomic_compare_exchange_strong(&g_signal, &none, sig);
+        /* Any thread may trigger a cancel handle; the call carrying it returns
+         * MCPC_ERR_CANCELLED and the server is sent notifications/cancelled. */
+        mcpc_cancel_trigger(sw->cancel);
+    }
+    return NULL;
+}
+
+/* Wakes the signal thread with a signal it is waiting for and joins it. */
+static void signal_thread_stop(struct signal_waiter *sw)
+{
+    atomic_store(&g_stop_waiting, true);
+    pthread_kill(sw->thread, SIGTERM);
+    pthread_join(sw->thread, NULL);
+}
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+/* ------------------------------------------------------------------------- */
+/* The commands                                                               */
+/* ------------------------------------------------------------------------- */
+
+static int cmd_info(const mcpc_client_t *client)
+{
+    char *json = NULL; /* owned: mcpc_string_free */
+    mcpc_status_t st = mcpc_client_server_info(client, &json);
+    if (st != MCPC_OK) {
+        report_status(st);
+        return exit_code_for(st);
+    }
+    int code = print_json(json);
+    mcpc_string_free(json);
+    return code;
+}
+
+static int cmd_tools(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts)
+{
+    mcpc_tool_list_t *list = NULL;
+    char *json = NULL;
+    /* Follows nextCursor through every page; the timeout covers the whole listing. */
+    mcpc_status_t st = mcpc_client_list_tools(client, call_opts, &list);
+    if (st == MCPC_OK)
+        st = mcpc_tool_list_to_json(list, &json);
+    int code;
+    if (st != MCPC_OK) {
+        report_status(st);
+        code = exit_code_for(st);
+    } else {
+        code = print_json(json);
+    }
+    mcpc_string_free(json);
+    mcpc_tool_list_free(list);
+    return code;
+}
+
+static int cmd_call(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts,
+                    const char *name, const char *args_json)
+{
+    mcpc_result_t *result = NULL;
+    mcpc_status_t st = mcpc_client_call_tool(client, name, args_json, call_opts, &result);
+    int code;
+    if (st == MCPC_OK || st == MCPC_ERR_TOOL) {
+        /* MCPC_ERR_TOOL: the tool ran and said it failed; its result is still ours.
+         * Report first: the message is gone after the next mcpc call. */
+        if (st == MCPC_ERR_TOOL)
+            report_status(st);
+        code = print_json(mcpc_result_json(result)); /* borrowed from result */
+        if (code == EXIT_OK)
+            code = exit_code_for(st);
+    } else {
+        report_status(st);
+        code = exit_code_for(st);
+    }
+    mcpc_result_free(result);
+    return code;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Connecting and running                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* Builds the client options; returns -1 to go on, or an exit status. */
+static int make_options(const struct config *cfg, mcpc_options_t **out)
+{
+    mcpc_status_t st = MCPC_OK;
+    mcpc_options_t *opts = mcpc_options_new();
+    *out = NULL;
+    if (opts == NULL) {
+        fputs("mcpc: cannot create client options\n", stderr);
+        return EXIT_ERROR;
+    }
+    if (cfg->timeout_ms > 0)
+        st = mcpc_options_set_timeout_ms(opts, cfg->timeout_ms);
+    if (st == MCPC_OK && cfg->protocol_version != NULL)
+        st = mcpc_options_set_protocol_version(opts, cfg->protocol_version);
+    if (st == MCPC_OK)
+        st = mcpc_options_set_stderr(opts, cfg->inherit_stderr ? MCPC_STDERR_INHERIT
+                                                               : MCPC_STDERR_DISCARD);
+    if (st != MCPC_OK) {
+        report_status(st);
+        mcpc_options_free(opts);
+        return exit_code_for(st);
+    }
+    *out = opts;
+    return -1;
+}
+
+/* Connects as configured; returns -1 with *out_client set, or an exit status. */
+static int connect_client(const struct config *cfg, const struct words *server_argv,
+                          const mcpc_options_t *opts, mcpc_client_t **out_client)
+{
+    *out_client = NULL;
+    if (cfg->url != NULL) {
+        /* To wire: connect with cfg->url, cfg->headers/n_headers, cfg->bearer and
+         * cfg->cacert once the library has an HTTP transport. */
+        fputs("mcpc: --url: the HTTP transport is not available in this build\n", stderr);
+        return EXIT_USAGE;
+    }
+    /* Spawns the server (argv[0] looked up in PATH), runs initialize, and sends
+     * notifications/initialized. Cannot be cancelled; bounded by the timeout. */
+    mcpc_status_t st = mcpc_client_connect_stdio((const char *const *)server_argv->argv,
+                                                 server_argv->argc, opts, out_client);
+    if (st != MCPC_OK) {
+        report_status(st);
+        return exit_code_for(st);
+    }
+    return -1;
+}
+
+/* Everything from the first mcpc call on. Returns the exit status. */
+static int run(const struct config *cfg, const struct words *server_argv,
+               const mcpc_cancel_t *cancel)
+{
+    mcpc_options_t *opts = NULL;
+    mcpc_client_t *client = NULL;
+    int code = make_options(cfg, &opts);
+    if (code >= 0)
+        return code;
+
+    code = connect_client(cfg, server_argv, opts, &client);
+    mcpc_options_free(opts); /* connect copied what it needs */
+    int sig = atomic_load(&g_signal);
+    if (sig != 0) {
+        /* The signal came during connect, which cannot be cancelled. */
+        fprintf(stderr, "mcpc: %s: interrupted by %s while connecting\n",
+                mcpc_status_name(MCPC_ERR_CANCELLED), signal_name(sig));
+        mcpc_client_free(client);
+        return EXIT_CANCELLED;
+    }
+    if (code >= 0)
+        return code;
+
+    mcpc_call_opts_t call_opts;
+    mcpc_call_opts_init(&call_opts); /* defaults: the client's timeout, no progress */
+    call_opts.cancel = cancel;
+
+    switch (cfg->command) {
+    case CMD_INFO:
+        code = cmd_info(client);
+        break;
+    case CMD_TOOLS:
+        code = cmd_tools(client, &call_opts);
+        break;
+    case CMD_CALL:
+        code = cmd_call(client, &call_opts, cfg->tool_name, cfg->tool_args);
+        break;
+    case CMD_NONE:
+        code = EXIT_USAGE;
+        break;
+    }
+
+    /* Closes the connection: stdin EOF to the server, then SIGTERM, then SIGKILL
+     * to its process group after the close grace periods; the child is reaped. */
+    mcpc_client_free(client);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    struct config cfg;
+    struct words server_argv = {0};
+    int code = parse_args(argc, argv, &cfg);
+    if (code < 0 && cfg.stdio_cmd != NULL) {
+        const char *err = split_command(cfg.stdio_cmd, &server_argv);
+        if (err != NULL)
+            code = usage_error("--stdio: %s", err);
+    }
+    if (code >= 0) {
+        free(cfg.headers);
+        return code;
+    }
+
+    /*
+     * Block SIGINT and SIGTERM before the first mcpc call: the library starts its
+     * threads on demand, and they inherit this mask, so the signals can only be
+     * taken by sigwait() in our signal thread. (The server child does not inherit
+     * the mask: the library's spawn resets it.)
+     */
+    struct signal_waiter sw;
+    sigemptyset(&sw.set);
+    sigaddset(&sw.set, SIGINT);
+    sigaddset(&sw.set, SIGTERM);
+    int err = pthread_sigmask(SIG_BLOCK, &sw.set, NULL);
+    if (err != 0) {
+        fprintf(stderr, "mcpc: pthread_sigmask: %s\n", strerror(err));
+        code = EXIT_ERROR;
+        goto out;
+    }
+
+    mcpc_cancel_t *cancel = mcpc_cancel_new();
+    if (cancel == NULL) {
+        fputs("mcpc: cannot create a cancel handle\n", stderr);
+        code = EXIT_ERROR;
+        goto out;
+    }
+    sw.cancel = cancel;
+    err = pthread_create(&sw.thread, NULL, signal_thread, &sw);
+    if (err != 0) {
+        fprintf(stderr, "mcpc: cannot start the signal thread: %s\n", strerror(err));
+        mcpc_cancel_free(cancel);
+        code = EXIT_ERROR;
+        goto out;
+    }
+
+    code = run(&cfg, &server_argv, cancel);
+
+    signal_thread_stop(&sw);
+    mcpc_cancel_free(cancel); /* no thread can trigger it any more */
+
+out:
+    words_free(&server_argv);
+    free(cfg.headers);
+    return code;
+}

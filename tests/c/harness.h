@@ -1,0 +1,206 @@
+/* A small test harness for the C tests: TEST() functions, CHECK() assertions that
+ * record a failure and go on, and a closing line "N passed, N failed". */
+#ifndef MCPC_TEST_HARNESS_H
+#define MCPC_TEST_HARNESS_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcpc.h"
+
+static int harness_failures_in_test;
+static int harness_passed;
+static int harness_failed;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "  CHECK failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, "  last mcpc error: %s: %s\n",                           \
+                    mcpc_status_name((int32_t)mcpc_last_error_status()),             \
+                    mcpc_last_error_message());                                      \
+            harness_failures_in_test++;                                              \
+        }                                                                            \
+    } while (0)
+
+#define CHECK_STATUS(expr, want)                                                     \
+    do {                                                                             \
+        mcpc_status_t got_ = (expr);                                                 \
+        if (got_ != (want)) {                                                        \
+            fprintf(stderr, "  CHECK_STATUS failed at %s:%d: %s gave %s, want %s (%s)\n", \
+                    __FILE__, __LINE__, #expr, mcpc_status_name((int32_t)got_),      \
+                    mcpc_status_name((int32_t)(want)), mcpc_last_error_message());   \
+            harness_failures_in_test++;                                              \
+        }                                                                            \
+    } while (0)
+
+typedef void (*test_fn)(void);
+
+static void run_test(const char *name, test_fn fn, const char *only) {
+    if (only && !strstr(name, only)) {
+        return;
+    }
+    harness_failures_in_test = 0;
+    fprintf(stderr, "test %s ...\n", name);
+    fn();
+    if (harness_failures_in_test == 0) {
+        harness_passed++;
+        fprintf(stderr, "test %s ... ok\n", name);
+    } else {
+        harness_failed++;
+        fprintf(stderr, "test %s ... FAILED\n", name);
+    }
+}
+
+#define RUN(fn) run_test(#fn, fn, only)
+
+static int harness_finish(void) {
+    printf("%d passed, %d failed\n", harness_passed, harness_failed);
+    return harness_failed == 0 ? 0 : 1;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Reads a whole file into a malloc'd NUL-terminated buffer ("" if missing). */
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        char *e = malloc(1);
+        e[0] = 0;
+        return e;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+    }
+    buf[len] = 0;
+    fclose(f);
+    return buf;
+}
+
+static int file_contains(const char *path, const char *needle) {
+    char *s = read_file(path);
+    int found = strstr(s, needle) != NULL;
+    free(s);
+    return found;
+}
+
+/* Waits until `path` contains `needle`, observing the file: true if it did within
+ * `limit_ms`. Used to wait for what another process does, never as a fixed delay. */
+static int wait_for_file_text(const char *path, const char *needle, int limit_ms) {
+    double end = now_ms() + limit_ms;
+    while (now_ms() < end) {
+        if (file_contains(path, needle)) {
+            return 1;
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return file_contains(path, needle);
+}
+
+/* Number of processes whose command line contains `marker`. */
+static int count_processes_with(const char *marker) {
+    DIR *d = opendir("/proc");
+    if (!d) {
+        return -1;
+    }
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') {
+            continue;
+        }
+        char path[300];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            continue;
+        }
+        char buf[4096];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < n; i++) {
+            if (buf[i] == 0) {
+                buf[i] = ' ';
+            }
+        }
+        buf[n] = 0;
+        if (strstr(buf, marker)) {
+            count++;
+        }
+    }
+    closedir(d);
+    return count;
+}
+
+/* Number of this process's children that are zombies. */
+static int count_zombie_children(void) {
+    DIR *d = opendir("/proc");
+    if (!d) {
+        return -1;
+    }
+    int count = 0;
+    struct dirent *e;
+    int me = (int)getpid();
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') {
+            continue;
+        }
+        char path[300];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            continue;
+        }
+        char buf[1024];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *close_paren = strrchr(buf, ')');
+        if (!close_paren) {
+            continue;
+        }
+        char state = 0;
+        int ppid = 0;
+        if (sscanf(close_paren + 2, "%c %d", &state, &ppid) == 2 && ppid == me && state == 'Z') {
+            count++;
+        }
+    }
+    closedir(d);
+    return count;
+}
+
+/* Number of open file descriptors of this process. */
+static int count_fds(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) {
+        return -1;
+    }
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.') {
+            count++;
+        }
+    }
+    closedir(d);
+    return count - 1; /* the directory stream's own fd */
+}
+
+#endif

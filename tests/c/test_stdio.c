@@ -1,0 +1,739 @@
+/* C tests of the public API over the stdio transport, against the demo server
+ * (demo/server.py) and its fault modes. Run from the repository root; the
+ * closing line is "N passed, N failed". An argument runs only tests whose name
+ * contains it. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "harness.h"
+
+static char log_path[256];
+static int conn_counter;
+
+static const char *env_or(const char *name, const char *fallback) {
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+
+/* Starts the demo server (with `fault`, or none) and connects; the server logs
+ * what it receives to log_path, whose unique name also marks its processes. */
+static mcpc_status_t connect_demo_args(const char *fault, const char *extra, mcpc_options_t *opts,
+                                       mcpc_client_t **out) {
+    snprintf(log_path, sizeof log_path, "/tmp/mcpc-ctest-%d-%d.log", (int)getpid(), ++conn_counter);
+    unlink(log_path);
+    const char *argv[10];
+    size_t argc = 0;
+    argv[argc++] = env_or("MCPC_PYTHON", "python3");
+    argv[argc++] = env_or("MCPC_DEMO_SERVER", "demo/server.py");
+    argv[argc++] = "--log";
+    argv[argc++] = log_path;
+    if (fault) {
+        argv[argc++] = "--fault";
+        argv[argc++] = fault;
+    }
+    if (extra) {
+        argv[argc++] = extra;
+    }
+    return mcpc_client_connect_stdio(argv, argc, opts, out);
+}
+
+static mcpc_status_t connect_demo(const char *fault, mcpc_options_t *opts, mcpc_client_t **out) {
+    return connect_demo_args(fault, NULL, opts, out);
+}
+
+/* Closes and frees the client, then checks that no server process (or zombie) is left. */
+static void close_and_check_cleanup(mcpc_client_t *c) {
+    CHECK_STATUS(mcpc_client_close(c), MCPC_OK);
+    mcpc_client_free(c);
+    CHECK(count_processes_with(log_path) == 0);
+    CHECK(count_zombie_children() == 0);
+    unlink(log_path);
+}
+
+static mcpc_call_opts_t opts_timeout(int64_t ms) {
+    mcpc_call_opts_t o;
+    mcpc_call_opts_init(&o);
+    o.timeout_ms = ms;
+    return o;
+}
+
+static void test_handshake(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    char *info = NULL;
+    CHECK_STATUS(mcpc_client_server_info(c, &info), MCPC_OK);
+    CHECK(info && strstr(info, "\"mcpc-demo\""));
+    CHECK(info && strstr(info, "\"instructions\""));
+    CHECK(strcmp(mcpc_client_protocol_version(c), "2025-11-25") == 0);
+    mcpc_string_free(info);
+    CHECK(wait_for_file_text(log_path, "notifications/initialized", 5000));
+    CHECK(file_contains(log_path, "\"clientInfo\":{\"name\":\"mcpc\""));
+    CHECK(file_contains(log_path, "\"capabilities\":{}"));
+    close_and_check_cleanup(c);
+}
+
+static void test_pinned_version_and_client_info(void) {
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_protocol_version(o, "2025-03-26"), MCPC_OK);
+    CHECK_STATUS(mcpc_options_set_protocol_version(o, "1999-01-01"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_options_set_client_info(o, "tester", "9.9"), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    CHECK(strcmp(mcpc_client_protocol_version(c), "2025-03-26") == 0);
+    CHECK(file_contains(log_path, "\"protocolVersion\":\"2025-03-26\""));
+    CHECK(file_contains(log_path, "\"clientInfo\":{\"name\":\"tester\",\"version\":\"9.9\"}"));
+    close_and_check_cleanup(c);
+}
+
+static void test_handshake_failures(void) {
+    const char *faults[] = {"bad-version", "empty-version", "init-error"};
+    for (size_t i = 0; i < 3; i++) {
+        mcpc_client_t *c = (mcpc_client_t *)1;
+        CHECK_STATUS(connect_demo(faults[i], NULL, &c), MCPC_ERR_HANDSHAKE);
+        CHECK(c == NULL);
+        if (i == 0) CHECK(strstr(mcpc_last_error_message(), "1999-01-01") != NULL);
+        if (i == 2) CHECK(mcpc_last_error_rpc_code() == -32603);
+        /* The transport was shut down: no server left, no zombie. */
+        CHECK(count_processes_with(log_path) == 0);
+        CHECK(count_zombie_children() == 0);
+        CHECK(!file_contains(log_path, "notifications/initialized"));
+        unlink(log_path);
+    }
+}
+
+static void test_spawn_failure(void) {
+    const char *argv[] = {"/nonexistent/mcp-server"};
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_stdio(argv, 1, NULL, &c), MCPC_ERR_SPAWN);
+    CHECK(strstr(mcpc_last_error_message(), "/nonexistent/mcp-server") != NULL);
+    CHECK(c == NULL);
+}
+
+static void test_pagination(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_tool_list_t *l = NULL;
+    CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+    CHECK(mcpc_tool_list_len(l) == 25);
+    CHECK(strcmp(mcpc_tool_list_name(l, 0), "echo") == 0);
+    CHECK(strcmp(mcpc_tool_list_name(l, 24), "item_19") == 0);
+    CHECK(mcpc_tool_list_name(l, 25) == NULL);
+    CHECK(strstr(mcpc_tool_list_json(l, 0), "\"inputSchema\"") != NULL);
+    char *all = NULL;
+    CHECK_STATUS(mcpc_tool_list_to_json(l, &all), MCPC_OK);
+    CHECK(all && all[0] == '[' && strstr(all, "\"item_19\""));
+    mcpc_string_free(all);
+    mcpc_tool_list_free(l);
+    /* Five pages: the first without a cursor, then c1..c4. */
+    CHECK(file_contains(log_path, "\"cursor\":\"c4\""));
+    close_and_check_cleanup(c);
+}
+
+static void expect_list_error(const char *fault, mcpc_status_t want, const char *named, size_t max_pages) {
+    mcpc_options_t *o = mcpc_options_new();
+    if (max_pages) CHECK_STATUS(mcpc_options_set_max_pages(o, max_pages), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(fault, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    mcpc_tool_list_t *l = (mcpc_tool_list_t *)1;
+    CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), want);
+    CHECK(l == NULL);
+    CHECK(strstr(mcpc_last_error_message(), named) != NULL);
+    /* The connection survives a bad listing. */
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"still here\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+static void test_repeated_cursor(void) { expect_list_error("repeated-cursor", MCPC_ERR_CURSOR_REPEATED, "\"c1\"", 0); }
+static void test_cursor_cycle(void) { expect_list_error("cursor-cycle", MCPC_ERR_CURSOR_REPEATED, "\"A\"", 0); }
+static void test_duplicate_names(void) { expect_list_error("duplicate-names", MCPC_ERR_DUPLICATE_TOOL, "\"echo\"", 0); }
+static void test_page_limit(void) { expect_list_error("endless-pages", MCPC_ERR_TOO_MANY_PAGES, "10 pages", 10); }
+
+static void test_calls(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    size_t len = 0;
+
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"hello\"}", NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_text(r, &len), "hello") == 0 && len == 5);
+    CHECK(mcpc_result_structured_json(r) == NULL);
+    CHECK(!mcpc_result_is_error(r));
+    CHECK(mcpc_result_text_count(r) == 1);
+    mcpc_result_free(r);
+
+    CHECK_STATUS(mcpc_client_call_tool(c, "add", "{\"a\":2,\"b\":3}", NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_structured_json(r), "{\"sum\":5}") == 0);
+    CHECK(r && strstr(mcpc_result_json(r), "\"structuredContent\"") != NULL);
+    mcpc_result_free(r);
+
+    /* Text with an embedded NUL comes out whole, with its length. */
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"a\\u0000b\"}", NULL, &r), MCPC_OK);
+    const char *t = mcpc_result_text(r, &len);
+    CHECK(len == 3 && t[0] == 'a' && t[1] == 0 && t[2] == 'b');
+    mcpc_result_free(r);
+
+    /* Non-text blocks are kept in the result JSON; text blocks come out in order. */
+    CHECK_STATUS(mcpc_client_call_tool(c, "multi", NULL, NULL, &r), MCPC_OK);
+    CHECK(mcpc_result_text_count(r) == 2);
+    CHECK(strcmp(mcpc_result_text(r, NULL), "one\ntwo") == 0);
+    CHECK(strcmp(mcpc_result_text_at(r, 1, &len), "two") == 0 && len == 3);
+    CHECK(mcpc_result_text_at(r, 2, &len) == NULL);
+    CHECK(strstr(mcpc_result_json(r), "\"image/png\"") != NULL);
+    mcpc_result_free(r);
+
+    /* A tool failure is an error status, with the result handed out. */
+    CHECK_STATUS(mcpc_client_call_tool(c, "fail", "{\"message\":\"boom\"}", NULL, &r), MCPC_ERR_TOOL);
+    CHECK(r != NULL && mcpc_result_is_error(r));
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "boom") == 0);
+    CHECK(strstr(mcpc_last_error_message(), "boom") != NULL);
+    mcpc_result_free(r);
+
+    /* A JSON-RPC error is its own status, with its code. */
+    r = (mcpc_result_t *)1;
+    CHECK_STATUS(mcpc_client_call_tool(c, "no_such_tool", "{}", NULL, &r), MCPC_ERR_RPC);
+    CHECK(r == NULL);
+    CHECK(mcpc_last_error_rpc_code() == -32602);
+    CHECK(strstr(mcpc_last_error_message(), "no_such_tool") != NULL);
+
+    /* Bad arguments from the caller never reach the server. */
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "[1,2]", NULL, &r), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":", NULL, &r), MCPC_ERR_INVALID_ARG);
+    CHECK(!file_contains(log_path, "[1,2]"));
+    close_and_check_cleanup(c);
+}
+
+static void test_timeout(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    mcpc_call_opts_t o = opts_timeout(300);
+    double t0 = now_ms();
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":20000}", &o, &r), MCPC_ERR_TIMEOUT);
+    CHECK(now_ms() - t0 < 10000);
+    CHECK(r == NULL);
+    CHECK(strstr(mcpc_last_error_message(), "timed out") != NULL);
+    /* The server was told, and saw the cancel for that request. */
+    CHECK(wait_for_file_text(log_path, "{\"event\":\"cancelled\"", 5000));
+    CHECK(file_contains(log_path, "\"method\":\"notifications/cancelled\""));
+    CHECK(file_contains(log_path, "\"reason\":\"timed out\""));
+    /* The connection still works. */
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"after\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+static void test_client_default_timeout(void) {
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_timeout_ms(o, 0), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_options_set_timeout_ms(o, 5000), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, o, &c), MCPC_OK);
+    CHECK_STATUS(mcpc_options_set_timeout_ms(o, 300), MCPC_OK); /* options were copied */
+    mcpc_options_free(o);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":400}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+struct cancel_args {
+    mcpc_cancel_t *cancel;
+    const char *log;
+};
+
+static void *cancel_when_call_arrives(void *p) {
+    struct cancel_args *a = p;
+    /* Wait until the server has the call, then cancel from this thread. */
+    wait_for_file_text(a->log, "\"name\":\"slow\"", 10000);
+    mcpc_cancel_trigger(a->cancel);
+    return NULL;
+}
+
+static void test_cancel_from_another_thread(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_cancel_t *cancel = mcpc_cancel_new();
+    struct cancel_args a = {cancel, log_path};
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_when_call_arrives, &a);
+    mcpc_call_opts_t o = opts_timeout(30000);
+    o.cancel = cancel;
+    mcpc_result_t *r = NULL;
+    double t0 = now_ms();
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":30000}", &o, &r), MCPC_ERR_CANCELLED);
+    CHECK(now_ms() - t0 < 20000);
+    pthread_join(th, NULL);
+    CHECK(mcpc_cancel_is_triggered(cancel));
+    CHECK(wait_for_file_text(log_path, "{\"event\":\"cancelled\"", 5000));
+    CHECK(file_contains(log_path, "\"reason\":\"cancelled by the client\""));
+    /* An already-triggered handle cancels at once; idempotent triggers. */
+    mcpc_cancel_trigger(cancel);
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":30000}", &o, &r), MCPC_ERR_CANCELLED);
+    mcpc_cancel_free(cancel);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+static atomic_int progress_count;
+
+static void on_progress(void *ud, double progress, double total, const char *message) {
+    (void)message;
+    CHECK(ud == &progress_count);
+    CHECK(progress >= 1 && total == 4);
+    atomic_fetch_add(&progress_count, 1);
+}
+
+static void test_progress(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    atomic_store(&progress_count, 0);
+    mcpc_call_opts_t o = opts_timeout(20000);
+    o.on_progress = on_progress;
+    o.progress_userdata = &progress_count;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":400}", &o, &r), MCPC_OK);
+    CHECK(atomic_load(&progress_count) == 4);
+    CHECK(file_contains(log_path, "\"progressToken\""));
+    mcpc_result_free(r);
+
+    /* Progress restarts the timeout: 4 notifications over 2 s keep a 1.5 s timeout alive... */
+    o = opts_timeout(1500);
+    o.reset_timeout_on_progress = true;
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":2000}", &o, &r), MCPC_OK);
+    mcpc_result_free(r);
+    /* ...but not past the total limit. */
+    o.max_total_ms = 1000;
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":4000}", &o, &r), MCPC_ERR_TIMEOUT);
+    close_and_check_cleanup(c);
+}
+
+static void test_exit_during_call(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("exit-during-call", NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    mcpc_call_opts_t o = opts_timeout(30000);
+    double t0 = now_ms();
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &o, &r), MCPC_ERR_TRANSPORT);
+    CHECK(now_ms() - t0 < 5000);
+    CHECK(strstr(mcpc_last_error_message(), "status 3") != NULL);
+    /* Later calls fail fast, with the same cause. */
+    t0 = now_ms();
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &o, &r), MCPC_ERR_TRANSPORT);
+    CHECK(now_ms() - t0 < 1000);
+    close_and_check_cleanup(c);
+}
+
+static void test_close_stdout(void) {
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_close_grace_ms(o, 200, 200);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("close-stdout", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    mcpc_call_opts_t co = opts_timeout(30000);
+    double t0 = now_ms();
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &co, &r), MCPC_ERR_TRANSPORT);
+    CHECK(now_ms() - t0 < 5000);
+    CHECK(strstr(mcpc_last_error_message(), "closed its stdout") != NULL);
+    close_and_check_cleanup(c);
+}
+
+static void test_garbage_and_bad_responses(void) {
+    const char *faults[] = {"garbage-line", "bad-responses"};
+    for (int i = 0; i < 2; i++) {
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(connect_demo(faults[i], NULL, &c), MCPC_OK);
+        if (!c) continue;
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"ok\"}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "ok") == 0);
+        mcpc_result_free(r);
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"again\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        close_and_check_cleanup(c);
+    }
+}
+
+static void test_long_line(void) {
+    /* Over the limit: the connection fails with a clear error. */
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_max_message_size(o, 1024 * 1024), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("long-line", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_ERR_MESSAGE_TOO_LARGE);
+        CHECK(strstr(mcpc_last_error_message(), "1048576") != NULL);
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_ERR_MESSAGE_TOO_LARGE);
+        close_and_check_cleanup(c);
+    }
+    /* Under the default 16 MiB limit, the same 2 MiB line is fine. */
+    CHECK_STATUS(connect_demo("long-line", NULL, &c), MCPC_OK);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        size_t len = 0;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+        mcpc_result_text(r, &len);
+        CHECK(len == 2 * 1024 * 1024);
+        mcpc_result_free(r);
+        close_and_check_cleanup(c);
+    }
+}
+
+static atomic_int stderr_lines;
+static atomic_int stderr_freed;
+
+static void on_stderr(void *ud, const char *line, size_t len) {
+    (void)line;
+    (void)len;
+    atomic_fetch_add((atomic_int *)ud, 1);
+}
+
+static void free_counter(void *ud) { atomic_fetch_add((atomic_int *)ud, 1); }
+
+static void test_stderr_flood(void) {
+    atomic_store(&stderr_lines, 0);
+    atomic_store(&stderr_freed, 0);
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_stderr_callback(o, on_stderr, &stderr_lines, NULL), MCPC_OK);
+    /* A failing registration still frees its userdata, exactly once. */
+    CHECK_STATUS(mcpc_options_set_stderr_callback(o, NULL, &stderr_freed, free_counter), MCPC_ERR_INVALID_ARG);
+    CHECK(atomic_load(&stderr_freed) == 1);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("stderr-flood", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"y\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+    /* 1 MiB twice, 16384 lines each: all drained and delivered before close returned. */
+    CHECK(atomic_load(&stderr_lines) >= 2 * 16384);
+
+    /* Discarded stderr never stalls the server either. */
+    CHECK_STATUS(connect_demo("stderr-flood", NULL, &c), MCPC_OK);
+    if (!c) return;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+static void test_server_requests_answered(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("ping-during-call", NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    CHECK(file_contains(log_path, "\"id\":\"srv-1\",\"result\":{}"));
+    if (harness_failures_in_test) {
+        char *log = read_file(log_path);
+        fprintf(stderr, "server log:\n%s\n", log);
+        free(log);
+    }
+    CHECK(file_contains(log_path, "\"id\":\"srv-2\",\"error\":{\"code\":-32601"));
+    close_and_check_cleanup(c);
+}
+
+struct notes {
+    atomic_int message;
+    atomic_int list_changed;
+    atomic_int deadlock_refused;
+    mcpc_client_t *client;
+};
+
+static void on_notification(void *ud, const char *method, const char *params) {
+    struct notes *n = ud;
+    if (strcmp(method, "notifications/message") == 0 && params && strstr(params, "hello")) {
+        atomic_fetch_add(&n->message, 1);
+        /* A blocking call from a callback is refused instead of deadlocking. */
+        mcpc_result_t *r = NULL;
+        if (mcpc_client_call_tool(n->client, "echo", "{}", NULL, &r) == MCPC_ERR_WOULD_DEADLOCK && r == NULL) {
+            atomic_fetch_add(&n->deadlock_refused, 1);
+        }
+    }
+    if (strcmp(method, "notifications/tools/list_changed") == 0) {
+        atomic_fetch_add(&n->list_changed, 1);
+    }
+}
+
+static void test_notifications_and_reentry(void) {
+    static struct notes n;
+    atomic_store(&n.message, 0);
+    atomic_store(&n.list_changed, 0);
+    atomic_store(&n.deadlock_refused, 0);
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_notification_callback(o, on_notification, &n, NULL), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("notify-during-call", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    n.client = c;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    /* Notifications sent before the response are routed before it. */
+    CHECK(atomic_load(&n.message) == 1);
+    CHECK(atomic_load(&n.list_changed) == 1);
+    CHECK(atomic_load(&n.deadlock_refused) == 1);
+    close_and_check_cleanup(c);
+}
+
+static void test_stubborn_server_is_killed(void) {
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_close_grace_ms(o, 200, 200), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("stubborn", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    double t0 = now_ms();
+    close_and_check_cleanup(c);
+    CHECK(now_ms() - t0 < 5000);
+}
+
+static void test_grandchild_is_killed(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("grandchild", NULL, &c), MCPC_OK);
+    if (!c) return;
+    CHECK(wait_for_file_text(log_path, "\"event\":\"grandchild\"", 5000));
+    char *log = read_file(log_path);
+    char *p = strstr(log, "\"pid\":");
+    int pid = p ? atoi(p + 6) : 0;
+    free(log);
+    CHECK(pid > 0);
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/%d", pid);
+    CHECK(access(proc, F_OK) == 0);
+    close_and_check_cleanup(c);
+    /* The grandchild was in the server's process group, and went with it. It is not
+     * our child, so its reaping is init's: wait for it to be gone or a zombie. */
+    int gone = 0;
+    for (int i = 0; i < 400 && !gone; i++) {
+        char stat_path[80];
+        snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", pid);
+        char *st = read_file(stat_path);
+        char *cp = strrchr(st, ')');
+        gone = st[0] == 0 || (cp && cp[2] == 'Z');
+        free(st);
+        if (!gone) {
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CHECK(gone);
+}
+
+static void test_caller_errors(void) {
+    mcpc_client_t *c = (mcpc_client_t *)1;
+    CHECK_STATUS(mcpc_client_connect_stdio(NULL, 1, NULL, &c), MCPC_ERR_INVALID_ARG);
+    CHECK(c == NULL);
+    const char *argv[] = {"python3"};
+    CHECK_STATUS(mcpc_client_connect_stdio(argv, 0, NULL, &c), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_connect_stdio(argv, 1, NULL, NULL), MCPC_ERR_INVALID_ARG);
+    const char bad_utf8[] = {'p', (char)0xff, 'x', 0};
+    const char *argv_bad[] = {bad_utf8};
+    CHECK_STATUS(mcpc_client_connect_stdio(argv_bad, 1, NULL, &c), MCPC_ERR_INVALID_UTF8);
+    CHECK(strstr(mcpc_last_error_message(), "argv[0]") != NULL);
+
+    mcpc_result_t *r = NULL;
+    mcpc_tool_list_t *l = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(NULL, "echo", NULL, NULL, &r), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_list_tools(NULL, NULL, &l), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_close(NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_options_set_timeout_ms(NULL, 5), MCPC_ERR_INVALID_ARG);
+    CHECK(mcpc_result_json(NULL) == NULL);
+    CHECK(mcpc_tool_list_len(NULL) == 0);
+    CHECK(mcpc_client_protocol_version(NULL) == NULL);
+    mcpc_client_free(NULL);
+    mcpc_result_free(NULL);
+    mcpc_tool_list_free(NULL);
+    mcpc_options_free(NULL);
+    mcpc_cancel_free(NULL);
+    mcpc_string_free(NULL);
+    mcpc_cancel_trigger(NULL);
+    CHECK(strcmp(mcpc_status_name(MCPC_ERR_TIMEOUT), "MCPC_ERR_TIMEOUT") == 0);
+    CHECK(strcmp(mcpc_status_name(9999), "MCPC_UNKNOWN_STATUS") == 0);
+    CHECK(strcmp(mcpc_version(), MCPC_VERSION) == 0);
+
+    /* A successful call clears the last error. */
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_timeout_ms(o, 1000), MCPC_OK);
+    CHECK(mcpc_last_error_message()[0] == 0);
+    CHECK(mcpc_last_error_status() == MCPC_OK);
+    mcpc_options_free(o);
+
+    /* Bad per-call options. */
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_call_opts_t co = opts_timeout(-5);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", NULL, &co, &r), MCPC_ERR_INVALID_ARG);
+    co = opts_timeout(100);
+    co.struct_size = 4;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", NULL, &co, &r), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_call_tool(c, bad_utf8, NULL, NULL, &r), MCPC_ERR_INVALID_UTF8);
+    CHECK_STATUS(mcpc_client_call_tool(c, NULL, NULL, NULL, &r), MCPC_ERR_INVALID_ARG);
+
+    /* Double close, and calls after close. */
+    CHECK_STATUS(mcpc_client_close(c), MCPC_OK);
+    CHECK_STATUS(mcpc_client_close(c), MCPC_OK);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{}", NULL, &r), MCPC_ERR_CLOSED);
+    CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_ERR_CLOSED);
+    close_and_check_cleanup(c);
+}
+
+#define THREADS 8
+#define CALLS_PER_THREAD 200
+
+struct worker {
+    mcpc_client_t *client;
+    int index;
+    int ok;
+};
+
+static void *worker_main(void *p) {
+    struct worker *w = p;
+    for (int i = 0; i < CALLS_PER_THREAD; i++) {
+        char args[128], want[64];
+        snprintf(want, sizeof want, "t%d-c%d", w->index, i);
+        snprintf(args, sizeof args, "{\"text\":\"%s\"}", want);
+        mcpc_result_t *r = NULL;
+        if (mcpc_client_call_tool(w->client, "echo", args, NULL, &r) == MCPC_OK &&
+            strcmp(mcpc_result_text(r, NULL), want) == 0) {
+            w->ok++;
+        }
+        mcpc_result_free(r);
+    }
+    return NULL;
+}
+
+static void test_many_threads_one_client(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    pthread_t th[THREADS];
+    struct worker w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (struct worker){c, i, 0};
+        pthread_create(&th[i], NULL, worker_main, &w[i]);
+    }
+    int total = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(th[i], NULL);
+        total += w[i].ok;
+    }
+    CHECK(total == THREADS * CALLS_PER_THREAD);
+    close_and_check_cleanup(c);
+}
+
+struct closer {
+    mcpc_client_t *client;
+    const char *log;
+};
+
+static void *close_when_call_arrives(void *p) {
+    struct closer *cl = p;
+    wait_for_file_text(cl->log, "\"name\":\"slow\"", 10000);
+    mcpc_client_close(cl->client);
+    return NULL;
+}
+
+static void test_close_while_call_in_flight(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    struct closer cl = {c, log_path};
+    pthread_t th;
+    pthread_create(&th, NULL, close_when_call_arrives, &cl);
+    mcpc_result_t *r = NULL;
+    mcpc_call_opts_t o = opts_timeout(30000);
+    double t0 = now_ms();
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":30000}", &o, &r), MCPC_ERR_CLOSED);
+    CHECK(now_ms() - t0 < 20000);
+    pthread_join(th, NULL);
+    close_and_check_cleanup(c);
+}
+
+static void test_no_fd_leak(void) {
+    int before = count_fds();
+    for (int i = 0; i < 5; i++) {
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+        if (!c) return;
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        close_and_check_cleanup(c);
+    }
+    CHECK(count_fds() == before);
+}
+
+static void test_environment_and_cwd(void) {
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_env(o, "MCPC_DEMO_FAULT", "bad-version"), MCPC_OK);
+    CHECK_STATUS(mcpc_options_set_env(o, "A=B", "x"), MCPC_ERR_INVALID_ARG);
+    mcpc_client_t *c = NULL;
+    /* The fault comes from the environment given to the child. */
+    CHECK_STATUS(connect_demo(NULL, o, &c), MCPC_ERR_HANDSHAKE);
+    CHECK_STATUS(mcpc_options_set_env(o, "MCPC_DEMO_FAULT", NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_options_set_cwd(o, "/nonexistent-dir"), MCPC_OK);
+    CHECK_STATUS(connect_demo(NULL, o, &c), MCPC_ERR_SPAWN);
+    mcpc_options_free(o);
+}
+
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    /* A C host must not die of SIGPIPE when a server goes away: keep the default
+     * disposition here on purpose. */
+    signal(SIGPIPE, SIG_DFL);
+    RUN(test_handshake);
+    RUN(test_pinned_version_and_client_info);
+    RUN(test_handshake_failures);
+    RUN(test_spawn_failure);
+    RUN(test_pagination);
+    RUN(test_repeated_cursor);
+    RUN(test_cursor_cycle);
+    RUN(test_duplicate_names);
+    RUN(test_page_limit);
+    RUN(test_calls);
+    RUN(test_timeout);
+    RUN(test_client_default_timeout);
+    RUN(test_cancel_from_another_thread);
+    RUN(test_progress);
+    RUN(test_exit_during_call);
+    RUN(test_close_stdout);
+    RUN(test_garbage_and_bad_responses);
+    RUN(test_long_line);
+    RUN(test_stderr_flood);
+    RUN(test_server_requests_answered);
+    RUN(test_notifications_and_reentry);
+    RUN(test_stubborn_server_is_killed);
+    RUN(test_grandchild_is_killed);
+    RUN(test_caller_errors);
+    RUN(test_many_threads_one_client);
+    RUN(test_close_while_call_in_flight);
+    RUN(test_no_fd_leak);
+    RUN(test_environment_and_cwd);
+    return harness_finish();
+}
