@@ -30,7 +30,7 @@ else
   RUNNER   :=
 endif
 
-.PHONY: all lib lib-debug cli demo test test-rust test-c test-cli check-header check-symbols lint clean
+.PHONY: all lib lib-debug cli demo test test-rust test-c test-cli test-readme check-header check-symbols lint clean
 
 all: lib cli
 
@@ -60,7 +60,7 @@ demo: build/release/mcpc
 	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py" call echo '"'"'{"text":"hello from mcpc"}'"'"
 	@build/release/mcpc --stdio "$(PYTHON) demo/server.py" call echo '{"text":"hello from mcpc"}'
 
-test: test-rust check-symbols test-c test-cli
+test: test-rust check-symbols test-c test-cli test-readme
 
 test-rust:
 	$(CARGO) test
@@ -86,6 +86,9 @@ test-c: build/test_stdio build/header_twice
 
 test-cli: build/debug/mcpc
 	MCPC=build/debug/mcpc PYTHON=$(PYTHON) tests/cli_test.sh
+
+test-readme: lib-debug
+	LIB=$(DEBUG) tests/readme_example.sh
 
 lint:
 	$(CARGO) fmt --check

@@ -144,8 +144,8 @@ static void put_sanitized(FILE *f, const char *s)
 /*
  * Reports the failure of the mcpc call that just returned `st`, as
  * "mcpc: <STATUS_NAME>: <message>". Must run before any other mcpc call on this
- * thread: the message is only valid until then. mcpc_status_name is fetched first
- * for the same reason (it returns a static string).
+ * thread: the borrowed message is only valid until then. That is also why the
+ * (static) status name is fetched before the message, not after it.
  */
 static void report_status(mcpc_status_t st)
 {
@@ -286,15 +286,21 @@ static bool valid_bearer(const char *t)
 /* The CA file must be something we can open for reading, and not a directory. */
 static bool check_cacert(const char *path, const char **why)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: opening a FIFO that has no writer must not hang. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         *why = strerror(errno);
         return false;
     }
     struct stat st;
-    bool ok = fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode);
-    if (!ok)
+    bool ok = true;
+    if (fstat(fd, &st) != 0) {
+        *why = strerror(errno);
+        ok = false;
+    } else if (S_ISDIR(st.st_mode)) {
         *why = "is a directory";
+        ok = false;
+    }
     close(fd);
     return ok;
 }
@@ -310,7 +316,7 @@ static bool valid_url(const char *u)
     return rest != NULL && *rest != '\0' && *rest != '/';
 }
 
-/* Long options that take a value. */
+/* The options; those with has_value take one (as the next argument or after "="). */
 enum opt_id {
     OPT_STDIO, OPT_URL, OPT_TIMEOUT, OPT_HEADER, OPT_BEARER, OPT_CACERT,
     OPT_PROTOCOL_VERSION, OPT_STDERR, OPT_HELP, OPT_UNKNOWN
@@ -349,8 +355,8 @@ static int set_once(const char **slot, const char *value, const char *name)
  */
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
-    const char *pos[3];
-    size_t npos = 0;
+    const char *pos[4]; /* the first positional arguments: COMMAND [NAME [ARGS_JSON [extra]]] */
+    size_t npos = 0;    /* how many positional arguments there are */
     bool only_positional = false;
     const char *timeout_text = NULL;
     int rc;
@@ -365,9 +371,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (only_positional || arg[0] != '-' || arg[1] == '\0') {
-            if (npos == sizeof pos / sizeof pos[0])
-                return usage_error("unexpected argument '%s'", arg);
-            pos[npos++] = arg;
+            if (npos < sizeof pos / sizeof pos[0])
+                pos[npos] = arg;
+            npos++;
             continue;
         }
         if (strcmp(arg, "--") == 0) {
@@ -428,8 +434,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             break;
         case OPT_HEADER: {
             const char *why = NULL;
-            if (!valid_header(value, &why))
-                return usage_error("--header '%s': %s", value, why);
+            if (!valid_header(value, &why)) /* not echoed: it may hold a secret */
+                return usage_error("--header #%zu: %s", cfg->n_headers + 1, why);
             cfg->headers[cfg->n_headers++] = value;
             break;
         }
@@ -823,8 +829,8 @@ int main(int argc, char **argv)
     /*
      * Block SIGINT and SIGTERM before the first mcpc call: the library starts its
      * threads on demand, and they inherit this mask, so the signals can only be
-     * taken by sigwait() in our signal thread. (The server child does not inherit
-     * the mask: the library's spawn resets it.)
+     * taken by sigwait() in our signal thread. (The server process must not keep
+     * this mask; clearing it in the child is the library's job, not ours.)
      */
     struct signal_waiter sw;
     sigemptyset(&sw.set);

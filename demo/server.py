@@ -43,6 +43,7 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT):
     notify-during-call  tools/call first sends notifications/message and
                         notifications/tools/list_changed
     stubborn            ignores SIGTERM and never exits on stdin EOF
+    linger              never exits on stdin EOF (SIGTERM still ends it)
     grandchild          spawns `sleep 300` in the same process group at startup
                         and leaves it running when exiting on stdin EOF
     close-stdout        tools/call closes fd 1, then sleeps forever
@@ -64,7 +65,7 @@ FAULTS = {
     "repeated-cursor", "cursor-cycle", "duplicate-names", "endless-pages",
     "bad-version", "empty-version", "init-error", "exit-during-call",
     "garbage-line", "bad-responses", "long-line", "stderr-flood",
-    "ping-during-call", "notify-during-call", "stubborn", "grandchild",
+    "ping-during-call", "notify-during-call", "stubborn", "linger", "grandchild",
     "close-stdout",
 }
 
@@ -185,7 +186,7 @@ class Server:
                 continue
             self.dispatch(msg)
         # stdin EOF
-        if self.fault == "stubborn":
+        if self.fault in ("stubborn", "linger"):
             sleep_forever()
         if self.log_file is not None:
             self.log_file.flush()
@@ -227,6 +228,9 @@ class Server:
         with self.state_lock:
             ev = self.inflight.get(key)
         if ev is not None:
+            # Logged here, on the reading thread, so the record exists even when the
+            # client closes stdin right after cancelling and the server exits at once.
+            self.log_event({"event": "cancelled", "requestId": params.get("requestId")})
             ev.set()
 
     def on_client_response(self, msg):
@@ -406,8 +410,7 @@ class Server:
                 self.notify("notifications/progress",
                             {"progressToken": token, "progress": k, "total": 4})
         if cancel.is_set():
-            self.log_event({"event": "cancelled", "requestId": rid})
-            return None
+            return None  # the cancel was logged when it arrived
         return {"content": [_text("slept %d ms" % ms)],
                 "structuredContent": {"slept_ms": ms, "cancelled": False}}
 

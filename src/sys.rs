@@ -22,3 +22,18 @@ pub fn signal_group(pgid: u32, sig: Signal) {
 }
 
 pub use nix::sys::signal::Signal as Sig;
+
+/// Makes a spawned server start with no blocked signals, whatever the host's
+/// thread had blocked (a host that handles Ctrl-C on a sigwait thread blocks
+/// SIGINT and SIGTERM, and a child would inherit that and ignore our SIGTERM).
+pub fn unblock_signals_in_child(cmd: &mut tokio::process::Command) {
+    #[allow(unsafe_code)]
+    // SAFETY: the closure runs in the child between fork and exec, and only calls
+    // sigprocmask, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)
+                .map_err(std::io::Error::from)
+        });
+    }
+}

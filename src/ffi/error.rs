@@ -8,8 +8,11 @@ use crate::error::{mcpc_status_t, Status};
 /// The message of the last error on this thread: what failed and why, naming its
 /// context (for example `tools/call "slow": timed out after 5000 ms`). "" when the last
 /// mcpc call on this thread succeeded. Never NULL.
-/// Ownership: borrowed; valid until the next mcpc call on this thread (other than
-/// mcpc_last_error_*).
+/// Ownership: borrowed; valid until the next call on this thread of an mcpc function
+/// that returns mcpc_status_t (each of those clears it on entry and sets it on
+/// failure). Accessors that return no status (mcpc_result_*, mcpc_tool_list_* other
+/// than _to_json, mcpc_status_name, mcpc_last_error_*, the _free functions) leave it alone,
+/// so after MCPC_ERR_TOOL the message and the result can be read in any order.
 /// Threads: per thread; each thread sees its own last error.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpc_last_error_message() -> *const c_char {

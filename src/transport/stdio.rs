@@ -165,6 +165,7 @@ impl StdioTransport {
             })
             .process_group(0)
             .kill_on_drop(true);
+        crate::sys::unblock_signals_in_child(&mut cmd);
         if cfg.clear_env {
             cmd.env_clear();
         }

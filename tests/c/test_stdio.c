@@ -513,6 +513,28 @@ static void test_stubborn_server_is_killed(void) {
     CHECK(now_ms() - t0 < 5000);
 }
 
+static void test_sigterm_reaches_server_despite_host_mask(void) {
+    /* A host that handles signals on a sigwait thread blocks them everywhere else;
+     * the server must not inherit that mask, or our SIGTERM would not reach it. */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_close_grace_ms(o, 100, 30000), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("linger", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (c) {
+        double t0 = now_ms();
+        close_and_check_cleanup(c);
+        /* SIGTERM ended it; SIGKILL would have come only after 30 s. */
+        CHECK(now_ms() - t0 < 15000);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 static void test_grandchild_is_killed(void) {
     mcpc_client_t *c = NULL;
     CHECK_STATUS(connect_demo("grandchild", NULL, &c), MCPC_OK);
@@ -729,6 +751,7 @@ int main(int argc, char **argv) {
     RUN(test_server_requests_answered);
     RUN(test_notifications_and_reentry);
     RUN(test_stubborn_server_is_killed);
+    RUN(test_sigterm_reaches_server_despite_host_mask);
     RUN(test_grandchild_is_killed);
     RUN(test_caller_errors);
     RUN(test_many_threads_one_client);

@@ -1,0 +1,85 @@
+#!/bin/bash
+# Tests of the mcpc command-line client against the demo server: output, exit codes,
+# and Ctrl-C cancelling the call in flight. Closing line: "N passed, N failed".
+set -u
+MCPC=${MCPC:-build/debug/mcpc}
+PYTHON=${PYTHON:-python3}
+SERVER="$PYTHON demo/server.py"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+# expect NAME WANT_EXIT GREP_STDOUT -- ARGS...   (GREP_STDOUT "" skips the output check)
+expect() {
+    local name=$1 want=$2 pattern=$3
+    shift 4
+    "$MCPC" "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL $name: exit $got, want $want; stderr: $(head -c 400 "$tmp/err")"
+        failed=$((failed + 1))
+    elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$tmp/out"; then
+        echo "FAIL $name: stdout lacks $pattern: $(head -c 400 "$tmp/out")"
+        failed=$((failed + 1))
+    else
+        echo "ok   $name"
+        passed=$((passed + 1))
+    fi
+}
+
+expect info 0 '"serverInfo":{"name":"mcpc-demo"' -- --stdio "$SERVER" info
+expect tools-all-pages 0 '"name":"item_19"' -- --stdio "$SERVER" tools
+expect call-text 0 '"text":"hi"' -- --stdio "$SERVER" call echo '{"text":"hi"}'
+expect call-structured 0 '"structuredContent":{"sum":5}' -- --stdio "$SERVER" call add '{"a":2,"b":3}'
+expect call-no-args 0 '"text":"one"' -- --stdio "$SERVER" call multi
+expect tool-error 2 '"isError":true' -- --stdio "$SERVER" call fail '{"message":"boom"}'
+expect rpc-error 3 '' -- --stdio "$SERVER" call nope '{}'
+expect handshake-error 3 '' -- --stdio "$SERVER --fault bad-version" info
+expect repeated-cursor 3 '' -- --stdio "$SERVER --fault repeated-cursor" tools
+expect timeout 4 '' -- --timeout 300 --stdio "$SERVER" call slow '{"ms":20000}'
+expect pinned-version 0 '"protocolVersion":"2024-11-05"' -- --protocol-version 2024-11-05 --stdio "$SERVER" info
+expect quoted-args 0 '"name":"mcpc-demo"' -- --stdio "$PYTHON 'demo/server.py' --page-size \"7\"" info
+expect usage-no-transport 1 '' -- info
+expect usage-bad-command 1 '' -- --stdio "$SERVER" frobnicate
+expect usage-bad-timeout 1 '' -- --timeout abc --stdio "$SERVER" info
+expect usage-unterminated-quote 1 '' -- --stdio "$PYTHON 'demo/server.py" info
+expect bad-json-args 1 '' -- --stdio "$SERVER" call echo '{"text":'
+expect help 0 'Usage' -- --help
+
+# The error message goes to stderr with the library's words.
+"$MCPC" --stdio "$SERVER" call nope '{}' >/dev/null 2>"$tmp/err"
+if grep -q 'MCPC_ERR_RPC' "$tmp/err" && grep -q 'nope' "$tmp/err"; then
+    echo "ok   rpc-error-message"; passed=$((passed + 1))
+else
+    echo "FAIL rpc-error-message: $(cat "$tmp/err")"; failed=$((failed + 1))
+fi
+
+# Ctrl-C cancels the call in flight: the server sees notifications/cancelled, exit 5.
+log="$tmp/server.log"
+"$MCPC" --stdio "$SERVER --log $log" call slow '{"ms":30000}' >/dev/null 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 1000); do
+    grep -q '"name":"slow"' "$log" 2>/dev/null && break
+    sleep 0.01
+done
+kill -INT "$pid"
+wait "$pid"
+got=$?
+for _ in $(seq 1 500); do
+    grep -q '"event":"cancelled"' "$log" 2>/dev/null && break
+    sleep 0.01
+done
+if [ "$got" -eq 5 ] && grep -q 'notifications/cancelled' "$log" && grep -q '"event":"cancelled"' "$log"; then
+    echo "ok   sigint-cancels"; passed=$((passed + 1))
+else
+    echo "FAIL sigint-cancels: exit $got; log: $(tail -c 400 "$log")"; failed=$((failed + 1))
+fi
+if ! pgrep -f "$log" >/dev/null; then
+    echo "ok   sigint-no-process-left"; passed=$((passed + 1))
+else
+    echo "FAIL sigint-no-process-left"; failed=$((failed + 1))
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
