@@ -72,17 +72,21 @@ check-header:
 check-symbols: lib-debug
 	tests/check_symbols.sh $(DEBUG)/libmcpc.so include/mcpc.h
 
-build/test_stdio: tests/c/test_stdio.c tests/c/harness.h include/mcpc.h lib-debug
+C_TEST_DEPS := tests/c/harness.h tests/c/seam_host.h include/mcpc.h lib-debug
+
+build/test_%: tests/c/test_%.c $(C_TEST_DEPS)
 	@mkdir -p build
-	$(CC) $(CFLAGS_C) $(SANITIZE) tests/c/test_stdio.c -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
+	$(CC) $(CFLAGS_C) $(SANITIZE) $< -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
 
 build/header_twice: tests/c/header_twice.cpp include/mcpc.h lib-debug
 	@mkdir -p build
 	$(CXX) -std=c++17 $(CWARN) -Iinclude tests/c/header_twice.cpp -L$(DEBUG) -lmcpc -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
 
-test-c: build/test_stdio build/header_twice
+test-c: build/test_protocol build/header_twice
 	build/header_twice
-	$(RUNNER) build/test_stdio
+	MCPC_TEST_TRANSPORT=stdio $(RUNNER) build/test_protocol
+	MCPC_TEST_TRANSPORT=seam $(RUNNER) build/test_protocol
+	MCPC_TEST_TRANSPORT=exchange $(RUNNER) build/test_protocol
 
 test-cli: build/debug/mcpc
 	MCPC=build/debug/mcpc PYTHON=$(PYTHON) tests/cli_test.sh

@@ -158,6 +158,20 @@ typedef struct mcpc_cancel_t mcpc_cancel_t;
 typedef struct mcpc_client_t mcpc_client_t;
 
 /**
+ * One outgoing message of a request/response transport, waiting for the host to
+ * complete it (mcpc_exchange_complete) or fail it (mcpc_exchange_fail), exactly once,
+ * from any thread.
+ */
+typedef struct mcpc_exchange_t mcpc_exchange_t;
+
+/**
+ * An asynchronous operation started by an `_async` function. Its completion
+ * callback runs exactly once, whether or not the handle is still held.
+ * Thread-safe: cancel it from any thread; free it with mcpc_op_free.
+ */
+typedef struct mcpc_op_t mcpc_op_t;
+
+/**
  * Client settings: a builder. Make it with mcpc_options_new, set what you need,
  * pass it to a connect function (which copies it; the same options may make many
  * clients), and free it with mcpc_options_free.
@@ -176,6 +190,15 @@ typedef struct mcpc_result_t mcpc_result_t;
  * read it. Strings it hands out are borrowed and live until mcpc_tool_list_free.
  */
 typedef struct mcpc_tool_list_t mcpc_tool_list_t;
+
+/**
+ * A transport whose channel the host owns. Make it with mcpc_transport_new (stream
+ * form) or mcpc_transport_new_request (request/response form), connect a client over
+ * it with mcpc_client_connect_transport, push what the server sends with
+ * mcpc_transport_deliver, and free the host's handle with mcpc_transport_free.
+ * Thread-safe: deliver from any thread.
+ */
+typedef struct mcpc_transport_t mcpc_transport_t;
 
 /**
  * Receives progress for a call: `progress` (increasing), `total` (negative when the
@@ -225,6 +248,37 @@ typedef struct {
 } mcpc_call_opts_t;
 
 /**
+ * Completes mcpc_client_connect_stdio_async or mcpc_client_connect_transport_async:
+ * on MCPC_OK `client` is the new client, owned by the callee (free it with
+ * mcpc_client_free, from any thread); otherwise it is NULL and `error_message` says
+ * why (also in mcpc_last_error_* during the call). `error_message` is borrowed for the
+ * call ("" on success). Runs exactly once, on an mcpc thread.
+ */
+typedef void (*mcpc_connect_done_cb)(void *userdata,
+                                     mcpc_status_t status,
+                                     mcpc_client_t *client,
+                                     const char *error_message);
+
+/**
+ * Completes mcpc_client_list_tools_async: on MCPC_OK `list` is owned by the callee
+ * (free with mcpc_tool_list_free); otherwise NULL. Otherwise as mcpc_connect_done_cb.
+ */
+typedef void (*mcpc_list_done_cb)(void *userdata,
+                                  mcpc_status_t status,
+                                  mcpc_tool_list_t *list,
+                                  const char *error_message);
+
+/**
+ * Completes mcpc_client_call_tool_async: on MCPC_OK and MCPC_ERR_TOOL `result` is owned
+ * by the callee (free with mcpc_result_free); otherwise NULL. Otherwise as
+ * mcpc_connect_done_cb.
+ */
+typedef void (*mcpc_call_done_cb)(void *userdata,
+                                  mcpc_status_t status,
+                                  mcpc_result_t *result,
+                                  const char *error_message);
+
+/**
  * Receives one line the server wrote to stderr: `line` (not NUL-terminated, may
  * hold any bytes) of `len` bytes, borrowed for the duration of the call.
  * Runs on an mcpc thread; calls for one client never overlap. It must not block
@@ -250,6 +304,41 @@ typedef void (*mcpc_free_cb)(void *userdata);
 typedef void (*mcpc_notification_cb)(void *userdata,
                                      const char *method,
                                      const char *params_json);
+
+/**
+ * Sends one outgoing JSON-RPC message (`data`, `len` bytes, one compact JSON object
+ * with no line end and no NUL terminator) on the host's channel. Returns 0 on
+ * success; any other value fails the message (its request returns
+ * MCPC_ERR_TRANSPORT), not the connection.
+ * Runs on an mcpc blocking-pool thread, never a runtime worker; calls for one
+ * transport never overlap and come in send order. `data` is borrowed for the call.
+ * It may call mcpc_transport_deliver (also for the response to this very message);
+ * blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef int32_t (*mcpc_transport_send_cb)(void *userdata,
+                                          const char *data,
+                                          size_t len);
+
+/**
+ * Closes the host's channel. Runs exactly once, when the client closes (after every
+ * queued message went out), on an mcpc blocking-pool thread; never if the transport
+ * is freed without having been attached to a client.
+ */
+typedef void (*mcpc_transport_close_cb)(void *userdata);
+
+/**
+ * Hands one outgoing JSON-RPC message to a request/response host: `exchange` is owned
+ * by the host from here on and must be completed or failed exactly once, from any
+ * thread, now or later. Messages that expect no response (notifications, answers to
+ * server requests; mcpc_exchange_expects_response says which) are completed with no
+ * body. Returns 0 on success; any other value fails the message, and then the host
+ * must not touch `exchange` (mcpc reclaims it).
+ * Threads and reentrancy: as for mcpc_transport_send_cb.
+ */
+typedef int32_t (*mcpc_transport_request_cb)(void *userdata,
+                                             mcpc_exchange_t *exchange,
+                                             const char *data,
+                                             size_t len);
 
 #ifdef __cplusplus
 extern "C" {
@@ -420,6 +509,106 @@ mcpc_status_t mcpc_client_close(const mcpc_client_t *client);
 void mcpc_client_free(mcpc_client_t *client);
 
 /**
+ * Connects over a caller-supplied transport (see mcpc_transport_new): runs the
+ * initialize handshake through the host's callbacks and waits for it. The host
+ * delivers the server's messages with mcpc_transport_deliver, from its own threads,
+ * also while this call blocks. A transport serves one client.
+ * Ownership: `transport` stays the host's (free it with mcpc_transport_free when
+ * done delivering); the client holds its own reference. `opts` is read during the
+ * call (NULL: defaults). On success `*out_client` is owned by the caller.
+ * Threads: any thread except mcpc's own and the host's delivering thread (a blocking
+ * call from an mcpc callback returns MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, transport already attached), MCPC_ERR_HANDSHAKE,
+ * MCPC_ERR_TIMEOUT, MCPC_ERR_TRANSPORT, MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `transport` is NULL or live; `opts` is NULL or live; `out_client` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_connect_transport(const mcpc_transport_t *transport,
+                                            const mcpc_options_t *opts,
+                                            mcpc_client_t **out_client);
+
+/**
+ * Starts mcpc_client_connect_stdio without blocking: returns at once, and `on_done`
+ * gets the client (or the error) exactly once, on an mcpc thread. Cancelling the op
+ * stops the handshake and shuts the server down (`initialize` itself is never sent
+ * `notifications/cancelled`).
+ * Ownership: `argv` and `opts` are read during this call. `*out_op` (when `out_op` is
+ * not NULL) is owned by the caller; free it with mcpc_op_free.
+ * Threads: any thread, also from mcpc callbacks.
+ * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, argc 0, NULL
+ * on_done), MCPC_ERR_INVALID_UTF8. Later errors go to `on_done`, as for
+ * mcpc_client_connect_stdio.
+ *
+ * # Safety
+ * As mcpc_client_connect_stdio; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_connect_stdio_async(const char *const *argv,
+                                              size_t argc,
+                                              const mcpc_options_t *opts,
+                                              mcpc_connect_done_cb on_done,
+                                              void *userdata,
+                                              mcpc_op_t **out_op);
+
+/**
+ * Starts mcpc_client_connect_transport without blocking; as
+ * mcpc_client_connect_stdio_async otherwise.
+ * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL transport or
+ * on_done).
+ *
+ * # Safety
+ * As mcpc_client_connect_transport; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_connect_transport_async(const mcpc_transport_t *transport,
+                                                  const mcpc_options_t *opts,
+                                                  mcpc_connect_done_cb on_done,
+                                                  void *userdata,
+                                                  mcpc_op_t **out_op);
+
+/**
+ * Starts mcpc_client_list_tools without blocking: returns at once, and `on_done` gets
+ * the list (or the error) exactly once, on an mcpc thread. A cancel from `opts.cancel`
+ * or mcpc_op_cancel stops it with MCPC_ERR_CANCELLED. Closing the client completes it
+ * (MCPC_ERR_CLOSED) before the close returns.
+ * Ownership: `opts` is read during this call; its progress userdata must stay valid
+ * until `on_done` runs. `*out_op` (when not NULL) is owned by the caller.
+ * Threads: any thread, also from mcpc callbacks.
+ * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * As mcpc_client_list_tools; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_list_tools_async(const mcpc_client_t *client,
+                                           const mcpc_call_opts_t *opts,
+                                           mcpc_list_done_cb on_done,
+                                           void *userdata,
+                                           mcpc_op_t **out_op);
+
+/**
+ * Starts mcpc_client_call_tool without blocking: returns at once, and `on_done` gets
+ * the result (or the error) exactly once, on an mcpc thread. A cancel from
+ * `opts.cancel` or mcpc_op_cancel sends `notifications/cancelled` and completes with
+ * MCPC_ERR_CANCELLED, even when the response races the cancel. Closing the client
+ * completes it (MCPC_ERR_CLOSED) before the close returns.
+ * Ownership: `name`, `arguments_json` and `opts` are read during this call; the
+ * progress userdata must stay valid until `on_done` runs. `*out_op` (when not NULL)
+ * is owned by the caller; free it with mcpc_op_free.
+ * Threads: any thread, also from mcpc callbacks.
+ * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, arguments not
+ * a JSON object), MCPC_ERR_INVALID_UTF8, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * As mcpc_client_call_tool; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_call_tool_async(const mcpc_client_t *client,
+                                          const char *name,
+                                          const char *arguments_json,
+                                          const mcpc_call_opts_t *opts,
+                                          mcpc_call_done_cb on_done,
+                                          void *userdata,
+                                          mcpc_op_t **out_op);
+
+/**
  * The message of the last error on this thread: what failed and why, naming its
  * context (for example `tools/call "slow": timed out after 5000 ms`). "" when the last
  * mcpc call on this thread succeeded. Never NULL.
@@ -465,6 +654,38 @@ const char *mcpc_version(void);
  * `s` is NULL or an owned string from mcpc, freed only once.
  */
 void mcpc_string_free(char *s);
+
+/**
+ * Cancels the operation: its completion reports MCPC_ERR_CANCELLED, unless it had
+ * already completed, and the server is sent `notifications/cancelled` for a request
+ * still in flight. A local cancel does not prove that the server stopped the work.
+ * Idempotent; NULL is ignored.
+ * Threads: any thread, also from inside mcpc callbacks (including the op's own).
+ *
+ * # Safety
+ * `op` is NULL or a live handle.
+ */
+void mcpc_op_cancel(const mcpc_op_t *op);
+
+/**
+ * True once the operation has completed or been cancelled (its callback has run or
+ * is about to). False for NULL.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `op` is NULL or a live handle.
+ */
+bool mcpc_op_is_finished(const mcpc_op_t *op);
+
+/**
+ * Frees the handle. It does not cancel: the operation runs on and its callback still
+ * runs exactly once. NULL is a no-op.
+ * Threads: any thread, also from inside the op's own callback.
+ *
+ * # Safety
+ * `op` is NULL or a live handle, freed only once.
+ */
+void mcpc_op_free(mcpc_op_t *op);
 
 /**
  * Makes an options object with the defaults: timeout 60000 ms, the newest
@@ -742,6 +963,120 @@ mcpc_status_t mcpc_tool_list_to_json(const mcpc_tool_list_t *list,
  * `list` is NULL or a live tool list, freed only once.
  */
 void mcpc_tool_list_free(mcpc_tool_list_t *list);
+
+/**
+ * Makes a stream transport: `send` gets each outgoing message, and the host delivers
+ * every incoming message with mcpc_transport_deliver. `close` (may be NULL) closes the
+ * channel. `userdata_free` (may be NULL) runs exactly once, when both the host's handle
+ * and the client are done with the transport (also if this call fails).
+ * Ownership: on success `*out_transport` is the host's handle; free it with
+ * mcpc_transport_free (a client connected over it keeps the transport alive).
+ * Threads: any thread.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL `send` or `out_transport`).
+ *
+ * # Safety
+ * The callbacks may be called with `userdata` from mcpc threads until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_transport_new(mcpc_transport_send_cb send,
+                                 mcpc_transport_close_cb close,
+                                 void *userdata,
+                                 mcpc_free_cb userdata_free,
+                                 mcpc_transport_t **out_transport);
+
+/**
+ * Makes a request/response transport: `request` gets each outgoing message as an
+ * exchange, which the host completes with the response body (mcpc_exchange_complete)
+ * from any thread. Otherwise as mcpc_transport_new. mcpc_transport_deliver works too,
+ * for messages that arrive outside any exchange.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL `request` or `out_transport`).
+ *
+ * # Safety
+ * The callbacks may be called with `userdata` from mcpc threads until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_transport_new_request(mcpc_transport_request_cb request,
+                                         mcpc_transport_close_cb close,
+                                         void *userdata,
+                                         mcpc_free_cb userdata_free,
+                                         mcpc_transport_t **out_transport);
+
+/**
+ * Delivers one message from the server: exactly one JSON-RPC message of `len` bytes
+ * (no framing; need not be NUL-terminated). It is routed on the calling thread before
+ * this returns: a response completes its call, and notification and progress
+ * callbacks run on this thread. Deliveries may come from several threads at once.
+ * A message over the client's size limit fails the connection.
+ * Ownership: `data` is read during the call only.
+ * Threads: any thread, also from inside the send callback.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or no client attached yet), MCPC_ERR_CLOSED (the
+ * client closed the transport), MCPC_ERR_PROTOCOL (not a JSON-RPC message: dropped, the
+ * connection goes on), MCPC_ERR_MESSAGE_TOO_LARGE.
+ *
+ * # Safety
+ * `transport` is NULL or live; `data` is NULL or `len` readable bytes.
+ */
+mcpc_status_t mcpc_transport_deliver(const mcpc_transport_t *transport,
+                                     const char *data,
+                                     size_t len);
+
+/**
+ * Signals that the host's channel ended (the server went away): every call in flight
+ * and every later call fails with MCPC_ERR_TRANSPORT naming `reason` (may be NULL).
+ * Threads: any thread.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or no client attached), MCPC_ERR_CLOSED,
+ * MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `transport` is NULL or live; `reason` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_transport_end(const mcpc_transport_t *transport,
+                                 const char *reason);
+
+/**
+ * Frees the host's handle. NULL is a no-op. A client connected over the transport
+ * keeps using it; deliveries need the handle, so free it once the client is closed.
+ * Threads: any thread, once no other thread uses the handle.
+ *
+ * # Safety
+ * `transport` is NULL or live, freed only once.
+ */
+void mcpc_transport_free(mcpc_transport_t *transport);
+
+/**
+ * True when the exchange carries a request, whose response the body must hold;
+ * false for notifications and answers to server requests (complete them with no body).
+ *
+ * # Safety
+ * `exchange` is NULL or live.
+ */
+bool mcpc_exchange_expects_response(const mcpc_exchange_t *exchange);
+
+/**
+ * Completes an exchange with the response body: zero or more JSON-RPC messages, one
+ * per line (server notifications may come before the response); `body` may be NULL
+ * with `len` 0. Consumes `exchange`, whatever the result. A request whose response is
+ * not in the body fails with MCPC_ERR_PROTOCOL.
+ * Threads: any thread, also from inside the request callback.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL exchange), MCPC_ERR_CLOSED (the client closed),
+ * MCPC_ERR_PROTOCOL (a message in the body was not JSON-RPC; the others were routed),
+ * MCPC_ERR_MESSAGE_TOO_LARGE.
+ *
+ * # Safety
+ * `exchange` is NULL or live (it is consumed); `body` is NULL or `len` readable bytes.
+ */
+mcpc_status_t mcpc_exchange_complete(mcpc_exchange_t *exchange,
+                                     const char *body,
+                                     size_t len);
+
+/**
+ * Fails an exchange: its request returns MCPC_ERR_TRANSPORT naming `reason` (may be
+ * NULL). Consumes `exchange`. NULL is a no-op.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `exchange` is NULL or live (it is consumed); `reason` is NULL or NUL-terminated.
+ */
+void mcpc_exchange_fail(mcpc_exchange_t *exchange,
+                        const char *reason);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -153,11 +153,11 @@ impl Shared {
 }
 
 impl Sink for Shared {
-    fn deliver(&self, msg: &[u8]) -> Option<Outgoing> {
+    fn deliver(&self, msg: &[u8]) -> Result<Option<Outgoing>> {
         match jsonrpc::decode(msg) {
             Err(e) => {
                 log::warn!("dropped a message from the server: {e}");
-                None
+                Err(e)
             }
             Ok(Incoming::Response { id, outcome }) => {
                 match self.take(id) {
@@ -168,7 +168,7 @@ impl Sink for Shared {
                         "dropped a response to id {id}, which matches no pending request"
                     ),
                 }
-                None
+                Ok(None)
             }
             Ok(Incoming::Request { id, method }) => {
                 let body = if method == "ping" {
@@ -180,11 +180,11 @@ impl Sink for Shared {
                     );
                     jsonrpc::encode_response(id, Err((METHOD_NOT_FOUND, &msg)))
                 };
-                Some(Outgoing {
+                Ok(Some(Outgoing {
                     body,
                     id: None,
                     method: None,
-                })
+                }))
             }
             Ok(Incoming::Notification { method, params }) => {
                 if method == "notifications/progress" {
@@ -192,7 +192,7 @@ impl Sink for Shared {
                 } else if let Some(cb) = &self.on_notification {
                     cb(&method, params.map(RawValue::get));
                 }
-                None
+                Ok(None)
             }
         }
     }

@@ -1,5 +1,6 @@
 //! The one tokio runtime shared by every client, started on first use.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::sync::OnceLock;
 
@@ -34,10 +35,33 @@ pub fn handle() -> &'static Handle {
         .handle()
 }
 
-/// True when the current thread belongs to the runtime (a worker, a blocking-pool
-/// thread, or a thread inside a callback that mcpc runs).
+thread_local! {
+    static IN_CALLBACK: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Marks the current thread as running caller code on mcpc's behalf (a callback
+/// reached through `mcpc_transport_deliver` runs on the host's own thread) for as
+/// long as the guard lives.
+pub struct CallbackScope(());
+
+impl CallbackScope {
+    pub fn enter() -> Self {
+        IN_CALLBACK.with(|c| c.set(c.get() + 1));
+        CallbackScope(())
+    }
+}
+
+impl Drop for CallbackScope {
+    fn drop(&mut self) {
+        IN_CALLBACK.with(|c| c.set(c.get() - 1));
+    }
+}
+
+/// True when the current thread belongs to the runtime (a worker or a
+/// blocking-pool thread) or is inside a callback that mcpc runs: places where a
+/// blocking mcpc call could wait on itself.
 pub fn on_runtime_thread() -> bool {
-    Handle::try_current().is_ok()
+    Handle::try_current().is_ok() || IN_CALLBACK.with(|c| c.get() > 0)
 }
 
 /// Runs `fut` to completion on the calling thread, with the runtime's I/O and

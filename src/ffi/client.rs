@@ -7,9 +7,11 @@ use std::time::Duration;
 use super::boundary::{boundary, status};
 use super::cancel::mcpc_cancel_t;
 use super::cstr::{opt_str_in, str_in, string_out};
+use super::op::{mcpc_op_t, spawn_op, OpTracker};
 use super::options::{mcpc_options_t, OptionsData};
 use super::ptr::{self, check_out, Handle};
 use super::result::{mcpc_result_t, mcpc_tool_list_t, ResultData, ToolListData};
+use super::transport::mcpc_transport_t;
 use crate::client::{Client, Control};
 use crate::error::mcpc_status_t;
 use crate::error::{quote, Error, Result, Status};
@@ -26,6 +28,25 @@ pub struct mcpc_client_t {
 pub(crate) struct ClientHandle {
     pub client: Arc<Client>,
     version: CString,
+    ops: Arc<OpTracker>,
+}
+
+impl ClientHandle {
+    fn new(client: Client) -> Self {
+        let version = super::boundary::c_message(&client.session().version);
+        ClientHandle {
+            client: Arc::new(client),
+            version,
+            ops: OpTracker::new(),
+        }
+    }
+
+    /// Closes the client, then waits until every async operation has completed.
+    async fn close(client: Arc<Client>, ops: Arc<OpTracker>) {
+        ops.close();
+        client.close().await;
+        ops.idle().await;
+    }
 }
 
 impl Handle for mcpc_client_t {
@@ -158,20 +179,68 @@ fn options_of(opts: *const mcpc_options_t) -> Result<OptionsData> {
     Ok(unsafe { ptr::get(opts) }?.clone())
 }
 
-fn connect_with(
+/// What makes a client's transport, given the sink it delivers into.
+type ConnectorBox = Box<dyn Fn(SinkRef) -> Result<Arc<dyn Transport>> + Send + Sync>;
+
+fn connect_blocking(
     o: OptionsData,
-    connector: &(dyn Fn(SinkRef) -> Result<Arc<dyn Transport>> + Sync),
+    connector: ConnectorBox,
     out_client: *mut *mut mcpc_client_t,
 ) -> Result<Status> {
-    let client = runtime::block_on(Client::connect(connector, o.client, &Control::default()))??;
-    let version = super::boundary::c_message(&client.session().version);
-    let handle = ClientHandle {
-        client: Arc::new(client),
-        version,
-    };
+    let client = runtime::block_on(Client::connect(&*connector, o.client, &Control::default()))??;
     // SAFETY: `out_client` was checked non-NULL by the caller of this helper.
-    unsafe { *out_client = ptr::into_raw::<mcpc_client_t>(handle) };
+    unsafe { *out_client = ptr::into_raw::<mcpc_client_t>(ClientHandle::new(client)) };
     Ok(Status::MCPC_OK)
+}
+
+/// The stdio connector for `argv` (checked UTF-8) and the options.
+///
+/// # Safety
+/// `argv` is NULL or holds `argc` NUL-terminated strings.
+unsafe fn stdio_connector(
+    argv: *const *const c_char,
+    argc: usize,
+    o: &OptionsData,
+) -> Result<ConnectorBox> {
+    if argv.is_null() || argc == 0 {
+        return Err(Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            "argv is NULL or argc is 0",
+        ));
+    }
+    // SAFETY: `argv` holds `argc` pointers per the contract.
+    let raw = unsafe { std::slice::from_raw_parts(argv, argc) };
+    let mut args = Vec::with_capacity(argc);
+    for (i, a) in raw.iter().enumerate() {
+        // SAFETY: each is a NUL-terminated string per the contract.
+        args.push(unsafe { str_in(*a, &format!("argv[{i}]")) }?.to_string());
+    }
+    let mut cfg = StdioConfig::new(&args[0]);
+    cfg.args = args[1..].iter().map(Into::into).collect();
+    cfg.env = o.env.clone();
+    cfg.clear_env = o.clear_env;
+    cfg.cwd = o.cwd.clone();
+    cfg.stderr = o.stderr.clone();
+    cfg.max_message_size = o.max_message_size;
+    cfg.close_grace = o.close_grace;
+    cfg.term_grace = o.term_grace;
+    Ok(Box::new(move |sink: SinkRef| {
+        StdioTransport::spawn(cfg.clone(), sink)
+    }))
+}
+
+/// The connector for a caller-supplied transport.
+///
+/// # Safety
+/// `transport` is NULL or live.
+unsafe fn transport_connector(
+    transport: *const mcpc_transport_t,
+    o: &OptionsData,
+) -> Result<ConnectorBox> {
+    // SAFETY: per the contract.
+    let host = unsafe { ptr::get(transport) }?.clone();
+    let max = o.max_message_size;
+    Ok(Box::new(move |sink: SinkRef| host.attach(sink, max)))
 }
 
 /// Starts a server as a child process and connects to it over stdio: spawns
@@ -202,31 +271,10 @@ pub unsafe extern "C" fn mcpc_client_connect_stdio(
         check_out(out_client, "out_client")?;
         // SAFETY: checked non-NULL.
         unsafe { *out_client = std::ptr::null_mut() };
-        if argv.is_null() || argc == 0 {
-            return Err(Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                "argv is NULL or argc is 0",
-            ));
-        }
-        // SAFETY: `argv` holds `argc` pointers per the contract.
-        let raw = unsafe { std::slice::from_raw_parts(argv, argc) };
-        let mut args = Vec::with_capacity(argc);
-        for (i, a) in raw.iter().enumerate() {
-            // SAFETY: each is a NUL-terminated string per the contract.
-            args.push(unsafe { str_in(*a, &format!("argv[{i}]")) }?.to_string());
-        }
         let o = options_of(opts)?;
-        let mut cfg = StdioConfig::new(&args[0]);
-        cfg.args = args[1..].iter().map(Into::into).collect();
-        cfg.env = o.env.clone();
-        cfg.clear_env = o.clear_env;
-        cfg.cwd = o.cwd.clone();
-        cfg.stderr = o.stderr.clone();
-        cfg.max_message_size = o.max_message_size;
-        cfg.close_grace = o.close_grace;
-        cfg.term_grace = o.term_grace;
-        let connector = move |sink: SinkRef| StdioTransport::spawn(cfg.clone(), sink);
-        connect_with(o, &connector, out_client)
+        // SAFETY: per the contract.
+        let connector = unsafe { stdio_connector(argv, argc, &o) }?;
+        connect_blocking(o, connector, out_client)
     })
 }
 
@@ -344,16 +392,7 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
         };
         let args = crate::result::parse_arguments(args)?;
         let r = runtime::block_on(c.client.call_tool(name, args.as_deref(), &ctl))??;
-        let tool_error = r.is_error.then(|| {
-            Error::new(
-                Status::MCPC_ERR_TOOL,
-                format!(
-                    "tools/call {}: the tool reported an error: {}",
-                    quote(name),
-                    quote(r.text_str())
-                ),
-            )
-        });
+        let tool_error = r.is_error.then(|| tool_error(name, &r));
         // SAFETY: checked non-NULL.
         unsafe { *out_result = ptr::into_raw::<mcpc_result_t>(ResultData::new(r)) };
         tool_error.map_or(Ok(Status::MCPC_OK), Err)
@@ -376,7 +415,7 @@ pub unsafe extern "C" fn mcpc_client_close(client: *const mcpc_client_t) -> mcpc
     status("mcpc_client_close", || {
         // SAFETY: per the contract.
         let c = unsafe { ptr::get(client) }?;
-        runtime::block_on(c.client.close())?;
+        runtime::block_on(ClientHandle::close(c.client.clone(), c.ops.clone()))?;
         Ok(Status::MCPC_OK)
     })
 }
@@ -394,12 +433,339 @@ pub unsafe extern "C" fn mcpc_client_free(client: *mut mcpc_client_t) {
         let Some(c) = (unsafe { ptr::take(client) }) else {
             return;
         };
-        let inner = c.client.clone();
+        let close = ClientHandle::close(c.client.clone(), c.ops.clone());
         drop(c);
         if runtime::on_runtime_thread() {
-            runtime::handle().spawn(async move { inner.close().await });
+            runtime::handle().spawn(close);
         } else {
-            let _ = runtime::block_on(inner.close());
+            let _ = runtime::block_on(close);
         }
     })
+}
+
+/// Connects over a caller-supplied transport (see mcpc_transport_new): runs the
+/// initialize handshake through the host's callbacks and waits for it. The host
+/// delivers the server's messages with mcpc_transport_deliver, from its own threads,
+/// also while this call blocks. A transport serves one client.
+/// Ownership: `transport` stays the host's (free it with mcpc_transport_free when
+/// done delivering); the client holds its own reference. `opts` is read during the
+/// call (NULL: defaults). On success `*out_client` is owned by the caller.
+/// Threads: any thread except mcpc's own and the host's delivering thread (a blocking
+/// call from an mcpc callback returns MCPC_ERR_WOULD_DEADLOCK).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, transport already attached), MCPC_ERR_HANDSHAKE,
+/// MCPC_ERR_TIMEOUT, MCPC_ERR_TRANSPORT, MCPC_ERR_WOULD_DEADLOCK.
+///
+/// # Safety
+/// `transport` is NULL or live; `opts` is NULL or live; `out_client` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_connect_transport(
+    transport: *const mcpc_transport_t,
+    opts: *const mcpc_options_t,
+    out_client: *mut *mut mcpc_client_t,
+) -> mcpc_status_t {
+    status("mcpc_client_connect_transport", || {
+        check_out(out_client, "out_client")?;
+        // SAFETY: checked non-NULL.
+        unsafe { *out_client = std::ptr::null_mut() };
+        let o = options_of(opts)?;
+        // SAFETY: per the contract.
+        let connector = unsafe { transport_connector(transport, &o) }?;
+        connect_blocking(o, connector, out_client)
+    })
+}
+
+/// Completes mcpc_client_connect_stdio_async or mcpc_client_connect_transport_async:
+/// on MCPC_OK `client` is the new client, owned by the callee (free it with
+/// mcpc_client_free, from any thread); otherwise it is NULL and `error_message` says
+/// why (also in mcpc_last_error_* during the call). `error_message` is borrowed for the
+/// call ("" on success). Runs exactly once, on an mcpc thread.
+pub type mcpc_connect_done_cb = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        status: mcpc_status_t,
+        client: *mut mcpc_client_t,
+        error_message: *const c_char,
+    ),
+>;
+
+/// Completes mcpc_client_list_tools_async: on MCPC_OK `list` is owned by the callee
+/// (free with mcpc_tool_list_free); otherwise NULL. Otherwise as mcpc_connect_done_cb.
+pub type mcpc_list_done_cb = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        status: mcpc_status_t,
+        list: *mut mcpc_tool_list_t,
+        error_message: *const c_char,
+    ),
+>;
+
+/// Completes mcpc_client_call_tool_async: on MCPC_OK and MCPC_ERR_TOOL `result` is owned
+/// by the callee (free with mcpc_result_free); otherwise NULL. Otherwise as
+/// mcpc_connect_done_cb.
+pub type mcpc_call_done_cb = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        status: mcpc_status_t,
+        result: *mut mcpc_result_t,
+        error_message: *const c_char,
+    ),
+>;
+
+/// Userdata carried to a completion callback on an mcpc thread.
+struct SendPtr(*mut c_void);
+// SAFETY: the header documents that completions run on mcpc threads with this userdata.
+unsafe impl Send for SendPtr {}
+
+/// Runs a completion callback: the value on success (or with MCPC_ERR_TOOL), else the
+/// error, which is also this thread's last error during the callback.
+fn finish<T>(
+    cb: unsafe extern "C" fn(*mut c_void, Status, *mut T, *const c_char),
+    ud: SendPtr,
+    value: *mut T,
+    err: Option<Error>,
+) {
+    let (st, msg) = match &err {
+        None => {
+            super::boundary::clear_last_error();
+            (Status::MCPC_OK, super::boundary::c_message(""))
+        }
+        Some(e) => {
+            super::boundary::set_last_error(e);
+            (e.status, super::boundary::c_message(&e.message))
+        }
+    };
+    // SAFETY: the caller's callback, with its userdata, an owned value and a borrowed message.
+    unsafe { cb(ud.0, st, value, msg.as_ptr()) }
+}
+
+fn required<T>(cb: Option<T>) -> Result<T> {
+    cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "on_done is NULL"))
+}
+
+/// Stores the op handle, or drops it when the caller passed no `out_op`.
+fn op_out(op: Arc<super::op::OpState>, out_op: *mut *mut mcpc_op_t) {
+    if !out_op.is_null() {
+        // SAFETY: the caller's writable out-pointer, checked non-NULL.
+        unsafe { *out_op = ptr::into_raw::<mcpc_op_t>(op) };
+    }
+}
+
+fn clear_out_op(out_op: *mut *mut mcpc_op_t) {
+    if !out_op.is_null() {
+        // SAFETY: the caller's writable out-pointer, checked non-NULL.
+        unsafe { *out_op = std::ptr::null_mut() };
+    }
+}
+
+fn connect_async(
+    o: OptionsData,
+    connector: ConnectorBox,
+    on_done: mcpc_connect_done_cb,
+    userdata: *mut c_void,
+    out_op: *mut *mut mcpc_op_t,
+) -> Result<Status> {
+    let cb = required(on_done)?;
+    let ud = SendPtr(userdata);
+    let op = spawn_op(
+        None,
+        None,
+        |token| async move {
+            let ctl = Control {
+                cancel: Some(token),
+                ..Control::default()
+            };
+            Client::connect(&*connector, o.client, &ctl).await
+        },
+        move |outcome| match outcome {
+            Ok(client) => finish(
+                cb,
+                ud,
+                ptr::into_raw::<mcpc_client_t>(ClientHandle::new(client)),
+                None,
+            ),
+            Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
+        },
+    )?;
+    op_out(op, out_op);
+    Ok(Status::MCPC_OK)
+}
+
+/// Starts mcpc_client_connect_stdio without blocking: returns at once, and `on_done`
+/// gets the client (or the error) exactly once, on an mcpc thread. Cancelling the op
+/// stops the handshake and shuts the server down (`initialize` itself is never sent
+/// `notifications/cancelled`).
+/// Ownership: `argv` and `opts` are read during this call. `*out_op` (when `out_op` is
+/// not NULL) is owned by the caller; free it with mcpc_op_free.
+/// Threads: any thread, also from mcpc callbacks.
+/// Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, argc 0, NULL
+/// on_done), MCPC_ERR_INVALID_UTF8. Later errors go to `on_done`, as for
+/// mcpc_client_connect_stdio.
+///
+/// # Safety
+/// As mcpc_client_connect_stdio; `userdata` is passed to `on_done` untouched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_connect_stdio_async(
+    argv: *const *const c_char,
+    argc: usize,
+    opts: *const mcpc_options_t,
+    on_done: mcpc_connect_done_cb,
+    userdata: *mut c_void,
+    out_op: *mut *mut mcpc_op_t,
+) -> mcpc_status_t {
+    status("mcpc_client_connect_stdio_async", || {
+        clear_out_op(out_op);
+        let o = options_of(opts)?;
+        // SAFETY: per the contract.
+        let connector = unsafe { stdio_connector(argv, argc, &o) }?;
+        connect_async(o, connector, on_done, userdata, out_op)
+    })
+}
+
+/// Starts mcpc_client_connect_transport without blocking; as
+/// mcpc_client_connect_stdio_async otherwise.
+/// Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL transport or
+/// on_done).
+///
+/// # Safety
+/// As mcpc_client_connect_transport; `userdata` is passed to `on_done` untouched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_connect_transport_async(
+    transport: *const mcpc_transport_t,
+    opts: *const mcpc_options_t,
+    on_done: mcpc_connect_done_cb,
+    userdata: *mut c_void,
+    out_op: *mut *mut mcpc_op_t,
+) -> mcpc_status_t {
+    status("mcpc_client_connect_transport_async", || {
+        clear_out_op(out_op);
+        let o = options_of(opts)?;
+        // SAFETY: per the contract.
+        let connector = unsafe { transport_connector(transport, &o) }?;
+        connect_async(o, connector, on_done, userdata, out_op)
+    })
+}
+
+/// Starts mcpc_client_list_tools without blocking: returns at once, and `on_done` gets
+/// the list (or the error) exactly once, on an mcpc thread. A cancel from `opts.cancel`
+/// or mcpc_op_cancel stops it with MCPC_ERR_CANCELLED. Closing the client completes it
+/// (MCPC_ERR_CLOSED) before the close returns.
+/// Ownership: `opts` is read during this call; its progress userdata must stay valid
+/// until `on_done` runs. `*out_op` (when not NULL) is owned by the caller.
+/// Threads: any thread, also from mcpc callbacks.
+/// Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG, MCPC_ERR_CLOSED.
+///
+/// # Safety
+/// As mcpc_client_list_tools; `userdata` is passed to `on_done` untouched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_list_tools_async(
+    client: *const mcpc_client_t,
+    opts: *const mcpc_call_opts_t,
+    on_done: mcpc_list_done_cb,
+    userdata: *mut c_void,
+    out_op: *mut *mut mcpc_op_t,
+) -> mcpc_status_t {
+    status("mcpc_client_list_tools_async", || {
+        clear_out_op(out_op);
+        // SAFETY: per the contract.
+        let (c, mut ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
+        let cb = required(on_done)?;
+        let ud = SendPtr(userdata);
+        let client = c.client.clone();
+        let parent = ctl.cancel.take();
+        let op = spawn_op(
+            Some(&c.ops),
+            parent.as_ref(),
+            |token| async move {
+                ctl.cancel = Some(token);
+                client.list_tools(&ctl).await
+            },
+            move |outcome| match outcome {
+                Ok(tools) => finish(
+                    cb,
+                    ud,
+                    ptr::into_raw::<mcpc_tool_list_t>(ToolListData::new(tools)),
+                    None,
+                ),
+                Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
+            },
+        )?;
+        op_out(op, out_op);
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// Starts mcpc_client_call_tool without blocking: returns at once, and `on_done` gets
+/// the result (or the error) exactly once, on an mcpc thread. A cancel from
+/// `opts.cancel` or mcpc_op_cancel sends `notifications/cancelled` and completes with
+/// MCPC_ERR_CANCELLED, even when the response races the cancel. Closing the client
+/// completes it (MCPC_ERR_CLOSED) before the close returns.
+/// Ownership: `name`, `arguments_json` and `opts` are read during this call; the
+/// progress userdata must stay valid until `on_done` runs. `*out_op` (when not NULL)
+/// is owned by the caller; free it with mcpc_op_free.
+/// Threads: any thread, also from mcpc callbacks.
+/// Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, arguments not
+/// a JSON object), MCPC_ERR_INVALID_UTF8, MCPC_ERR_CLOSED.
+///
+/// # Safety
+/// As mcpc_client_call_tool; `userdata` is passed to `on_done` untouched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_call_tool_async(
+    client: *const mcpc_client_t,
+    name: *const c_char,
+    arguments_json: *const c_char,
+    opts: *const mcpc_call_opts_t,
+    on_done: mcpc_call_done_cb,
+    userdata: *mut c_void,
+    out_op: *mut *mut mcpc_op_t,
+) -> mcpc_status_t {
+    status("mcpc_client_call_tool_async", || {
+        clear_out_op(out_op);
+        // SAFETY: per the contract.
+        let (c, name, args, mut ctl) = unsafe {
+            (
+                ptr::get(client)?,
+                str_in(name, "name")?,
+                opt_str_in(arguments_json, "arguments_json")?,
+                control_from(opts)?,
+            )
+        };
+        let args = crate::result::parse_arguments(args)?;
+        let cb = required(on_done)?;
+        let ud = SendPtr(userdata);
+        let client = c.client.clone();
+        let name = name.to_string();
+        let parent = ctl.cancel.take();
+        let op = spawn_op(
+            Some(&c.ops),
+            parent.as_ref(),
+            |token| async move {
+                ctl.cancel = Some(token);
+                let r = client.call_tool(&name, args.as_deref(), &ctl).await?;
+                let tool_error = r.is_error.then(|| tool_error(&name, &r));
+                Ok((r, tool_error))
+            },
+            move |outcome| match outcome {
+                Ok((r, err)) => finish(
+                    cb,
+                    ud,
+                    ptr::into_raw::<mcpc_result_t>(ResultData::new(r)),
+                    err,
+                ),
+                Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
+            },
+        )?;
+        op_out(op, out_op);
+        Ok(Status::MCPC_OK)
+    })
+}
+
+fn tool_error(name: &str, r: &crate::result::CallResult) -> Error {
+    Error::new(
+        Status::MCPC_ERR_TOOL,
+        format!(
+            "tools/call {}: the tool reported an error: {}",
+            quote(name),
+            quote(r.text_str())
+        ),
+    )
 }

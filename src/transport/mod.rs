@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
+pub mod callback;
 pub mod stdio;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -26,8 +27,9 @@ pub struct Outgoing {
 /// What a transport delivers into. Implemented by the client core.
 pub trait Sink: Send + Sync + 'static {
     /// One complete message from the peer. Returns a reply the transport must
-    /// send back (a response to a server request), if any.
-    fn deliver(&self, msg: &[u8]) -> Option<Outgoing>;
+    /// send back (a response to a server request), if any. An error concerns this
+    /// message only (it was dropped); the connection goes on.
+    fn deliver(&self, msg: &[u8]) -> Result<Option<Outgoing>>;
     /// A failure that belongs to one request (for example its HTTP POST failed).
     fn fail_request(&self, id: i64, err: Error);
     /// The connection is gone: every pending and later request fails with `err`.

@@ -338,7 +338,7 @@ async fn read_loop(
             }
         };
         let fed = framer.feed(&buf[..n], |line| {
-            if let Some(mut reply) = sink.deliver(line) {
+            if let Ok(Some(mut reply)) = sink.deliver(line) {
                 reply.body.push(b'\n');
                 if let Some(tx) = replies.upgrade() {
                     let _ = tx.send(reply.body);

@@ -1,14 +1,32 @@
-/* C tests of the public API over the stdio transport, against the demo server
- * (demo/server.py) and its fault modes. Run from the repository root; the
- * closing line is "N passed, N failed". An argument runs only tests whose name
- * contains it. */
-#define _POSIX_C_SOURCE 200809L
+/* C tests of the public API against the demo server (demo/server.py) and its
+ * fault modes, over one of three transports chosen by MCPC_TEST_TRANSPORT:
+ *   stdio     mcpc starts the server (the bundled stdio transport);
+ *   seam      the test starts the server and carries messages over the caller-
+ *             supplied stream transport (send callback + mcpc_transport_deliver);
+ *   exchange  the same with the request/response form (mcpc_exchange_complete).
+ * Run from the repository root; the closing line is "N passed, N failed, N skipped".
+ * An argument runs only tests whose name contains it. */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include "harness.h"
+#include "seam_host.h"
+
+enum { MODE_STDIO, MODE_SEAM, MODE_EXCHANGE };
+static int mode = MODE_STDIO;
+static struct seam_host *host;
+
+#define ONLY_IN(cond, why)          \
+    do {                            \
+        if (!(cond)) {              \
+            harness_skip(why);      \
+            return;                 \
+        }                           \
+    } while (0)
+#define STDIO_ONLY() ONLY_IN(mode == MODE_STDIO, "needs the bundled stdio transport")
 
 static char log_path[256];
 static int conn_counter;
@@ -24,7 +42,7 @@ static mcpc_status_t connect_demo_args(const char *fault, const char *extra, mcp
                                        mcpc_client_t **out) {
     snprintf(log_path, sizeof log_path, "/tmp/mcpc-ctest-%d-%d.log", (int)getpid(), ++conn_counter);
     unlink(log_path);
-    const char *argv[10];
+    const char *argv[11];
     size_t argc = 0;
     argv[argc++] = env_or("MCPC_PYTHON", "python3");
     argv[argc++] = env_or("MCPC_DEMO_SERVER", "demo/server.py");
@@ -37,7 +55,21 @@ static mcpc_status_t connect_demo_args(const char *fault, const char *extra, mcp
     if (extra) {
         argv[argc++] = extra;
     }
-    return mcpc_client_connect_stdio(argv, argc, opts, out);
+    if (mode == MODE_STDIO) {
+        return mcpc_client_connect_stdio(argv, argc, opts, out);
+    }
+    argv[argc] = NULL;
+    host = seam_start(argv, mode == MODE_EXCHANGE);
+    if (!host) {
+        *out = NULL;
+        return MCPC_ERR_SPAWN;
+    }
+    mcpc_status_t st = mcpc_client_connect_transport(host->transport, opts, out);
+    if (st != MCPC_OK) {
+        seam_stop(host);
+        host = NULL;
+    }
+    return st;
 }
 
 static mcpc_status_t connect_demo(const char *fault, mcpc_options_t *opts, mcpc_client_t **out) {
@@ -48,6 +80,10 @@ static mcpc_status_t connect_demo(const char *fault, mcpc_options_t *opts, mcpc_
 static void close_and_check_cleanup(mcpc_client_t *c) {
     CHECK_STATUS(mcpc_client_close(c), MCPC_OK);
     mcpc_client_free(c);
+    if (host) {
+        seam_stop(host);
+        host = NULL;
+    }
     CHECK(count_processes_with(log_path) == 0);
     CHECK(count_zombie_children() == 0);
     unlink(log_path);
@@ -108,6 +144,7 @@ static void test_handshake_failures(void) {
 }
 
 static void test_spawn_failure(void) {
+    STDIO_ONLY();
     const char *argv[] = {"/nonexistent/mcp-server"};
     mcpc_client_t *c = NULL;
     CHECK_STATUS(mcpc_client_connect_stdio(argv, 1, NULL, &c), MCPC_ERR_SPAWN);
@@ -313,6 +350,10 @@ static void test_progress(void) {
     CHECK(file_contains(log_path, "\"progressToken\""));
     mcpc_result_free(r);
 
+    if (mode == MODE_EXCHANGE) { /* progress arrives with the response: no early restarts */
+        close_and_check_cleanup(c);
+        return;
+    }
     /* Progress restarts the timeout: 4 notifications over 2 s keep a 1.5 s timeout alive... */
     o = opts_timeout(1500);
     o.reset_timeout_on_progress = true;
@@ -333,7 +374,7 @@ static void test_exit_during_call(void) {
     double t0 = now_ms();
     CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &o, &r), MCPC_ERR_TRANSPORT);
     CHECK(now_ms() - t0 < 5000);
-    CHECK(strstr(mcpc_last_error_message(), "status 3") != NULL);
+    if (mode == MODE_STDIO) CHECK(strstr(mcpc_last_error_message(), "status 3") != NULL);
     /* Later calls fail fast, with the same cause. */
     t0 = now_ms();
     CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &o, &r), MCPC_ERR_TRANSPORT);
@@ -342,6 +383,7 @@ static void test_exit_during_call(void) {
 }
 
 static void test_close_stdout(void) {
+    STDIO_ONLY();
     mcpc_options_t *o = mcpc_options_new();
     mcpc_options_set_close_grace_ms(o, 200, 200);
     mcpc_client_t *c = NULL;
@@ -359,7 +401,11 @@ static void test_close_stdout(void) {
 
 static void test_garbage_and_bad_responses(void) {
     const char *faults[] = {"garbage-line", "bad-responses"};
-    for (int i = 0; i < 2; i++) {
+    /* A request/response host hands over the first line with the request's id as its
+     * response; when that line is malformed the request fails (its response is lost),
+     * as it would over HTTP. So the second fault is for stream transports. */
+    int n = mode == MODE_EXCHANGE ? 1 : 2;
+    for (int i = 0; i < n; i++) {
         mcpc_client_t *c = NULL;
         CHECK_STATUS(connect_demo(faults[i], NULL, &c), MCPC_OK);
         if (!c) continue;
@@ -412,6 +458,7 @@ static void on_stderr(void *ud, const char *line, size_t len) {
 static void free_counter(void *ud) { atomic_fetch_add((atomic_int *)ud, 1); }
 
 static void test_stderr_flood(void) {
+    STDIO_ONLY();
     atomic_store(&stderr_lines, 0);
     atomic_store(&stderr_freed, 0);
     mcpc_options_t *o = mcpc_options_new();
@@ -441,6 +488,7 @@ static void test_stderr_flood(void) {
 }
 
 static void test_server_requests_answered(void) {
+    ONLY_IN(mode != MODE_EXCHANGE, "a request/response host holds server requests until a response");
     mcpc_client_t *c = NULL;
     CHECK_STATUS(connect_demo("ping-during-call", NULL, &c), MCPC_OK);
     if (!c) return;
@@ -502,6 +550,7 @@ static void test_notifications_and_reentry(void) {
 }
 
 static void test_stubborn_server_is_killed(void) {
+    STDIO_ONLY();
     mcpc_options_t *o = mcpc_options_new();
     CHECK_STATUS(mcpc_options_set_close_grace_ms(o, 200, 200), MCPC_OK);
     mcpc_client_t *c = NULL;
@@ -514,6 +563,7 @@ static void test_stubborn_server_is_killed(void) {
 }
 
 static void test_sigterm_reaches_server_despite_host_mask(void) {
+    STDIO_ONLY();
     /* A host that handles signals on a sigwait thread blocks them everywhere else;
      * the server must not inherit that mask, or our SIGTERM would not reach it. */
     sigset_t set, old;
@@ -536,6 +586,7 @@ static void test_sigterm_reaches_server_despite_host_mask(void) {
 }
 
 static void test_grandchild_is_killed(void) {
+    STDIO_ONLY();
     mcpc_client_t *c = NULL;
     CHECK_STATUS(connect_demo("grandchild", NULL, &c), MCPC_OK);
     if (!c) return;
@@ -712,6 +763,7 @@ static void test_no_fd_leak(void) {
 }
 
 static void test_environment_and_cwd(void) {
+    STDIO_ONLY();
     mcpc_options_t *o = mcpc_options_new();
     CHECK_STATUS(mcpc_options_set_env(o, "MCPC_DEMO_FAULT", "bad-version"), MCPC_OK);
     CHECK_STATUS(mcpc_options_set_env(o, "A=B", "x"), MCPC_ERR_INVALID_ARG);
@@ -724,8 +776,93 @@ static void test_environment_and_cwd(void) {
     mcpc_options_free(o);
 }
 
+/* ---- tests of the seam itself ---- */
+
+static void test_seam_send_failure(void) {
+    ONLY_IN(mode != MODE_STDIO, "tests the caller-supplied transport");
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    atomic_store(&host->fail_sends, 1);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_ERR_TRANSPORT);
+    CHECK(strstr(mcpc_last_error_message(), "returned 7") != NULL);
+    /* The failure was that message's only: the connection goes on. */
+    atomic_store(&host->fail_sends, 0);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+static void test_seam_garbage_and_late_delivery(void) {
+    ONLY_IN(mode != MODE_STDIO, "tests the caller-supplied transport");
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_transport_t *t = host->transport;
+    const char *garbage = "not json";
+    const char *unknown_id = "{\"id\":99999,\"result\":{}}";
+    const char *both = "{\"id\":1,\"result\":{},\"error\":{\"code\":1,\"message\":\"x\"}}";
+    CHECK_STATUS(mcpc_transport_deliver(t, garbage, strlen(garbage)), MCPC_ERR_PROTOCOL);
+    CHECK_STATUS(mcpc_transport_deliver(t, unknown_id, strlen(unknown_id)), MCPC_OK);
+    CHECK_STATUS(mcpc_transport_deliver(t, both, strlen(both)), MCPC_ERR_PROTOCOL);
+    CHECK_STATUS(mcpc_transport_deliver(t, NULL, 3), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_transport_deliver(NULL, "{}", 2), MCPC_ERR_INVALID_ARG);
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"fine\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    /* A transport serves one client. */
+    mcpc_client_t *second = NULL;
+    CHECK_STATUS(mcpc_client_connect_transport(t, NULL, &second), MCPC_ERR_INVALID_ARG);
+    CHECK(second == NULL);
+    CHECK_STATUS(mcpc_client_close(c), MCPC_OK);
+    /* After close, deliveries are refused and the close callback ran once. */
+    CHECK_STATUS(mcpc_transport_deliver(t, unknown_id, strlen(unknown_id)), MCPC_ERR_CLOSED);
+    CHECK(atomic_load(&host->close_calls) == 1);
+    close_and_check_cleanup(c);
+}
+
+static atomic_int unattached_frees;
+static mcpc_client_t *c_unused;
+
+static int32_t never_send(void *ud, const char *data, size_t len) {
+    (void)ud;
+    (void)data;
+    (void)len;
+    return 0;
+}
+
+static void count_free(void *ud) { atomic_fetch_add((atomic_int *)ud, 1); }
+
+static void test_seam_caller_errors(void) {
+    ONLY_IN(mode != MODE_STDIO, "tests the caller-supplied transport");
+    mcpc_transport_t *t = (mcpc_transport_t *)1;
+    atomic_store(&unattached_frees, 0);
+    CHECK_STATUS(mcpc_transport_new(NULL, NULL, &unattached_frees, count_free, &t), MCPC_ERR_INVALID_ARG);
+    CHECK(t == NULL);
+    CHECK(atomic_load(&unattached_frees) == 1); /* freed even though the call failed */
+    CHECK_STATUS(mcpc_transport_new(never_send, NULL, &unattached_frees, count_free, &t), MCPC_OK);
+    /* Nothing attached yet: deliveries have nowhere to go. */
+    CHECK_STATUS(mcpc_transport_deliver(t, "{}", 2), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_transport_end(t, "x"), MCPC_ERR_INVALID_ARG);
+    mcpc_transport_free(t);
+    CHECK(atomic_load(&unattached_frees) == 2);
+    mcpc_transport_free(NULL);
+    mcpc_exchange_fail(NULL, "x");
+    CHECK_STATUS(mcpc_exchange_complete(NULL, NULL, 0), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_connect_transport(NULL, NULL, &c_unused), MCPC_ERR_INVALID_ARG);
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
+    const char *m = getenv("MCPC_TEST_TRANSPORT");
+    if (m && strcmp(m, "seam") == 0) mode = MODE_SEAM;
+    else if (m && strcmp(m, "exchange") == 0) mode = MODE_EXCHANGE;
+    else if (m && *m && strcmp(m, "stdio") != 0) {
+        fprintf(stderr, "unknown MCPC_TEST_TRANSPORT %s\n", m);
+        return 2;
+    }
+    fprintf(stderr, "transport: %s\n", mode == MODE_STDIO ? "stdio" : mode == MODE_SEAM ? "seam" : "exchange");
     /* A C host must not die of SIGPIPE when a server goes away: keep the default
      * disposition here on purpose. */
     signal(SIGPIPE, SIG_DFL);
@@ -758,5 +895,8 @@ int main(int argc, char **argv) {
     RUN(test_close_while_call_in_flight);
     RUN(test_no_fd_leak);
     RUN(test_environment_and_cwd);
+    RUN(test_seam_send_failure);
+    RUN(test_seam_garbage_and_late_delivery);
+    RUN(test_seam_caller_errors);
     return harness_finish();
 }

@@ -1,0 +1,178 @@
+//! `mcpc_op_t`: an asynchronous operation in flight, and the machinery that runs
+//! one: exactly one completion, cancel from any thread, and a per-client tracker so
+//! that no callback runs after the client's close has returned.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::boundary::boundary;
+use super::ptr::{self, Handle};
+use crate::error::{Error, Result, Status};
+use crate::runtime;
+
+/// An asynchronous operation started by an `_async` function. Its completion
+/// callback runs exactly once, whether or not the handle is still held.
+/// Thread-safe: cancel it from any thread; free it with mcpc_op_free.
+pub struct mcpc_op_t {
+    _private: [u8; 0],
+}
+
+const RUNNING: u8 = 0;
+const DONE: u8 = 1;
+const CANCELLED: u8 = 2;
+
+pub(crate) struct OpState {
+    state: AtomicU8,
+    token: CancellationToken,
+}
+
+impl Handle for mcpc_op_t {
+    type Rust = Arc<OpState>;
+    const NAME: &'static str = "op";
+}
+
+#[derive(Default)]
+struct Tracked {
+    closed: bool,
+    active: usize,
+}
+
+/// Counts a client's operations in flight, and refuses new ones once closing.
+pub(crate) struct OpTracker {
+    tx: watch::Sender<Tracked>,
+}
+
+pub(crate) struct OpGuard(Arc<OpTracker>);
+
+impl Drop for OpGuard {
+    fn drop(&mut self) {
+        self.0.tx.send_modify(|t| t.active -= 1);
+    }
+}
+
+impl OpTracker {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(OpTracker {
+            tx: watch::Sender::new(Tracked::default()),
+        })
+    }
+
+    fn start(self: &Arc<Self>) -> Result<OpGuard> {
+        let mut started = false;
+        self.tx.send_if_modified(|t| {
+            if !t.closed {
+                t.active += 1;
+                started = true;
+            }
+            started
+        });
+        if started {
+            Ok(OpGuard(self.clone()))
+        } else {
+            Err(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"))
+        }
+    }
+
+    /// Refuses new operations from now on.
+    pub(crate) fn close(&self) {
+        self.tx.send_modify(|t| t.closed = true);
+    }
+
+    /// Waits until every operation has run its completion.
+    pub(crate) async fn idle(&self) {
+        let mut rx = self.tx.subscribe();
+        let _ = rx.wait_for(|t| t.active == 0).await;
+    }
+}
+
+/// Starts an operation: `work` gets the op's cancellation token (a child of the
+/// caller's, if any) and runs on the runtime; `complete` gets its outcome, turned
+/// into MCPC_ERR_CANCELLED if a cancel won the race, and runs exactly once on an
+/// mcpc thread. Fails at once (no callback) if the tracker refuses.
+pub(crate) fn spawn_op<T, F>(
+    tracker: Option<&Arc<OpTracker>>,
+    parent: Option<&CancellationToken>,
+    work: impl FnOnce(CancellationToken) -> F,
+    complete: impl FnOnce(Result<T>) + Send + 'static,
+) -> Result<Arc<OpState>>
+where
+    F: Future<Output = Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    let guard = tracker.map(OpTracker::start).transpose()?;
+    let token = parent.map_or_else(CancellationToken::new, CancellationToken::child_token);
+    let op = Arc::new(OpState {
+        state: AtomicU8::new(RUNNING),
+        token: token.clone(),
+    });
+    let fut = work(token);
+    let state = op.clone();
+    runtime::handle().spawn(async move {
+        let outcome = fut.await;
+        let outcome =
+            match state
+                .state
+                .compare_exchange(RUNNING, DONE, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => outcome,
+                Err(_) => Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")),
+            };
+        complete(outcome);
+        drop(guard);
+    });
+    Ok(op)
+}
+
+/// Cancels the operation: its completion reports MCPC_ERR_CANCELLED, unless it had
+/// already completed, and the server is sent `notifications/cancelled` for a request
+/// still in flight. A local cancel does not prove that the server stopped the work.
+/// Idempotent; NULL is ignored.
+/// Threads: any thread, also from inside mcpc callbacks (including the op's own).
+///
+/// # Safety
+/// `op` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_op_cancel(op: *const mcpc_op_t) {
+    boundary("mcpc_op_cancel", || {
+        // SAFETY: per the contract.
+        if let Ok(op) = unsafe { ptr::get(op) } {
+            if op
+                .state
+                .compare_exchange(RUNNING, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                op.token.cancel();
+            }
+        }
+    })
+}
+
+/// True once the operation has completed or been cancelled (its callback has run or
+/// is about to). False for NULL.
+/// Threads: any thread.
+///
+/// # Safety
+/// `op` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_op_is_finished(op: *const mcpc_op_t) -> bool {
+    // SAFETY: per the contract.
+    boundary("mcpc_op_is_finished", || {
+        unsafe { ptr::get(op) }.is_ok_and(|o| o.state.load(Ordering::Acquire) != RUNNING)
+    })
+}
+
+/// Frees the handle. It does not cancel: the operation runs on and its callback still
+/// runs exactly once. NULL is a no-op.
+/// Threads: any thread, also from inside the op's own callback.
+///
+/// # Safety
+/// `op` is NULL or a live handle, freed only once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_op_free(op: *mut mcpc_op_t) {
+    // SAFETY: per the contract.
+    boundary("mcpc_op_free", || drop(unsafe { ptr::take(op) }))
+}
