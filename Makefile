@@ -13,24 +13,15 @@ CFLAGS_C  := -std=c11 -D_POSIX_C_SOURCE=200809L $(CWARN) -g -Iinclude -Itests/c
 RELEASE   := target/release
 DEBUG     := target/debug
 
-# Valgrind runs the C tests by default; MCPC_VALGRIND=0 runs them bare, MCPC_ASAN=1
-# builds them with AddressSanitizer and UBSan instead.
+# The C tests run twice: under valgrind (MCPC_VALGRIND=0 skips that pass), and built
+# with AddressSanitizer, LeakSanitizer and UBSan.
 MCPC_VALGRIND ?= 1
-MCPC_ASAN     ?= 0
 VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
             --show-leak-kinds=definite --error-exitcode=99 --child-silent-after-fork=yes
-ifeq ($(MCPC_ASAN),1)
-  SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer
-  RUNNER   :=
-else ifeq ($(MCPC_VALGRIND),1)
-  SANITIZE :=
-  RUNNER   := $(VALGRIND)
-else
-  SANITIZE :=
-  RUNNER   :=
-endif
+RUNNER   := $(if $(filter 1,$(MCPC_VALGRIND)),$(VALGRIND),)
+SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all lib lib-debug cli demo test test-rust test-c test-cli test-readme check-header check-symbols lint clean
+.PHONY: all lib lib-debug cli demo test test-rust test-c test-asan test-cli test-readme check-header check-symbols lint clean
 
 all: lib cli
 
@@ -60,7 +51,7 @@ demo: build/release/mcpc
 	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py" call echo '"'"'{"text":"hello from mcpc"}'"'"
 	@build/release/mcpc --stdio "$(PYTHON) demo/server.py" call echo '{"text":"hello from mcpc"}'
 
-test: test-rust check-symbols test-c test-cli test-readme
+test: test-rust check-symbols test-c test-asan test-cli test-readme
 
 test-rust:
 	$(CARGO) test
@@ -76,17 +67,30 @@ C_TEST_DEPS := tests/c/harness.h tests/c/seam_host.h include/mcpc.h lib-debug
 
 build/test_%: tests/c/test_%.c $(C_TEST_DEPS)
 	@mkdir -p build
-	$(CC) $(CFLAGS_C) $(SANITIZE) $< -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
+	$(CC) $(CFLAGS_C) $< -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
+
+build/asan/test_%: tests/c/test_%.c $(C_TEST_DEPS)
+	@mkdir -p build/asan
+	$(CC) $(CFLAGS_C) $(SANITIZE) $< -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../../$(DEBUG)' -o $@
 
 build/header_twice: tests/c/header_twice.cpp include/mcpc.h lib-debug
 	@mkdir -p build
 	$(CXX) -std=c++17 $(CWARN) -Iinclude tests/c/header_twice.cpp -L$(DEBUG) -lmcpc -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
 
-test-c: build/test_protocol build/header_twice
+# Under valgrind (about 30x slower) the async and concurrency tests run a tenth of
+# their calls; the ASan pass runs them all (8 threads x 1000 calls, 1000 in flight).
+test-c: build/test_protocol build/test_async build/header_twice
 	build/header_twice
+	MCPC_STRESS_SCALE=0.1 $(RUNNER) build/test_async
 	MCPC_TEST_TRANSPORT=stdio $(RUNNER) build/test_protocol
 	MCPC_TEST_TRANSPORT=seam $(RUNNER) build/test_protocol
 	MCPC_TEST_TRANSPORT=exchange $(RUNNER) build/test_protocol
+
+test-asan: build/asan/test_protocol build/asan/test_async
+	build/asan/test_async
+	MCPC_TEST_TRANSPORT=stdio build/asan/test_protocol
+	MCPC_TEST_TRANSPORT=seam build/asan/test_protocol
+	MCPC_TEST_TRANSPORT=exchange build/asan/test_protocol
 
 test-cli: build/debug/mcpc
 	MCPC=build/debug/mcpc PYTHON=$(PYTHON) tests/cli_test.sh

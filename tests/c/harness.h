@@ -20,7 +20,7 @@ static int harness_skipped;
 static const char *harness_skip_reason;
 
 /* Marks the running test as skipped (it checked nothing in this configuration). */
-static void harness_skip(const char *why) { harness_skip_reason = why; }
+static inline void harness_skip(const char *why) { harness_skip_reason = why; }
 
 #define CHECK(cond)                                                                  \
     do {                                                                             \
@@ -73,14 +73,14 @@ static int harness_finish(void) {
     return harness_failed == 0 ? 0 : 1;
 }
 
-static double now_ms(void) {
+static inline double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
 /* Reads a whole file into a malloc'd NUL-terminated buffer ("" if missing). */
-static char *read_file(const char *path) {
+static inline char *read_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         char *e = malloc(1);
@@ -102,7 +102,7 @@ static char *read_file(const char *path) {
     return buf;
 }
 
-static int file_contains(const char *path, const char *needle) {
+static inline int file_contains(const char *path, const char *needle) {
     char *s = read_file(path);
     int found = strstr(s, needle) != NULL;
     free(s);
@@ -111,7 +111,7 @@ static int file_contains(const char *path, const char *needle) {
 
 /* Waits until `path` contains `needle`, observing the file: true if it did within
  * `limit_ms`. Used to wait for what another process does, never as a fixed delay. */
-static int wait_for_file_text(const char *path, const char *needle, int limit_ms) {
+static inline int wait_for_file_text(const char *path, const char *needle, int limit_ms) {
     double end = now_ms() + limit_ms;
     while (now_ms() < end) {
         if (file_contains(path, needle)) {
@@ -124,7 +124,7 @@ static int wait_for_file_text(const char *path, const char *needle, int limit_ms
 }
 
 /* Number of processes whose command line contains `marker`. */
-static int count_processes_with(const char *marker) {
+static inline int count_processes_with(const char *marker) {
     DIR *d = opendir("/proc");
     if (!d) {
         return -1;
@@ -159,7 +159,7 @@ static int count_processes_with(const char *marker) {
 }
 
 /* Number of this process's children that are zombies. */
-static int count_zombie_children(void) {
+static inline int count_zombie_children(void) {
     DIR *d = opendir("/proc");
     if (!d) {
         return -1;
@@ -196,7 +196,7 @@ static int count_zombie_children(void) {
 }
 
 /* Number of open file descriptors of this process. */
-static int count_fds(void) {
+static inline int count_fds(void) {
     DIR *d = opendir("/proc/self/fd");
     if (!d) {
         return -1;
