@@ -1,17 +1,47 @@
 #!/bin/bash
-# The C example in README.md is examples/hello.c, word for word; it compiles with
-# -Wall -Wextra -Werror and runs against the demo server.
-set -eu
+# Each C example in README.md is the file its marker names, word for word; each
+# compiles with -Wall -Wextra -Werror and runs against the demo server.
+set -u
 LIB=${LIB:-target/debug}
-block=$(awk '/<!-- example: examples\/hello.c -->/{f=1; next} f && /^```c$/{g=1; next} g && /^```$/{exit} g' README.md)
-if [ "$block" != "$(cat examples/hello.c)" ]; then
-    echo "README.md's example differs from examples/hello.c"
-    diff <(echo "$block") examples/hello.c || true
-    exit 1
-fi
 mkdir -p build
-gcc -std=c11 -Wall -Wextra -Werror -Iinclude examples/hello.c -L"$LIB" -lmcpc -Wl,-rpath,"$PWD/$LIB" -o build/hello
-out=$(build/hello)
-echo "$out" | grep -q '^tool: echo$'
-echo "$out" | grep -q '^structured: {"sum":5}$'
-echo "readme example: 1 passed, 0 failed"
+passed=0
+failed=0
+
+check() {  # FILE PATTERN...
+    local file=$1
+    shift
+    local block
+    block=$(awk -v m="<!-- example: $file -->" '$0 == m {f=1; next} f && /^```c$/ {g=1; next} g && /^```$/ {exit} g' README.md)
+    if [ "$block" != "$(cat "$file")" ]; then
+        echo "FAIL $file: README.md's copy differs"
+        diff <(echo "$block") "$file" | head -20
+        failed=$((failed + 1))
+        return
+    fi
+    local bin="build/example_$(basename "$file" .c)"
+    if ! gcc -std=c11 -Wall -Wextra -Werror -Iinclude "$file" -L"$LIB" -lmcpc -lpthread -Wl,-rpath,"$PWD/$LIB" -o "$bin"; then
+        echo "FAIL $file: does not compile"
+        failed=$((failed + 1))
+        return
+    fi
+    local out
+    out=$("$bin")
+    local rc=$?
+    for pattern in "$@"; do
+        if ! grep -qxF -- "$pattern" <<<"$out"; then
+            echo "FAIL $file: exit $rc, output lacks the line '$pattern':"
+            echo "$out"
+            failed=$((failed + 1))
+            return
+        fi
+    done
+    echo "ok   $file"
+    passed=$((passed + 1))
+}
+
+check examples/hello.c 'tool: echo' 'structured: {"sum":5}'
+check examples/async.c 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
+check examples/seam.c 'echo: over the seam'
+
+echo "readme examples: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

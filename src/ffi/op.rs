@@ -119,7 +119,11 @@ where
                 .compare_exchange(RUNNING, DONE, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => outcome,
-                Err(_) => Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")),
+                // The cancel won: whatever the work produced is dropped.
+                Err(_) => match outcome {
+                    Err(e) if e.status == Status::MCPC_ERR_CANCELLED => Err(e),
+                    _ => Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")),
+                },
             };
         complete(outcome);
         drop(guard);
