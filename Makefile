@@ -17,7 +17,8 @@ DEBUG     := target/debug
 # with AddressSanitizer, LeakSanitizer and UBSan.
 MCPC_VALGRIND ?= 1
 VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
-            --show-leak-kinds=definite --error-exitcode=99 --child-silent-after-fork=yes
+            --show-leak-kinds=definite --error-exitcode=99 --child-silent-after-fork=yes \
+            --num-callers=40 --suppressions=tests/valgrind.supp
 RUNNER   := $(if $(filter 1,$(MCPC_VALGRIND)),$(VALGRIND),)
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
@@ -63,7 +64,7 @@ check-header:
 check-symbols: lib-debug
 	tests/check_symbols.sh $(DEBUG)/libmcpc.so include/mcpc.h
 
-C_TEST_DEPS := tests/c/harness.h tests/c/seam_host.h include/mcpc.h lib-debug
+C_TEST_DEPS := tests/c/harness.h tests/c/seam_host.h tests/c/http_fixture.h include/mcpc.h lib-debug
 
 build/test_%: tests/c/test_%.c $(C_TEST_DEPS)
 	@mkdir -p build
@@ -79,14 +80,16 @@ build/header_twice: tests/c/header_twice.cpp include/mcpc.h lib-debug
 
 # Under valgrind (about 30x slower) the async and concurrency tests run a tenth of
 # their calls; the ASan pass runs them all (8 threads x 1000 calls, 1000 in flight).
-test-c: build/test_protocol build/test_async build/header_twice
+test-c: build/test_protocol build/test_async build/test_http build/header_twice
 	build/header_twice
+	$(RUNNER) build/test_http
 	MCPC_STRESS_SCALE=0.1 $(RUNNER) build/test_async
 	MCPC_TEST_TRANSPORT=stdio $(RUNNER) build/test_protocol
 	MCPC_TEST_TRANSPORT=seam $(RUNNER) build/test_protocol
 	MCPC_TEST_TRANSPORT=exchange $(RUNNER) build/test_protocol
 
-test-asan: build/asan/test_protocol build/asan/test_async
+test-asan: build/asan/test_protocol build/asan/test_async build/asan/test_http
+	build/asan/test_http
 	build/asan/test_async
 	MCPC_TEST_TRANSPORT=stdio build/asan/test_protocol
 	MCPC_TEST_TRANSPORT=seam build/asan/test_protocol

@@ -78,7 +78,7 @@ static const char USAGE[] =
     "                          string is split into words like a shell does ('...',\n"
     "                          \"...\", backslash), but no shell runs: no variables,\n"
     "                          globs, pipes or redirections\n"
-    "  --url URL               connect over HTTP (not available in this build yet)\n"
+    "  --url URL               connect over Streamable HTTP (https://, or http:// on loopback)\n"
     "\n"
     "Options:\n"
     "  --timeout MS            timeout in milliseconds for connecting, for the whole\n"
@@ -732,6 +732,29 @@ static int make_options(const struct config *cfg, mcpc_options_t **out)
     if (st == MCPC_OK)
         st = mcpc_options_set_stderr(opts, cfg->inherit_stderr ? MCPC_STDERR_INHERIT
                                                                : MCPC_STDERR_DISCARD);
+    /* HTTP settings (validated while parsing; they only matter with --url). */
+    for (size_t k = 0; st == MCPC_OK && cfg->url != NULL && k < cfg->n_headers; k++) {
+        const char *h = cfg->headers[k];
+        const char *colon = strchr(h, ':');
+        size_t name_len = (size_t)(colon - h);
+        char *name = malloc(name_len + 1);
+        if (name == NULL) {
+            fputs("mcpc: out of memory\n", stderr);
+            mcpc_options_free(opts);
+            return EXIT_ERROR;
+        }
+        memcpy(name, h, name_len);
+        name[name_len] = '\0';
+        const char *value = colon + 1;
+        while (*value == ' ' || *value == '\t')
+            value++;
+        st = mcpc_options_add_header(opts, name, value);
+        free(name);
+    }
+    if (st == MCPC_OK && cfg->url != NULL && cfg->bearer != NULL)
+        st = mcpc_options_set_bearer_token(opts, cfg->bearer);
+    if (st == MCPC_OK && cfg->url != NULL && cfg->cacert != NULL)
+        st = mcpc_options_add_ca_file(opts, cfg->cacert);
     if (st != MCPC_OK) {
         report_status(st);
         mcpc_options_free(opts);
@@ -746,16 +769,17 @@ static int connect_client(const struct config *cfg, const struct words *server_a
                           const mcpc_options_t *opts, mcpc_client_t **out_client)
 {
     *out_client = NULL;
+    mcpc_status_t st;
     if (cfg->url != NULL) {
-        /* To wire: connect with cfg->url, cfg->headers/n_headers, cfg->bearer and
-         * cfg->cacert once the library has an HTTP transport. */
-        fputs("mcpc: --url: the HTTP transport is not available in this build\n", stderr);
-        return EXIT_USAGE;
+        /* Checks the URL (https://, or http:// on loopback) before connecting, then
+         * runs initialize over Streamable HTTP. Bounded by the timeout. */
+        st = mcpc_client_connect_http(cfg->url, opts, out_client);
+    } else {
+        /* Spawns the server (argv[0] looked up in PATH), runs initialize, and sends
+         * notifications/initialized. Cannot be cancelled; bounded by the timeout. */
+        st = mcpc_client_connect_stdio((const char *const *)server_argv->argv,
+                                       server_argv->argc, opts, out_client);
     }
-    /* Spawns the server (argv[0] looked up in PATH), runs initialize, and sends
-     * notifications/initialized. Cannot be cancelled; bounded by the timeout. */
-    mcpc_status_t st = mcpc_client_connect_stdio((const char *const *)server_argv->argv,
-                                                 server_argv->argc, opts, out_client);
     if (st != MCPC_OK) {
         report_status(st);
         return exit_code_for(st);

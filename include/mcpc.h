@@ -306,6 +306,20 @@ typedef void (*mcpc_notification_cb)(void *userdata,
                                      const char *params_json);
 
 /**
+ * Gives mcpc the current bearer token for HTTP: write it NUL-terminated into `buf`
+ * (`buf_len` bytes, 8192) and return 0, or return nonzero for "no token".
+ * `www_authenticate` is NULL when mcpc asks for the first token, and the server's
+ * `WWW-Authenticate` header (or "") after a 401, when the host may refresh it; a
+ * second 401 for the same request is MCPC_ERR_AUTH. Runs on an mcpc blocking-pool
+ * thread, so it may block (an OAuth refresh); calls never overlap for one client.
+ * Blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef int32_t (*mcpc_token_cb)(void *userdata,
+                                 const char *www_authenticate,
+                                 char *buf,
+                                 size_t buf_len);
+
+/**
  * Sends one outgoing JSON-RPC message (`data`, `len` bytes, one compact JSON object
  * with no line end and no NUL terminator) on the host's channel. Returns 0 on
  * success; any other value fails the message (its request returns
@@ -609,6 +623,39 @@ mcpc_status_t mcpc_client_call_tool_async(const mcpc_client_t *client,
                                           mcpc_op_t **out_op);
 
 /**
+ * Connects to a Streamable HTTP endpoint and runs the initialize handshake. `url`
+ * must be `https://`, or `http://` on a loopback host (127.0.0.0/8, ::1, localhost);
+ * anything else is refused with MCPC_ERR_INSECURE_URL before any connection is made,
+ * and a URL with credentials in it is refused with MCPC_ERR_INVALID_ARG. TLS is
+ * always verified: the system's roots plus any CA given in the options. Headers, the
+ * bearer token and the token callback come from the options. Redirects are followed
+ * only within the endpoint's origin, never from https to http.
+ * Ownership and threads: as mcpc_client_connect_stdio.
+ * Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_INVALID_UTF8, MCPC_ERR_INSECURE_URL,
+ * MCPC_ERR_TLS, MCPC_ERR_TRANSPORT, MCPC_ERR_HTTP, MCPC_ERR_AUTH, MCPC_ERR_HANDSHAKE,
+ * MCPC_ERR_TIMEOUT, MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `url` is NULL or NUL-terminated; `opts` is NULL or live; `out_client` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_connect_http(const char *url,
+                                       const mcpc_options_t *opts,
+                                       mcpc_client_t **out_client);
+
+/**
+ * Starts mcpc_client_connect_http without blocking; as mcpc_client_connect_stdio_async
+ * otherwise. URL policy errors are returned here, with no callback.
+ *
+ * # Safety
+ * As mcpc_client_connect_http; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_connect_http_async(const char *url,
+                                             const mcpc_options_t *opts,
+                                             mcpc_connect_done_cb on_done,
+                                             void *userdata,
+                                             mcpc_op_t **out_op);
+
+/**
  * The message of the last error on this thread: what failed and why, naming its
  * context (for example `tools/call "slow": timed out after 5000 ms`). "" when the last
  * mcpc call on this thread succeeded. Never NULL.
@@ -846,6 +893,84 @@ mcpc_status_t mcpc_options_set_notification_callback(mcpc_options_t *opts,
                                                      mcpc_notification_cb cb,
                                                      void *userdata,
                                                      mcpc_free_cb userdata_free);
+
+/**
+ * Adds a header to every HTTP request (for example an API key). Header names the
+ * transport sets itself (Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version,
+ * Last-Event-ID, Host, Content-Length) are refused. Headers never follow a redirect to
+ * another origin (such redirects are refused).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, an invalid or reserved name, a value with
+ * control characters; the message never repeats the value), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; the strings are NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_add_header(mcpc_options_t *opts,
+                                      const char *name,
+                                      const char *value);
+
+/**
+ * Sends `Authorization: Bearer <token>` on every HTTP request (NULL clears it). For
+ * tokens that change, use mcpc_options_set_token_callback instead.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options, a token with control characters),
+ * MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `token` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_set_bearer_token(mcpc_options_t *opts,
+                                            const char *token);
+
+/**
+ * Sets the token callback (see mcpc_token_cb); it takes precedence over a fixed
+ * bearer token once it has given one. `userdata_free` (may be NULL) runs exactly once,
+ * when the options and every client made from them are freed (also if this fails).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options or NULL `cb`).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `cb` may be called from mcpc threads with
+ * `userdata` until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_options_set_token_callback(mcpc_options_t *opts,
+                                              mcpc_token_cb cb,
+                                              void *userdata,
+                                              mcpc_free_cb userdata_free);
+
+/**
+ * Trusts the CA certificates in `pem` (`len` bytes of PEM) for HTTPS, in addition to
+ * the system's roots. Certificates are always verified; this is how a test or private
+ * CA is trusted.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, no certificate in the PEM, a malformed one).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `pem` is NULL or `len` readable bytes.
+ */
+mcpc_status_t mcpc_options_add_ca_pem(mcpc_options_t *opts,
+                                      const char *pem,
+                                      size_t len);
+
+/**
+ * As mcpc_options_add_ca_pem, reading the PEM from the file at `path` now.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, unreadable file, no certificate), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `path` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_add_ca_file(mcpc_options_t *opts,
+                                       const char *path);
+
+/**
+ * Opens the optional standalone GET stream after connecting over HTTP, so server
+ * notifications sent outside any request reach the notification callback (405 from
+ * the server means it offers none: not an error). Off by default. The stream
+ * reconnects with backoff, honouring `retry` and sending `Last-Event-ID`.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_standalone_stream(mcpc_options_t *opts,
+                                                 bool enabled);
 
 /**
  * The whole `CallToolResult` as the server sent it (NUL-terminated JSON; content

@@ -466,8 +466,19 @@ impl Client {
     }
 
     /// Lists every tool, following `nextCursor`. The timeout covers the whole listing.
+    /// When the HTTP session expires mid-listing, the listing starts over once on the
+    /// fresh session (cursors belong to a session); a call is never retried.
     pub async fn list_tools(&self, ctl: &Control) -> Result<Vec<Tool>> {
         let deadline = Instant::now() + self.timeout_of(ctl);
+        match self.list_tools_once(ctl, deadline).await {
+            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => {
+                self.list_tools_once(ctl, deadline).await
+            }
+            other => other,
+        }
+    }
+
+    async fn list_tools_once(&self, ctl: &Control, deadline: Instant) -> Result<Vec<Tool>> {
         let mut tools: Vec<Tool> = Vec::new();
         let mut names: HashSet<String> = HashSet::new();
         let mut cursors: HashSet<String> = HashSet::new();

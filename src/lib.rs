@@ -12,8 +12,10 @@ pub mod jsonrpc;
 pub mod protocol;
 pub mod result;
 pub mod runtime;
+pub mod sse;
 mod sys;
 pub mod transport;
+pub mod url_policy;
 
 #[allow(unsafe_code)]
 pub mod ffi;

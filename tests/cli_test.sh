@@ -81,5 +81,45 @@ else
     echo "FAIL sigint-no-process-left"; failed=$((failed + 1))
 fi
 
+# Over Streamable HTTP, against the loopback fixture.
+start_fixture() {  # ARGS... ; sets fixture_pid, fixture_port; stops when its stdin closes
+    coproc FIXTURE { exec "$PYTHON" tests/fixtures/http_server.py "$@"; }
+    fixture_pid=$FIXTURE_PID
+    read -r _ fixture_port <&"${FIXTURE[0]}"
+}
+stop_fixture() {
+    eval "exec ${FIXTURE[1]}>&-"
+    wait "$fixture_pid" 2>/dev/null
+}
+
+start_fixture --mode sse
+url="http://127.0.0.1:$fixture_port/mcp"
+expect http-info 0 '"serverInfo":{"name":"mcpc-http-fixture"' -- --url "$url" info
+expect http-tools 0 '"name":"item_19"' -- --url "$url" tools
+expect http-call 0 '"structuredContent":{"sum":5}' -- --url "$url" call add '{"a":2,"b":3}'
+expect http-tool-error 2 '"isError":true' -- --url "$url" call fail '{}'
+expect http-timeout 4 '' -- --timeout 300 --url "$url" call slow '{"ms":20000}'
+stop_fixture
+expect http-insecure-refused 3 '' -- --url http://example.com/mcp info
+
+start_fixture --fault auth
+url="http://127.0.0.1:$fixture_port/mcp"
+expect http-no-token 3 '' -- --url "$url" info
+expect http-bearer 0 '"protocolVersion"' -- --bearer good-token --url "$url" info
+expect http-header 0 '"protocolVersion"' -- --header "Authorization: Bearer good-token" --url "$url" info
+stop_fixture
+
+certs=$(mktemp -d)
+if sh tests/fixtures/make_certs.sh "$certs" >/dev/null 2>&1; then
+    start_fixture --tls "$certs/server.pem" "$certs/server.key"
+    url="https://127.0.0.1:$fixture_port/mcp"
+    expect https-untrusted 3 '' -- --url "$url" info
+    expect https-cacert 0 '"text":"tls"' -- --cacert "$certs/ca.pem" --url "$url" call echo '{"text":"tls"}'
+    stop_fixture
+else
+    echo "FAIL make_certs.sh"; failed=$((failed + 1))
+fi
+rm -rf "$certs"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -16,6 +16,7 @@ use crate::client::{Client, Control};
 use crate::error::mcpc_status_t;
 use crate::error::{quote, Error, Result, Status};
 use crate::runtime;
+use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StdioConfig, StdioTransport};
 use crate::transport::{SinkRef, Transport};
 
@@ -226,6 +227,28 @@ unsafe fn stdio_connector(
     cfg.term_grace = o.term_grace;
     Ok(Box::new(move |sink: SinkRef| {
         StdioTransport::spawn(cfg.clone(), sink)
+    }))
+}
+
+/// The HTTP connector: the URL is checked here, before any connection.
+///
+/// # Safety
+/// `url` is NULL or NUL-terminated.
+unsafe fn http_connector(url: *const c_char, o: &OptionsData) -> Result<ConnectorBox> {
+    // SAFETY: per the contract.
+    let url = crate::url_policy::check_endpoint(unsafe { str_in(url, "url") }?)?;
+    let cfg = HttpConfig {
+        url,
+        headers: o.headers.clone(),
+        bearer: o.bearer.clone(),
+        token_fn: o.token_fn.clone(),
+        ca_pem: o.ca_pem.clone(),
+        max_message_size: o.max_message_size,
+        standalone_stream: o.standalone_stream,
+        connect_timeout: o.client.timeout.min(std::time::Duration::from_secs(30)),
+    };
+    Ok(Box::new(move |sink: SinkRef| {
+        HttpTransport::connect(cfg.clone(), sink)
     }))
 }
 
@@ -768,4 +791,57 @@ fn tool_error(name: &str, r: &crate::result::CallResult) -> Error {
             quote(r.text_str())
         ),
     )
+}
+
+/// Connects to a Streamable HTTP endpoint and runs the initialize handshake. `url`
+/// must be `https://`, or `http://` on a loopback host (127.0.0.0/8, ::1, localhost);
+/// anything else is refused with MCPC_ERR_INSECURE_URL before any connection is made,
+/// and a URL with credentials in it is refused with MCPC_ERR_INVALID_ARG. TLS is
+/// always verified: the system's roots plus any CA given in the options. Headers, the
+/// bearer token and the token callback come from the options. Redirects are followed
+/// only within the endpoint's origin, never from https to http.
+/// Ownership and threads: as mcpc_client_connect_stdio.
+/// Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_INVALID_UTF8, MCPC_ERR_INSECURE_URL,
+/// MCPC_ERR_TLS, MCPC_ERR_TRANSPORT, MCPC_ERR_HTTP, MCPC_ERR_AUTH, MCPC_ERR_HANDSHAKE,
+/// MCPC_ERR_TIMEOUT, MCPC_ERR_WOULD_DEADLOCK.
+///
+/// # Safety
+/// `url` is NULL or NUL-terminated; `opts` is NULL or live; `out_client` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_connect_http(
+    url: *const c_char,
+    opts: *const mcpc_options_t,
+    out_client: *mut *mut mcpc_client_t,
+) -> mcpc_status_t {
+    status("mcpc_client_connect_http", || {
+        check_out(out_client, "out_client")?;
+        // SAFETY: checked non-NULL.
+        unsafe { *out_client = std::ptr::null_mut() };
+        let o = options_of(opts)?;
+        // SAFETY: per the contract.
+        let connector = unsafe { http_connector(url, &o) }?;
+        connect_blocking(o, connector, out_client)
+    })
+}
+
+/// Starts mcpc_client_connect_http without blocking; as mcpc_client_connect_stdio_async
+/// otherwise. URL policy errors are returned here, with no callback.
+///
+/// # Safety
+/// As mcpc_client_connect_http; `userdata` is passed to `on_done` untouched.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_connect_http_async(
+    url: *const c_char,
+    opts: *const mcpc_options_t,
+    on_done: mcpc_connect_done_cb,
+    userdata: *mut c_void,
+    out_op: *mut *mut mcpc_op_t,
+) -> mcpc_status_t {
+    status("mcpc_client_connect_http_async", || {
+        clear_out_op(out_op);
+        let o = options_of(opts)?;
+        // SAFETY: per the contract.
+        let connector = unsafe { http_connector(url, &o) }?;
+        connect_async(o, connector, on_done, userdata, out_op)
+    })
 }

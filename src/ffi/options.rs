@@ -11,7 +11,9 @@ use crate::client::Options;
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
 use crate::protocol::{self, ClientInfo};
+use crate::transport::http::{is_reserved_header, TokenFn};
 use crate::transport::stdio::StderrMode;
+use reqwest::header::{HeaderName, HeaderValue};
 
 /// Client settings: a builder. Make it with mcpc_options_new, set what you need,
 /// pass it to a connect function (which copies it; the same options may make many
@@ -32,6 +34,11 @@ pub(crate) struct OptionsData {
     pub max_message_size: usize,
     pub close_grace: Duration,
     pub term_grace: Duration,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub bearer: Option<String>,
+    pub token_fn: Option<TokenFn>,
+    pub ca_pem: Vec<Vec<u8>>,
+    pub standalone_stream: bool,
 }
 
 impl Default for OptionsData {
@@ -46,6 +53,11 @@ impl Default for OptionsData {
             max_message_size: stdio.max_message_size,
             close_grace: stdio.close_grace,
             term_grace: stdio.term_grace,
+            headers: Vec::new(),
+            bearer: None,
+            token_fn: None,
+            ca_pem: Vec::new(),
+            standalone_stream: false,
         }
     }
 }
@@ -393,6 +405,220 @@ pub unsafe extern "C" fn mcpc_options_set_notification_callback(
                 unsafe { cb(ud.ptr(), method.as_ptr(), params_ptr) }
             },
         ));
+        Ok(())
+    })
+}
+
+/// Gives mcpc the current bearer token for HTTP: write it NUL-terminated into `buf`
+/// (`buf_len` bytes, 8192) and return 0, or return nonzero for "no token".
+/// `www_authenticate` is NULL when mcpc asks for the first token, and the server's
+/// `WWW-Authenticate` header (or "") after a 401, when the host may refresh it; a
+/// second 401 for the same request is MCPC_ERR_AUTH. Runs on an mcpc blocking-pool
+/// thread, so it may block (an OAuth refresh); calls never overlap for one client.
+/// Blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+pub type mcpc_token_cb = Option<
+    unsafe extern "C" fn(
+        userdata: *mut c_void,
+        www_authenticate: *const c_char,
+        buf: *mut c_char,
+        buf_len: usize,
+    ) -> i32,
+>;
+
+const TOKEN_BUF: usize = 8192;
+
+/// Adds a header to every HTTP request (for example an API key). Header names the
+/// transport sets itself (Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version,
+/// Last-Event-ID, Host, Content-Length) are refused. Headers never follow a redirect to
+/// another origin (such redirects are refused).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, an invalid or reserved name, a value with
+/// control characters; the message never repeats the value), MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `opts` is NULL or a live options object; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_add_header(
+    opts: *mut mcpc_options_t,
+    name: *const c_char,
+    value: *const c_char,
+) -> mcpc_status_t {
+    with_options("mcpc_options_add_header", opts, |o| {
+        // SAFETY: per the contract.
+        let (name, value) = unsafe { (str_in(name, "name")?, str_in(value, "value")?) };
+        let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                format!("{name:?} is not a valid header name"),
+            )
+        })?;
+        if is_reserved_header(&n) {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                format!("header {name:?} is set by mcpc itself"),
+            ));
+        }
+        let mut v = HeaderValue::from_str(value).map_err(|_| {
+            Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                format!("the value of header {name:?} is not valid"),
+            )
+        })?;
+        v.set_sensitive(true);
+        o.headers.push((n, v));
+        Ok(())
+    })
+}
+
+/// Sends `Authorization: Bearer <token>` on every HTTP request (NULL clears it). For
+/// tokens that change, use mcpc_options_set_token_callback instead.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options, a token with control characters),
+/// MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `opts` is NULL or a live options object; `token` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_bearer_token(
+    opts: *mut mcpc_options_t,
+    token: *const c_char,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_bearer_token", opts, |o| {
+        // SAFETY: per the contract.
+        let token = unsafe { opt_str_in(token, "token") }?;
+        if token
+            .is_some_and(|t| t.is_empty() || HeaderValue::from_str(&format!("Bearer {t}")).is_err())
+        {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                "the bearer token is empty or not a valid header value",
+            ));
+        }
+        o.bearer = token.map(str::to_string);
+        Ok(())
+    })
+}
+
+/// Sets the token callback (see mcpc_token_cb); it takes precedence over a fixed
+/// bearer token once it has given one. `userdata_free` (may be NULL) runs exactly once,
+/// when the options and every client made from them are freed (also if this fails).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options or NULL `cb`).
+///
+/// # Safety
+/// `opts` is NULL or a live options object; `cb` may be called from mcpc threads with
+/// `userdata` until `userdata_free` runs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_token_callback(
+    opts: *mut mcpc_options_t,
+    cb: mcpc_token_cb,
+    userdata: *mut c_void,
+    userdata_free: mcpc_free_cb,
+) -> mcpc_status_t {
+    let ud = Userdata::new(userdata, userdata_free);
+    with_options("mcpc_options_set_token_callback", opts, |o| {
+        let cb = cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "cb is NULL"))?;
+        o.token_fn = Some(std::sync::Arc::new(move |challenge: Option<&str>| {
+            let challenge = challenge.map(super::boundary::c_message);
+            let cptr = challenge.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+            let mut buf = vec![0u8; TOKEN_BUF];
+            let _scope = crate::runtime::CallbackScope::enter();
+            // SAFETY: the caller's callback with its userdata, a borrowed challenge and
+            // a writable buffer of TOKEN_BUF bytes.
+            let rc = unsafe { cb(ud.ptr(), cptr, buf.as_mut_ptr().cast(), TOKEN_BUF) };
+            if rc != 0 {
+                return None;
+            }
+            let end = buf.iter().position(|b| *b == 0)?;
+            String::from_utf8(buf[..end].to_vec())
+                .ok()
+                .filter(|t| !t.is_empty())
+        }));
+        Ok(())
+    })
+}
+
+/// Trusts the CA certificates in `pem` (`len` bytes of PEM) for HTTPS, in addition to
+/// the system's roots. Certificates are always verified; this is how a test or private
+/// CA is trusted.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, no certificate in the PEM, a malformed one).
+///
+/// # Safety
+/// `opts` is NULL or a live options object; `pem` is NULL or `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_add_ca_pem(
+    opts: *mut mcpc_options_t,
+    pem: *const c_char,
+    len: usize,
+) -> mcpc_status_t {
+    with_options("mcpc_options_add_ca_pem", opts, |o| {
+        if pem.is_null() || len == 0 {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                "pem is NULL or empty",
+            ));
+        }
+        // SAFETY: `len` readable bytes per the contract.
+        let bytes = unsafe { std::slice::from_raw_parts(pem.cast::<u8>(), len) }.to_vec();
+        add_ca(o, bytes)
+    })
+}
+
+/// As mcpc_options_add_ca_pem, reading the PEM from the file at `path` now.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, unreadable file, no certificate), MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `opts` is NULL or a live options object; `path` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_add_ca_file(
+    opts: *mut mcpc_options_t,
+    path: *const c_char,
+) -> mcpc_status_t {
+    with_options("mcpc_options_add_ca_file", opts, |o| {
+        // SAFETY: per the contract.
+        let path = unsafe { str_in(path, "path") }?;
+        let bytes = std::fs::read(path).map_err(|e| {
+            Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                format!("cannot read CA file {path:?}: {e}"),
+            )
+        })?;
+        add_ca(o, bytes)
+    })
+}
+
+fn add_ca(o: &mut OptionsData, pem: Vec<u8>) -> Result<()> {
+    use rustls_pki_types::pem::PemObject;
+    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(&pem)
+        .collect::<std::result::Result<Vec<_>, _>>();
+    match certs {
+        Ok(c) if !c.is_empty() => {
+            o.ca_pem.push(pem);
+            Ok(())
+        }
+        Ok(_) => Err(Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            "the PEM holds no certificate",
+        )),
+        Err(e) => Err(Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            format!("the PEM is malformed: {e}"),
+        )),
+    }
+}
+
+/// Opens the optional standalone GET stream after connecting over HTTP, so server
+/// notifications sent outside any request reach the notification callback (405 from
+/// the server means it offers none: not an error). Off by default. The stream
+/// reconnects with backoff, honouring `retry` and sending `Last-Event-ID`.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_standalone_stream(
+    opts: *mut mcpc_options_t,
+    enabled: bool,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_standalone_stream", opts, |o| {
+        o.standalone_stream = enabled;
         Ok(())
     })
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 
 pub mod callback;
+pub mod http;
 pub mod stdio;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

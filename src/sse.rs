@@ -1,0 +1,269 @@
+//! An incremental parser for `text/event-stream` (the WHATWG HTML "server-sent
+//! events" grammar): correct at every split of the byte stream, with LF, CR and
+//! CRLF line ends, multi-line `data`, comments, `id`, `retry`, and a cap on the
+//! size of one event.
+
+/// One dispatched event. `data` may be empty (a priming event): never parse it then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub event: String,
+    pub data: String,
+    /// The last event id seen on the stream so far (it persists across events).
+    pub id: Option<String>,
+}
+
+/// An event (or a line) larger than the cap.
+#[derive(Debug, PartialEq, Eq)]
+pub struct EventTooLarge {
+    pub limit: usize,
+}
+
+#[derive(Debug)]
+pub struct SseParser {
+    line: Vec<u8>,
+    /// The previous chunk ended in CR: a LF that starts the next one belongs to it.
+    after_cr: bool,
+    data: String,
+    has_data: bool,
+    event: String,
+    last_id: Option<String>,
+    retry_ms: Option<u64>,
+    max: usize,
+}
+
+impl SseParser {
+    /// `max` bounds one event's data plus its current line, in bytes.
+    pub fn new(max: usize) -> Self {
+        SseParser {
+            line: Vec::new(),
+            after_cr: false,
+            data: String::new(),
+            has_data: false,
+            event: String::new(),
+            last_id: None,
+            retry_ms: None,
+            max,
+        }
+    }
+
+    /// The last `id` seen (for `Last-Event-ID`).
+    pub fn last_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The last valid `retry` value, in milliseconds.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry_ms
+    }
+
+    /// Feeds one chunk, calling `on_event` for each event it completes.
+    pub fn feed(
+        &mut self,
+        chunk: &[u8],
+        mut on_event: impl FnMut(Event),
+    ) -> Result<(), EventTooLarge> {
+        let mut rest = chunk;
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some(stripped) = rest.strip_prefix(b"\n") {
+                rest = stripped;
+            }
+        }
+        while let Some(pos) = memchr::memchr2(b'\n', b'\r', rest) {
+            let ended_by_cr = rest[pos] == b'\r';
+            self.push_line_bytes(&rest[..pos])?;
+            let line = std::mem::take(&mut self.line);
+            self.process_line(&line, &mut on_event);
+            self.line = line;
+            self.line.clear();
+            rest = &rest[pos + 1..];
+            if ended_by_cr {
+                match rest.first() {
+                    Some(b'\n') => rest = &rest[1..],
+                    None => self.after_cr = true,
+                    Some(_) => {}
+                }
+            }
+        }
+        self.push_line_bytes(rest)
+    }
+
+    fn push_line_bytes(&mut self, bytes: &[u8]) -> Result<(), EventTooLarge> {
+        if self.line.len() + bytes.len() + self.data.len() > self.max {
+            return Err(EventTooLarge { limit: self.max });
+        }
+        self.line.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn process_line(&mut self, line: &[u8], on_event: &mut impl FnMut(Event)) {
+        if line.is_empty() {
+            self.dispatch(on_event);
+            return;
+        }
+        if line[0] == b':' {
+            return;
+        }
+        let line = String::from_utf8_lossy(line);
+        let (field, value) = match line.find(':') {
+            Some(i) => {
+                let v = &line[i + 1..];
+                (&line[..i], v.strip_prefix(' ').unwrap_or(v))
+            }
+            None => (&line[..], ""),
+        };
+        match field {
+            "event" => self.event = value.to_string(),
+            "data" => {
+                self.data.push_str(value);
+                self.data.push('\n');
+                self.has_data = true;
+            }
+            "id" if !value.contains('\0') => self.last_id = Some(value.to_string()),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry_ms = value.parse().ok();
+            }
+            _ => {}
+        }
+    }
+
+    fn dispatch(&mut self, on_event: &mut impl FnMut(Event)) {
+        let event = std::mem::take(&mut self.event);
+        if !self.has_data {
+            self.data.clear();
+            return;
+        }
+        self.has_data = false;
+        let mut data = std::mem::take(&mut self.data);
+        if data.ends_with('\n') {
+            data.pop();
+        }
+        on_event(Event {
+            event: if event.is_empty() {
+                "message".into()
+            } else {
+                event
+            },
+            data,
+            id: self.last_id.clone(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The events, the last id and the retry value a stream gives.
+    type Parsed = (Vec<Event>, Option<String>, Option<u64>);
+
+    fn parse_all(chunks: &[&[u8]], max: usize) -> Result<Parsed, EventTooLarge> {
+        let mut p = SseParser::new(max);
+        let mut out = Vec::new();
+        for c in chunks {
+            p.feed(c, |e| out.push(e))?;
+        }
+        Ok((out, p.last_id().map(str::to_string), p.retry_ms()))
+    }
+
+    fn ev(event: &str, data: &str, id: Option<&str>) -> Event {
+        Event {
+            event: event.into(),
+            data: data.into(),
+            id: id.map(Into::into),
+        }
+    }
+
+    /// Every stream, split at every pair of positions, gives the same events.
+    fn check_every_split(
+        input: &[u8],
+        want: &[Event],
+        want_id: Option<&str>,
+        want_retry: Option<u64>,
+    ) {
+        let whole = parse_all(&[input], 1 << 20).unwrap();
+        assert_eq!(whole.0, want, "whole stream");
+        assert_eq!(whole.1.as_deref(), want_id);
+        assert_eq!(whole.2, want_retry);
+        for i in 0..=input.len() {
+            for j in i..=input.len() {
+                let got = parse_all(&[&input[..i], &input[i..j], &input[j..]], 1 << 20).unwrap();
+                assert_eq!(got.0, want, "split at {i},{j}");
+                assert_eq!(got.1.as_deref(), want_id, "split at {i},{j}");
+            }
+        }
+    }
+
+    #[test]
+    fn line_ends_lf_cr_crlf() {
+        let want = vec![
+            ev("message", "{\"a\":1}", None),
+            ev("message", "{\"b\":2}", None),
+            ev("message", "{\"c\":3}", None),
+        ];
+        check_every_split(
+            b"data: {\"a\":1}\n\ndata: {\"b\":2}\r\rdata: {\"c\":3}\r\n\r\n",
+            &want,
+            None,
+            None,
+        );
+    }
+
+    #[test]
+    fn multi_line_data_comments_event_and_id() {
+        let input = b": keep-alive\nevent: message\nid: 7\ndata: {\"a\":\ndata:  1}\n\n:x\nevent: other\ndata: two\n\n";
+        let want = vec![
+            ev("message", "{\"a\":\n 1}", Some("7")),
+            ev("other", "two", Some("7")),
+        ];
+        check_every_split(input, &want, Some("7"), None);
+    }
+
+    #[test]
+    fn priming_event_and_retry() {
+        // An id with empty data (a priming event) dispatches "", keeps its id; retry applies.
+        let input = b"id: p1\nretry: 250\ndata: \n\nretry: 12x\nid: p2\n\ndata: {}\n\n";
+        let want = vec![
+            ev("message", "", Some("p1")),
+            ev("message", "{}", Some("p2")),
+        ];
+        check_every_split(input, &want, Some("p2"), Some(250));
+    }
+
+    #[test]
+    fn events_without_data_are_not_dispatched_but_ids_count() {
+        let input = b"id: 5\n\nevent: x\n\ndata\n\n";
+        // `data` with no colon is a data field with an empty value.
+        let want = vec![ev("message", "", Some("5"))];
+        check_every_split(input, &want, Some("5"), None);
+    }
+
+    #[test]
+    fn utf8_split_across_chunks() {
+        let input = "data: {\"t\":\"héllo ✓ 😀\"}\n\n".as_bytes();
+        let want = vec![ev("message", "{\"t\":\"héllo ✓ 😀\"}", None)];
+        check_every_split(input, &want, None, None);
+    }
+
+    #[test]
+    fn id_with_nul_is_ignored_and_unfinished_event_is_held() {
+        let (events, id, _) = parse_all(&[b"id: a\0b\ndata: x\n\ndata: y\n"], 1024).unwrap();
+        assert_eq!(events, vec![ev("message", "x", None)]);
+        assert_eq!(id, None);
+    }
+
+    #[test]
+    fn cap_on_one_event() {
+        let big = format!("data: {}\n", "x".repeat(100));
+        assert_eq!(
+            parse_all(&[big.as_bytes()], 64),
+            Err(EventTooLarge { limit: 64 })
+        );
+        // Many small data lines in one event add up.
+        let lines = "data: xxxxxxxxxx\n".repeat(10);
+        assert!(parse_all(&[lines.as_bytes()], 64).is_err());
+        // Small events, many of them: fine.
+        let many = "data: xxxxxxxxxx\n\n".repeat(100);
+        assert_eq!(parse_all(&[many.as_bytes()], 64).unwrap().0.len(), 100);
+    }
+}

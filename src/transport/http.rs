@@ -1,0 +1,812 @@
+//! The Streamable HTTP transport: each client message is a POST to the endpoint;
+//! a request's reply is JSON or an SSE stream (which may carry server requests and
+//! notifications before the response). Sessions (`Mcp-Session-Id`), the
+//! `MCP-Protocol-Version` header, session expiry with a fresh session, SSE
+//! resumption, the optional standalone GET stream, caller-supplied auth, DELETE on
+//! close. TLS is always verified (rustls): system roots plus caller CAs.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
+};
+use reqwest::{Method, StatusCode, Url};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::CertificateDer;
+use serde::Deserialize;
+use tokio::task::{AbortHandle, JoinHandle};
+
+use super::{BoxFuture, Outgoing, SinkRef, Transport};
+use crate::error::{quote, Error, Result, Status};
+use crate::sse::SseParser;
+use crate::url_policy;
+
+/// Gives the current bearer token: called with `None` for the first token and with
+/// the `WWW-Authenticate` value after a 401. `None` back means no token.
+pub type TokenFn = Arc<dyn Fn(Option<&str>) -> Option<String> + Send + Sync>;
+
+/// Settings of one HTTP connection.
+#[derive(Clone)]
+pub struct HttpConfig {
+    pub url: Url,
+    /// Extra headers on every request (checked: no reserved names).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub bearer: Option<String>,
+    pub token_fn: Option<TokenFn>,
+    /// Extra trusted CA certificates, PEM.
+    pub ca_pem: Vec<Vec<u8>>,
+    pub max_message_size: usize,
+    /// Open the optional standalone GET stream for server notifications.
+    pub standalone_stream: bool,
+    pub connect_timeout: Duration,
+}
+
+const MCP_SESSION_ID: &str = "mcp-session-id";
+const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const LAST_EVENT_ID: &str = "last-event-id";
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// Bound on DELETE at close, and on notifications still going out.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+/// How often a request's SSE stream may be resumed before it fails.
+const MAX_RESUMES: usize = 5;
+const DEFAULT_RETRY: Duration = Duration::from_millis(1000);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Header names the transport sets itself; callers may not override them.
+pub fn is_reserved_header(name: &HeaderName) -> bool {
+    [
+        CONTENT_TYPE,
+        ACCEPT,
+        reqwest::header::HOST,
+        reqwest::header::CONTENT_LENGTH,
+        reqwest::header::TRANSFER_ENCODING,
+    ]
+    .contains(name)
+        || name.as_str() == MCP_SESSION_ID
+        || name.as_str() == MCP_PROTOCOL_VERSION
+        || name.as_str() == LAST_EVENT_ID
+}
+
+#[derive(Default)]
+struct Session {
+    id: Option<HeaderValue>,
+    version: Option<HeaderValue>,
+    /// Bumped at each fresh session; a 404 renews only the generation it saw.
+    generation: u64,
+    /// The initialize request, kept to start a fresh session after expiry.
+    init_body: Option<Vec<u8>>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    cfg: HttpConfig,
+    sink: SinkRef,
+    session: tokio::sync::RwLock<Session>,
+    /// Held (write) while a fresh session is being started; requests wait it out.
+    renew_gate: tokio::sync::RwLock<()>,
+    token: Mutex<Option<String>>,
+    token_fetched: AtomicBool,
+    inflight: Mutex<HashMap<i64, AbortHandle>>,
+    background: Mutex<Vec<JoinHandle<()>>>,
+    closed: AtomicBool,
+}
+
+pub struct HttpTransport {
+    inner: Arc<Inner>,
+}
+
+fn native_roots() -> &'static [CertificateDer<'static>] {
+    static ROOTS: OnceLock<Vec<CertificateDer<'static>>> = OnceLock::new();
+    ROOTS.get_or_init(|| rustls_native_certs::load_native_certs().certs)
+}
+
+fn tls_config(extra_pem: &[Vec<u8>]) -> Result<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in native_roots() {
+        let _ = roots.add(cert.clone());
+    }
+    for pem in extra_pem {
+        let mut added = 0;
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| {
+                Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("CA certificate PEM is malformed: {e}"),
+                )
+            })?;
+            roots.add(cert).map_err(|e| {
+                Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("CA certificate is not usable: {e}"),
+                )
+            })?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                "CA PEM holds no certificate",
+            ));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::new(Status::MCPC_ERR_TLS, format!("TLS setup failed: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// Follows a redirect only within the endpoint's origin, never from https to http.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let Some(first) = attempt.previous().first() else {
+            return attempt.stop();
+        };
+        if attempt.previous().len() > 5 || !url_policy::same_origin(first, attempt.url()) {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// Turns a reqwest error into ours: TLS failures are their own status; messages
+/// never carry the URL's query or credentials.
+fn classify(e: reqwest::Error, url: &Url) -> Error {
+    let mut tls = false;
+    let mut detail = String::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(&e);
+    while let Some(s) = source {
+        if s.downcast_ref::<rustls::Error>().is_some() {
+            tls = true;
+        }
+        detail = s.to_string();
+        source = s.source();
+    }
+    let lower = detail.to_ascii_lowercase();
+    if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+        tls = true;
+    }
+    let what = if detail.is_empty() {
+        e.without_url().to_string()
+    } else {
+        detail
+    };
+    if tls {
+        Error::new(
+            Status::MCPC_ERR_TLS,
+            format!("TLS with {} failed: {what}", url_policy::redact(url)),
+        )
+    } else {
+        Error::new(
+            Status::MCPC_ERR_TRANSPORT,
+            format!("HTTP request to {} failed: {what}", url_policy::redact(url)),
+        )
+    }
+}
+
+/// A session id must be visible ASCII (0x21 to 0x7E).
+fn valid_session_id(v: &HeaderValue) -> bool {
+    !v.is_empty() && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b))
+}
+
+#[derive(Deserialize)]
+struct InitResultPeek<'a> {
+    #[serde(borrow)]
+    result: Option<InitFields<'a>>,
+}
+
+#[derive(Deserialize)]
+struct InitFields<'a> {
+    #[serde(rename = "protocolVersion", borrow)]
+    protocol_version: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Builds a short error from an HTTP error status and its body.
+async fn status_error(resp: reqwest::Response, what: &str) -> Error {
+    let status = resp.status();
+    let body = read_limited(resp, 64 * 1024).await.unwrap_or_default();
+    #[derive(Deserialize)]
+    struct E {
+        error: crate::jsonrpc::RpcError,
+    }
+    let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("{what}: HTTP {status}"));
+    if let Ok(e) = serde_json::from_slice::<E>(&body) {
+        err.message.push_str(&format!(
+            " (server error {}: {})",
+            e.error.code,
+            quote(&e.error.message)
+        ));
+        err.rpc_code = Some(e.error.code);
+    }
+    err
+}
+
+async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| {
+        Error::new(
+            Status::MCPC_ERR_TRANSPORT,
+            format!("reading the HTTP response failed: {}", e.without_url()),
+        )
+    })? {
+        if body.len() + chunk.len() > max {
+            return Err(Error::new(
+                Status::MCPC_ERR_MESSAGE_TOO_LARGE,
+                format!("the HTTP response is over the {max} byte limit"),
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// How an SSE stream ended.
+enum StreamEnd {
+    /// Ended normally, or the connection dropped: resumable if an id was seen.
+    Ended {
+        last_id: Option<String>,
+        retry: Option<Duration>,
+    },
+}
+
+impl HttpTransport {
+    /// Makes the transport (no connection yet: the first POST opens one).
+    pub fn connect(cfg: HttpConfig, sink: SinkRef) -> Result<Arc<dyn Transport>> {
+        let tls = tls_config(&cfg.ca_pem)?;
+        let http = reqwest::Client::builder()
+            .use_preconfigured_tls(tls)
+            .redirect(redirect_policy())
+            .no_proxy()
+            .tcp_nodelay(true)
+            .http1_only()
+            .connect_timeout(cfg.connect_timeout)
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build()
+            .map_err(|e| {
+                Error::new(
+                    Status::MCPC_ERR_TRANSPORT,
+                    format!("cannot set up the HTTP client: {e}"),
+                )
+            })?;
+        let token = cfg.bearer.clone();
+        Ok(Arc::new(HttpTransport {
+            inner: Arc::new(Inner {
+                http,
+                cfg,
+                sink,
+                session: tokio::sync::RwLock::new(Session::default()),
+                renew_gate: tokio::sync::RwLock::new(()),
+                token_fetched: AtomicBool::new(token.is_some()),
+                token: Mutex::new(token),
+                inflight: Mutex::new(HashMap::new()),
+                background: Mutex::new(Vec::new()),
+                closed: AtomicBool::new(false),
+            }),
+        }))
+    }
+}
+
+impl Inner {
+    fn spawn_background(
+        self: &Arc<Self>,
+        fut: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        let handle = crate::runtime::handle().spawn(fut);
+        let mut bg = self.background.lock().unwrap_or_else(|p| p.into_inner());
+        bg.retain(|h| !h.is_finished());
+        bg.push(handle);
+    }
+
+    /// The current token, asking the token callback (on a blocking thread) the first time.
+    async fn current_token(&self) -> Option<String> {
+        if !self.token_fetched.load(Ordering::Acquire) {
+            if let Some(f) = self.cfg.token_fn.clone() {
+                let t = tokio::task::spawn_blocking(move || f(None))
+                    .await
+                    .ok()
+                    .flatten();
+                *self.token.lock().unwrap_or_else(|p| p.into_inner()) = t;
+            }
+            self.token_fetched.store(true, Ordering::Release);
+        }
+        self.token.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// After a 401: asks the callback once for a fresh token. False when there is none.
+    async fn refresh_token(&self, challenge: Option<String>) -> bool {
+        let Some(f) = self.cfg.token_fn.clone() else {
+            return false;
+        };
+        let fresh = tokio::task::spawn_blocking(move || f(challenge.as_deref()))
+            .await
+            .ok()
+            .flatten();
+        let ok = fresh.is_some();
+        *self.token.lock().unwrap_or_else(|p| p.into_inner()) = fresh;
+        ok
+    }
+
+    /// One POST with its auth retry. Returns the successful response, or the error.
+    async fn post(&self, body: &[u8], what: &str) -> Result<(reqwest::Response, bool)> {
+        let mut refreshed = false;
+        loop {
+            let had_session = self.session.read().await.id.is_some();
+            let resp = self
+                .request(Method::POST, Some(body), HeaderMap::new())
+                .await?;
+            let status = resp.status();
+            if status == StatusCode::UNAUTHORIZED {
+                let challenge = resp
+                    .headers()
+                    .get(WWW_AUTHENTICATE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                if !refreshed && self.refresh_token(challenge).await {
+                    refreshed = true;
+                    continue;
+                }
+                return Err(Error::new(
+                    Status::MCPC_ERR_AUTH,
+                    format!("{what}: HTTP 401 Unauthorized"),
+                ));
+            }
+            if status == StatusCode::FORBIDDEN {
+                return Err(Error::new(
+                    Status::MCPC_ERR_AUTH,
+                    format!("{what}: HTTP 403 Forbidden"),
+                ));
+            }
+            if status.is_redirection() {
+                return Err(Error::new(
+                    Status::MCPC_ERR_HTTP,
+                    format!("{what}: HTTP {status}: a redirect to another origin was refused"),
+                ));
+            }
+            return Ok((resp, had_session));
+        }
+    }
+
+    /// Sends one message and routes what comes back. Errors belong to the message.
+    async fn exchange(self: &Arc<Self>, msg: &Outgoing) -> Result<()> {
+        let what = match msg.method {
+            Some(m) => m.to_string(),
+            None => "response".to_string(),
+        };
+        let is_init = msg.method == Some("initialize");
+        if is_init {
+            self.session.write().await.init_body = Some(msg.body.clone());
+        }
+        let generation = {
+            let _wait_for_renewal = self.renew_gate.read().await;
+            self.session.read().await.generation
+        };
+        let (resp, had_session) = self.post(&msg.body, &what).await?;
+        let status = resp.status();
+        if status == StatusCode::NOT_FOUND && had_session {
+            // The fresh session is ready (or the connection failed) before this
+            // request reports the expiry, so a retry by the caller goes to it.
+            self.renew_session(generation).await;
+            return Err(Error::new(
+                Status::MCPC_ERR_SESSION_EXPIRED,
+                format!("{what}: the HTTP session expired (404); a fresh session was started"),
+            ));
+        }
+        if !status.is_success() {
+            return Err(status_error(resp, &what).await);
+        }
+        if is_init {
+            if let Some(id) = resp.headers().get(MCP_SESSION_ID) {
+                if !valid_session_id(id) {
+                    return Err(Error::new(
+                        Status::MCPC_ERR_PROTOCOL,
+                        "the server's session id is not visible ASCII",
+                    ));
+                }
+                let mut id = id.clone();
+                id.set_sensitive(true);
+                self.session.write().await.id = Some(id);
+            }
+        }
+        if msg.id.is_none() || status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            return Ok(());
+        }
+        self.read_reply(resp, is_init).await
+    }
+
+    /// Reads a request's reply, JSON or SSE, resuming a dropped SSE stream.
+    async fn read_reply(self: &Arc<Self>, resp: reqwest::Response, is_init: bool) -> Result<()> {
+        let ctype = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if ctype.starts_with("application/json") {
+            let body = read_limited(resp, self.cfg.max_message_size).await?;
+            self.route(&body, is_init).await?;
+            return Ok(());
+        }
+        if !ctype.starts_with("text/event-stream") {
+            return Err(Error::new(
+                Status::MCPC_ERR_HTTP,
+                format!(
+                    "unexpected content type {} in the HTTP reply",
+                    quote(&ctype)
+                ),
+            ));
+        }
+        let mut end = self.read_sse(resp, is_init).await?;
+        for _ in 0..MAX_RESUMES {
+            let StreamEnd::Ended { last_id, retry } = end;
+            let Some(last_id) = last_id else {
+                return Ok(());
+            };
+            tokio::time::sleep(retry.unwrap_or(DEFAULT_RETRY)).await;
+            let resp = self.resume(&last_id).await?;
+            if !resp.status().is_success() {
+                return Err(status_error(resp, "resuming the SSE stream").await);
+            }
+            end = self.read_sse(resp, is_init).await?;
+        }
+        Ok(())
+    }
+
+    async fn resume(&self, last_id: &str) -> Result<reqwest::Response> {
+        let mut headers = HeaderMap::new();
+        let v = HeaderValue::from_str(last_id).map_err(|_| {
+            Error::new(
+                Status::MCPC_ERR_PROTOCOL,
+                "the SSE event id is not a valid header value",
+            )
+        })?;
+        headers.insert(HeaderName::from_static(LAST_EVENT_ID), v);
+        let resp = self.request(Method::GET, None, headers).await?;
+        Ok(resp)
+    }
+
+    /// Sends one HTTP request with everything the endpoint needs: the caller's
+    /// headers, the bearer token, the session id and the protocol version.
+    async fn request(
+        &self,
+        method: Method,
+        body: Option<&[u8]>,
+        extra: HeaderMap,
+    ) -> Result<reqwest::Response> {
+        let mut headers = extra;
+        for (k, v) in &self.cfg.headers {
+            headers.append(k.clone(), v.clone());
+        }
+        if let Some(token) = self.current_token().await {
+            let mut v = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                Error::new(
+                    Status::MCPC_ERR_AUTH,
+                    "the bearer token is not a valid header value",
+                )
+            })?;
+            v.set_sensitive(true);
+            headers.insert(AUTHORIZATION, v);
+        }
+        {
+            let s = self.session.read().await;
+            if let Some(id) = &s.id {
+                headers.insert(HeaderName::from_static(MCP_SESSION_ID), id.clone());
+            }
+            if let Some(v) = &s.version {
+                headers.insert(HeaderName::from_static(MCP_PROTOCOL_VERSION), v.clone());
+            }
+        }
+        let mut req = self
+            .http
+            .request(method.clone(), self.cfg.url.clone())
+            .headers(headers);
+        if method == Method::GET {
+            req = req.header(ACCEPT, "text/event-stream");
+        } else if let Some(body) = body {
+            req = req
+                .header(ACCEPT, ACCEPT_BOTH)
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.to_vec());
+        }
+        req.send().await.map_err(|e| classify(e, &self.cfg.url))
+    }
+
+    /// Routes one SSE stream's events until it ends. A dropped connection is an end
+    /// like any other: whether to resume is the caller's choice.
+    async fn read_sse(
+        self: &Arc<Self>,
+        mut resp: reqwest::Response,
+        is_init: bool,
+    ) -> Result<StreamEnd> {
+        let mut parser = SseParser::new(self.cfg.max_message_size);
+        let mut events = Vec::new();
+        loop {
+            let chunk = match resp.chunk().await {
+                Ok(Some(c)) => c,
+                Ok(None) | Err(_) => break,
+            };
+            parser.feed(&chunk, |e| events.push(e)).map_err(|too| {
+                Error::new(
+                    Status::MCPC_ERR_MESSAGE_TOO_LARGE,
+                    format!("an SSE event is over the {} byte limit", too.limit),
+                )
+            })?;
+            for e in events.drain(..) {
+                if e.data.is_empty() || e.event != "message" {
+                    continue; // a priming event, or an event type MCP does not use
+                }
+                if let Err(err) = self.route(e.data.as_bytes(), is_init).await {
+                    log::warn!("dropped an SSE event: {err}");
+                }
+            }
+        }
+        Ok(StreamEnd::Ended {
+            last_id: parser.last_id().map(str::to_string),
+            retry: parser.retry_ms().map(Duration::from_millis),
+        })
+    }
+
+    /// Delivers one message to the client core; answers to server requests go out
+    /// as new POSTs. For the initialize reply, notes the negotiated version.
+    async fn route(self: &Arc<Self>, msg: &[u8], is_init: bool) -> Result<()> {
+        if is_init {
+            if let Ok(peek) = serde_json::from_slice::<InitResultPeek<'_>>(msg) {
+                if let Some(v) = peek.result.and_then(|r| r.protocol_version) {
+                    if let Ok(v) = HeaderValue::from_str(&v) {
+                        self.session.write().await.version = Some(v);
+                    }
+                }
+            }
+        }
+        if let Some(reply) = self.sink.deliver(msg)? {
+            self.dispatch(reply);
+        }
+        Ok(())
+    }
+
+    fn dispatch(self: &Arc<Self>, msg: Outgoing) {
+        let me = self.clone();
+        let id = msg.id;
+        let task = async move {
+            let outcome = me.exchange(&msg).await;
+            match (outcome, msg.id) {
+                (Err(e), Some(id)) => me.sink.fail_request(id, e),
+                (Err(e), None) => log::debug!("a message to the server failed: {e}"),
+                (Ok(()), Some(id)) => {
+                    // No-op when the reply carried the response.
+                    me.sink.fail_request(
+                        id,
+                        Error::new(
+                            Status::MCPC_ERR_PROTOCOL,
+                            "the HTTP reply carried no response to the request",
+                        ),
+                    );
+                }
+                (Ok(()), None) => {}
+            }
+            if let Some(id) = msg.id {
+                me.inflight
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&id);
+            }
+        };
+        match id {
+            Some(id) => {
+                // Registered under the lock, so the task's own removal comes after.
+                let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
+                let handle = crate::runtime::handle().spawn(task);
+                inflight.insert(id, handle.abort_handle());
+            }
+            None => self.spawn_background(task),
+        }
+    }
+
+    /// Starts a fresh session after a 404: initialize again (without the old session
+    /// id), then notifications/initialized. Only the first 404 of a generation does it.
+    async fn renew_session(&self, expired: u64) {
+        let _gate = self.renew_gate.write().await;
+        let init_body = {
+            let mut s = self.session.write().await;
+            if s.generation != expired || self.closed.load(Ordering::Acquire) {
+                return;
+            }
+            s.generation += 1;
+            s.id = None;
+            s.init_body.clone()
+        };
+        let Some(body) = init_body else { return };
+        let fresh = async {
+            let (resp, _) = self.post(&body, "initialize (fresh session)").await?;
+            if !resp.status().is_success() {
+                return Err(status_error(resp, "initialize (fresh session)").await);
+            }
+            if let Some(id) = resp
+                .headers()
+                .get(MCP_SESSION_ID)
+                .filter(|v| valid_session_id(v))
+            {
+                let mut id = id.clone();
+                id.set_sensitive(true);
+                self.session.write().await.id = Some(id);
+            }
+            // The reply repeats a result the core already has: read and drop it.
+            let _ = read_limited(resp, self.cfg.max_message_size).await;
+            let note = crate::jsonrpc::encode_notification::<()>("notifications/initialized", None);
+            let (resp, _) = self.post(&note, "notifications/initialized").await?;
+            drop(resp);
+            Ok(())
+        };
+        if let Err(e) = fresh.await {
+            self.sink
+                .closed(e.context("the HTTP session expired and a fresh one could not be started"));
+        }
+    }
+
+    /// The standalone GET stream: server notifications and requests outside any
+    /// request. 405 means the server offers none. Reconnects with backoff, honouring
+    /// `retry` and sending `Last-Event-ID`; never replays requests.
+    async fn standalone_stream(self: Arc<Self>) {
+        let mut last_id: Option<String> = None;
+        let mut backoff = Duration::from_millis(500);
+        while !self.closed.load(Ordering::Acquire) {
+            let mut headers = HeaderMap::new();
+            if let Some(id) = last_id
+                .as_deref()
+                .and_then(|i| HeaderValue::from_str(i).ok())
+            {
+                headers.insert(HeaderName::from_static(LAST_EVENT_ID), id);
+            }
+            let mut retry = None;
+            match self.request(Method::GET, None, headers).await {
+                Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => return,
+                Ok(resp) if resp.status().is_success() => {
+                    backoff = Duration::from_millis(500);
+                    if let Ok(StreamEnd::Ended {
+                        last_id: id,
+                        retry: r,
+                    }) = self.read_sse(resp, false).await
+                    {
+                        last_id = id.or(last_id);
+                        retry = r;
+                    }
+                }
+                Ok(resp) => log::debug!("the standalone GET stream got HTTP {}", resp.status()),
+                Err(e) => log::debug!("the standalone GET stream failed: {e}"),
+            }
+            let wait = retry.unwrap_or(backoff);
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+impl Transport for HttpTransport {
+    fn send(&self, msg: Outgoing) -> Result<()> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(Error::new(
+                Status::MCPC_ERR_CLOSED,
+                "the HTTP transport is closed",
+            ));
+        }
+        let start_stream =
+            self.inner.cfg.standalone_stream && msg.method == Some("notifications/initialized");
+        self.inner.dispatch(msg);
+        if start_stream {
+            let me = self.inner.clone();
+            self.inner
+                .spawn_background(async move { me.standalone_stream().await });
+        }
+        Ok(())
+    }
+
+    fn abandon(&self, id: i64) {
+        if let Some(h) = self
+            .inner
+            .inflight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id)
+        {
+            h.abort();
+        }
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.inner.closed.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            for (_, h) in self
+                .inner
+                .inflight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .drain()
+            {
+                h.abort();
+            }
+            // Let notifications already queued (a cancel, say) go out, briefly.
+            let background = std::mem::take(
+                &mut *self
+                    .inner
+                    .background
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()),
+            );
+            let _ = tokio::time::timeout(CLOSE_WAIT, async {
+                for h in &background {
+                    if !h.is_finished() {
+                        // The GET stream never finishes by itself: stop it.
+                        h.abort();
+                    }
+                }
+                for h in background {
+                    let _ = h.await;
+                }
+            })
+            .await;
+            let has_session = self.inner.session.read().await.id.is_some();
+            if has_session {
+                match tokio::time::timeout(
+                    CLOSE_WAIT,
+                    self.inner.request(Method::DELETE, None, HeaderMap::new()),
+                )
+                .await
+                {
+                    Ok(Ok(resp)) => log::debug!("DELETE of the HTTP session: {}", resp.status()),
+                    Ok(Err(e)) => log::debug!("DELETE of the HTTP session failed: {e}"),
+                    Err(_) => log::debug!("DELETE of the HTTP session timed out"),
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_must_be_visible_ascii() {
+        assert!(valid_session_id(&HeaderValue::from_static("abc-123_~")));
+        assert!(!valid_session_id(&HeaderValue::from_static("a b")));
+        assert!(!valid_session_id(&HeaderValue::from_static("")));
+        assert!(!valid_session_id(
+            &HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap()
+        ));
+    }
+
+    #[test]
+    fn reserved_headers() {
+        for h in [
+            "content-type",
+            "accept",
+            "mcp-session-id",
+            "MCP-Protocol-Version",
+            "host",
+        ] {
+            assert!(
+                is_reserved_header(&HeaderName::from_bytes(h.as_bytes()).unwrap()),
+                "{h}"
+            );
+        }
+        assert!(!is_reserved_header(&HeaderName::from_static("x-api-key")));
+        assert!(!is_reserved_header(&AUTHORIZATION));
+    }
+
+    #[test]
+    fn pem_checks() {
+        assert_eq!(
+            tls_config(&[b"not a pem".to_vec()]).unwrap_err().status,
+            Status::MCPC_ERR_INVALID_ARG
+        );
+        assert!(tls_config(&[]).is_ok());
+    }
+}

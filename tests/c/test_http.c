@@ -1,0 +1,538 @@
+/* C tests of the Streamable HTTP transport through the public API, against the
+ * loopback fixture (tests/fixtures/http_server.py) in JSON and SSE modes, over
+ * http:// and https:// with a CA made at test time (tests/fixtures/make_certs.sh).
+ * Closing line: "N passed, N failed, N skipped". */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "harness.h"
+#include "http_fixture.h"
+
+static char cert_dir[256];
+
+static mcpc_status_t connect_to(struct fixture *f, mcpc_options_t *o, mcpc_client_t **c) {
+    return mcpc_client_connect_http(f->url, o, c);
+}
+
+static int start(struct fixture *f, const char *mode, const char *fault) {
+    const char *args[8] = {"--mode", mode, NULL};
+    if (fault) {
+        args[2] = "--fault";
+        args[3] = fault;
+        args[4] = NULL;
+    }
+    return fixture_start(f, args);
+}
+
+static mcpc_call_opts_t timeout_opts(int64_t ms) {
+    mcpc_call_opts_t o;
+    mcpc_call_opts_init(&o);
+    o.timeout_ms = ms;
+    return o;
+}
+
+/* The basic protocol over one reply mode: handshake, sessions, headers, pages, calls. */
+static void protocol_over(const char *mode) {
+    struct fixture f;
+    if (start(&f, mode, NULL) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        char *info = NULL;
+        CHECK_STATUS(mcpc_client_server_info(c, &info), MCPC_OK);
+        CHECK(info && strstr(info, "mcpc-http-fixture"));
+        mcpc_string_free(info);
+        mcpc_tool_list_t *l = NULL;
+        CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+        CHECK(mcpc_tool_list_len(l) == 25);
+        mcpc_tool_list_free(l);
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"over http\"}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "over http") == 0);
+        mcpc_result_free(r);
+        CHECK_STATUS(mcpc_client_call_tool(c, "add", "{\"a\":1,\"b\":2}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_structured_json(r), "{\"sum\":3}") == 0);
+        mcpc_result_free(r);
+        CHECK_STATUS(mcpc_client_call_tool(c, "fail", "{\"message\":\"no\"}", NULL, &r), MCPC_ERR_TOOL);
+        CHECK(r && mcpc_result_is_error(r));
+        mcpc_result_free(r);
+        r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "nope", "{}", NULL, &r), MCPC_ERR_RPC);
+        CHECK(mcpc_last_error_rpc_code() == -32602);
+        CHECK_STATUS(mcpc_client_close(c), MCPC_OK);
+        mcpc_client_free(c);
+    }
+    /* initialize went without a session id or version header; everything after carried both. */
+    const char *init_with_session[] = {"\"method\":\"initialize\"", "mcp-session-id", NULL};
+    CHECK(log_count(&f, init_with_session) == 0);
+    const char *created[] = {"\"event\":\"session-created\"", NULL};
+    CHECK(log_count(&f, created) == 1);
+    const char *posts[] = {"\"method\":\"POST\"", NULL};
+    const char *posts_with_both[] = {"\"method\":\"POST\"", "\"mcp-session-id\"", "\"mcp-protocol-version\":\"2025-11-25\"", NULL};
+    CHECK(log_count(&f, posts) >= 9);
+    CHECK(log_count(&f, posts_with_both) == log_count(&f, posts) - 1);
+    const char *accept[] = {"\"method\":\"POST\"", "\"accept\":\"application/json, text/event-stream\"", "\"content-type\":\"application/json\"", NULL};
+    CHECK(log_count(&f, accept) == log_count(&f, posts));
+    /* DELETE on close, with the session id. */
+    const char *del[] = {"\"method\":\"DELETE\"", "\"mcp-session-id\"", NULL};
+    CHECK(log_count(&f, del) == 1);
+    const char *deleted[] = {"\"event\":\"session-deleted\"", NULL};
+    CHECK(log_count(&f, deleted) == 1);
+    fixture_stop(&f);
+}
+
+static void test_protocol_json(void) { protocol_over("json"); }
+static void test_protocol_sse(void) { protocol_over("sse"); }
+
+static void timeout_and_cancel_over(const char *mode) {
+    struct fixture f;
+    if (start(&f, mode, NULL) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        mcpc_call_opts_t o = timeout_opts(300);
+        CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":30000}", &o, &r), MCPC_ERR_TIMEOUT);
+        CHECK(wait_for_file_text(f.log, "\"event\":\"cancelled\"", 5000));
+        const char *cancel_posts[] = {"notifications/cancelled", "\"reason\":\"timed out\"", NULL};
+        CHECK(log_count(&f, cancel_posts) == 1);
+        /* Cancellation from another handle. */
+        mcpc_cancel_t *cancel = mcpc_cancel_new();
+        mcpc_cancel_trigger(cancel);
+        o.cancel = cancel;
+        o.timeout_ms = 30000;
+        CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":30000}", &o, &r), MCPC_ERR_CANCELLED);
+        mcpc_cancel_free(cancel);
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"after\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+}
+
+static void test_timeout_and_cancel_json(void) { timeout_and_cancel_over("json"); }
+static void test_timeout_and_cancel_sse(void) { timeout_and_cancel_over("sse"); }
+
+struct progress_count {
+    atomic_int n;
+};
+
+static void on_progress(void *ud, double p, double total, const char *m) {
+    (void)p;
+    (void)total;
+    (void)m;
+    atomic_fetch_add(&((struct progress_count *)ud)->n, 1);
+}
+
+static void test_sse_progress_before_response(void) {
+    struct fixture f;
+    if (start(&f, "sse", NULL) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        struct progress_count pc;
+        atomic_store(&pc.n, 0);
+        mcpc_call_opts_t o = timeout_opts(20000);
+        o.on_progress = on_progress;
+        o.progress_userdata = &pc;
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":200}", &o, &r), MCPC_OK);
+        CHECK(atomic_load(&pc.n) == 4);
+        mcpc_result_free(r);
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+}
+
+static void call_under_fault(const char *mode, const char *fault, mcpc_status_t want, const char *msg_part) {
+    struct fixture f;
+    if (start(&f, mode, fault) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        mcpc_call_opts_t o = timeout_opts(5000);
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &o, &r), want);
+        if (msg_part) CHECK(strstr(mcpc_last_error_message(), msg_part) != NULL);
+        if (want == MCPC_OK) CHECK(r && strcmp(mcpc_result_text(r, NULL), "x") == 0);
+        mcpc_result_free(r);
+        /* Whatever happened to that call, the client goes on. */
+        CHECK(mcpc_client_close(c) == MCPC_OK);
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+}
+
+static void test_sse_stream_shapes(void) {
+    call_under_fault("sse", "sse-priming", MCPC_OK, NULL);
+    call_under_fault("sse", "split-sse", MCPC_OK, NULL);
+    call_under_fault("sse", "garbage-sse", MCPC_OK, NULL);
+    call_under_fault("sse", "huge-sse", MCPC_OK, NULL);
+}
+
+static void test_sse_resume(void) {
+    struct fixture f;
+    if (start(&f, "sse", "sse-resume") != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"resumed\"}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "resumed") == 0);
+        mcpc_result_free(r);
+        const char *get[] = {"\"method\":\"GET\"", "\"last-event-id\":\"r1\"", NULL};
+        CHECK(log_count(&f, get) == 1);
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+}
+
+static void test_endless_sse_times_out(void) {
+    struct fixture f;
+    if (start(&f, "sse", "endless-sse") != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        mcpc_call_opts_t o = timeout_opts(500);
+        double t0 = now_ms();
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &o, &r), MCPC_ERR_TIMEOUT);
+        CHECK(now_ms() - t0 < 5000);
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+}
+
+static void test_http_error_statuses(void) {
+    call_under_fault("json", "status-500", MCPC_ERR_HTTP, "500");
+    call_under_fault("json", "json-error-400", MCPC_ERR_HTTP, "bad params");
+    call_under_fault("json", "wrong-content-type", MCPC_ERR_HTTP, "text/plain");
+    call_under_fault("json", "redirect-same-origin", MCPC_OK, NULL);
+    call_under_fault("json", "redirect-cross-origin", MCPC_ERR_HTTP, "redirect");
+}
+
+static void test_cross_origin_redirect_keeps_credentials(void) {
+    struct fixture f;
+    if (start(&f, "json", "redirect-cross-origin") != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_bearer_token(o, "secret-token"), MCPC_OK);
+    CHECK_STATUS(mcpc_options_add_header(o, "X-Api-Key", "secret-key"), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_ERR_HTTP);
+        CHECK(strstr(mcpc_last_error_message(), "secret") == NULL);
+        mcpc_client_free(c);
+    }
+    /* The token and header went to the endpoint, and nothing went to the other origin. */
+    const char *sent[] = {"\"path\":\"/mcp\"", "\"authorization\":\"Bearer secret-token\"", "\"x-api-key\":\"secret-key\"", NULL};
+    CHECK(log_count(&f, sent) >= 2);
+    const char *elsewhere[] = {"/mcp-elsewhere", NULL};
+    CHECK(log_count(&f, elsewhere) == 0);
+    fixture_stop(&f);
+}
+
+static void test_session_expiry_and_recovery(void) {
+    struct fixture f;
+    const char *args[] = {"--mode", "json", "--expire-after", "8", NULL};
+    if (fixture_start(&f, args) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        /* A session lives for 8 POSTs after its initialize: initialized is POST 1, calls
+         * take POSTs 2..8, and the 8th call finds the session gone. After the fresh
+         * session's initialized, four more calls take its POSTs 2..5. */
+        int ok = 0, expired = 0;
+        for (int i = 0; i < 12; i++) {
+            mcpc_result_t *r = NULL;
+            mcpc_status_t st = mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r);
+            ok += st == MCPC_OK;
+            expired += st == MCPC_ERR_SESSION_EXPIRED;
+            mcpc_result_free(r);
+        }
+        CHECK(expired == 1 && ok == 11);
+        /* A fresh session: a second initialize, without the old session id. */
+        const char *created[] = {"\"event\":\"session-created\"", NULL};
+        CHECK(log_count(&f, created) == 2);
+        const char *init_with_session[] = {"\"method\":\"initialize\"", "mcp-session-id", NULL};
+        CHECK(log_count(&f, init_with_session) == 0);
+        /* A listing that meets an expiry (its 4th page is POST 9) starts over once, on
+         * a third session, from the first page: cursors belong to their session. */
+        mcpc_tool_list_t *l = NULL;
+        CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+        CHECK(mcpc_tool_list_len(l) == 25);
+        mcpc_tool_list_free(l);
+        CHECK(log_count(&f, created) == 3);
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+}
+
+static void test_insecure_urls_refused(void) {
+    const char *bad[] = {"http://example.com/mcp", "http://10.1.2.3:8080/mcp", "http://[fe80::1]/mcp", "ftp://127.0.0.1/mcp"};
+    for (size_t i = 0; i < 4; i++) {
+        mcpc_client_t *c = (mcpc_client_t *)1;
+        double t0 = now_ms();
+        CHECK_STATUS(mcpc_client_connect_http(bad[i], NULL, &c), MCPC_ERR_INSECURE_URL);
+        CHECK(c == NULL);
+        CHECK(now_ms() - t0 < 1000); /* refused before any connection */
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http("https://user:pw@127.0.0.1/mcp", NULL, &c), MCPC_ERR_INVALID_ARG);
+    CHECK(strstr(mcpc_last_error_message(), "pw") == NULL);
+    CHECK_STATUS(mcpc_client_connect_http("not a url", NULL, &c), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_connect_http(NULL, NULL, &c), MCPC_ERR_INVALID_ARG);
+}
+
+static int tls_start(struct fixture *f, const char *cert, const char *key) {
+    char certp[300], keyp[300];
+    snprintf(certp, sizeof certp, "%s/%s", cert_dir, cert);
+    snprintf(keyp, sizeof keyp, "%s/%s", cert_dir, key);
+    const char *args[] = {"--tls", certp, keyp, NULL};
+    if (fixture_start(f, args) != 0) return -1;
+    snprintf(f->url, sizeof f->url, "https://127.0.0.1:%d/mcp", f->port);
+    return 0;
+}
+
+static void test_tls(void) {
+    char ca[300];
+    snprintf(ca, sizeof ca, "%s/ca.pem", cert_dir);
+    struct fixture f;
+    if (tls_start(&f, "server.pem", "server.key") != 0) {
+        CHECK(0);
+        return;
+    }
+    /* Not trusted without our CA. */
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_ERR_TLS);
+    /* Trusted with it. */
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_add_ca_file(o, ca), MCPC_OK);
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"tls\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        mcpc_client_free(c);
+    }
+    /* The same name over "localhost" matches the certificate too. */
+    snprintf(f.url, sizeof f.url, "https://localhost:%d/mcp", f.port);
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    mcpc_client_free(c);
+    fixture_stop(&f);
+    /* A self-signed certificate is refused even with our CA loaded. */
+    if (tls_start(&f, "untrusted.pem", "untrusted.key") == 0) {
+        CHECK_STATUS(connect_to(&f, o, &c), MCPC_ERR_TLS);
+        fixture_stop(&f);
+    }
+    /* Bad CA input. */
+    CHECK_STATUS(mcpc_options_add_ca_file(o, "/nonexistent.pem"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_options_add_ca_pem(o, "junk", 4), MCPC_ERR_INVALID_ARG);
+    mcpc_options_free(o);
+}
+
+struct token_state {
+    atomic_int calls;
+    char last_challenge[512];
+    int give_good_after_401;
+};
+
+static int32_t token_cb(void *ud, const char *www_auth, char *buf, size_t len) {
+    struct token_state *s = ud;
+    atomic_fetch_add(&s->calls, 1);
+    if (www_auth) snprintf(s->last_challenge, sizeof s->last_challenge, "%s", www_auth);
+    const char *token = (www_auth && s->give_good_after_401) ? "good-token" : "stale-token";
+    snprintf(buf, len, "%s", token);
+    return 0;
+}
+
+static void test_token_refresh_after_401(void) {
+    struct fixture f;
+    if (start(&f, "json", "auth") != 0) {
+        CHECK(0);
+        return;
+    }
+    struct token_state s = {0};
+    s.give_good_after_401 = 1;
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_token_callback(o, token_cb, &s, NULL), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    CHECK(atomic_load(&s.calls) == 2); /* the first token, then a fresh one after the 401 */
+    CHECK(strstr(s.last_challenge, "invalid_token") != NULL);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        CHECK(atomic_load(&s.calls) == 2); /* the good token is kept */
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+
+    /* A token that stays bad: a second 401 is an auth error. */
+    if (start(&f, "json", "auth") != 0) return;
+    struct token_state bad = {0};
+    o = mcpc_options_new();
+    mcpc_options_set_token_callback(o, token_cb, &bad, NULL);
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_ERR_AUTH);
+    CHECK(strstr(mcpc_last_error_message(), "stale-token") == NULL);
+    mcpc_options_free(o);
+    /* No callback, no token: 401 at once. */
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_ERR_AUTH);
+    /* A fixed bearer token that is right works. */
+    o = mcpc_options_new();
+    mcpc_options_set_bearer_token(o, "good-token");
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    fixture_stop(&f);
+
+    if (start(&f, "json", "forbidden") == 0) {
+        CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_ERR_AUTH);
+        fixture_stop(&f);
+    }
+}
+
+struct notes {
+    atomic_int from_get;
+};
+
+static void on_note(void *ud, const char *method, const char *params) {
+    struct notes *n = ud;
+    if (strcmp(method, "notifications/message") == 0 && params && strstr(params, "from the GET stream")) {
+        atomic_fetch_add(&n->from_get, 1);
+    }
+}
+
+static void test_standalone_get_stream(void) {
+    struct fixture f;
+    if (start(&f, "json", "get-stream") != 0) {
+        CHECK(0);
+        return;
+    }
+    struct notes n;
+    atomic_store(&n.from_get, 0);
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_standalone_stream(o, true), MCPC_OK);
+    CHECK_STATUS(mcpc_options_set_notification_callback(o, on_note, &n, NULL), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    double t0 = now_ms();
+    while (atomic_load(&n.from_get) == 0 && now_ms() - t0 < 10000) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(atomic_load(&n.from_get) >= 1);
+    mcpc_client_free(c); /* also stops the stream */
+    fixture_stop(&f);
+
+    /* 405 (the default fixture) is not an error. */
+    if (start(&f, "json", NULL) != 0) return;
+    o = mcpc_options_new();
+    mcpc_options_set_standalone_stream(o, true);
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    mcpc_client_free(c);
+    fixture_stop(&f);
+}
+
+static void test_header_options(void) {
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_add_header(o, "Content-Type", "text/plain"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_options_add_header(o, "Mcp-Session-Id", "x"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_options_add_header(o, "Bad Name", "x"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_options_add_header(o, "X-Ok", "line\nbreak-secret"), MCPC_ERR_INVALID_ARG);
+    CHECK(strstr(mcpc_last_error_message(), "secret") == NULL);
+    CHECK_STATUS(mcpc_options_set_bearer_token(o, "a\nb"), MCPC_ERR_INVALID_ARG);
+    mcpc_options_free(o);
+}
+
+static void test_many_threads_over_http(void) {
+    struct fixture f;
+    if (start(&f, "json", NULL) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        int ok = 0;
+        for (int i = 0; i < 50; i++) {
+            char args[64], want[32];
+            snprintf(want, sizeof want, "n%d", i);
+            snprintf(args, sizeof args, "{\"text\":\"%s\"}", want);
+            mcpc_result_t *r = NULL;
+            if (mcpc_client_call_tool(c, "echo", args, NULL, &r) == MCPC_OK && strcmp(mcpc_result_text(r, NULL), want) == 0) ok++;
+            mcpc_result_free(r);
+        }
+        CHECK(ok == 50);
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+}
+
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    snprintf(cert_dir, sizeof cert_dir, "/tmp/mcpc-certs-%d", (int)getpid());
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "sh tests/fixtures/make_certs.sh %s >/dev/null 2>&1", cert_dir);
+    int certs_ok = system(cmd) == 0;
+    RUN(test_protocol_json);
+    RUN(test_protocol_sse);
+    RUN(test_timeout_and_cancel_json);
+    RUN(test_timeout_and_cancel_sse);
+    RUN(test_sse_progress_before_response);
+    RUN(test_sse_stream_shapes);
+    RUN(test_sse_resume);
+    RUN(test_endless_sse_times_out);
+    RUN(test_http_error_statuses);
+    RUN(test_cross_origin_redirect_keeps_credentials);
+    RUN(test_session_expiry_and_recovery);
+    RUN(test_insecure_urls_refused);
+    if (certs_ok) {
+        RUN(test_tls);
+    } else {
+        fprintf(stderr, "making test certificates failed\n");
+        harness_failed++;
+    }
+    RUN(test_token_refresh_after_401);
+    RUN(test_standalone_get_stream);
+    RUN(test_header_options);
+    RUN(test_many_threads_over_http);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", cert_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", cert_dir);
+    return harness_finish();
+}
