@@ -52,7 +52,12 @@ demo: build/release/mcpc
 	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py" call echo '"'"'{"text":"hello from mcpc"}'"'"
 	@build/release/mcpc --stdio "$(PYTHON) demo/server.py" call echo '{"text":"hello from mcpc"}'
 
-test: test-rust check-symbols test-c test-asan test-cli test-readme
+# Parts of the build kept in their own files (bindings, install, benchmarks) add
+# their test targets to EXTRA_TESTS.
+EXTRA_TESTS :=
+-include mk/*.mk
+
+test: test-rust check-symbols test-c test-asan test-cli test-readme $(EXTRA_TESTS)
 
 test-rust:
 	$(CARGO) test

@@ -3,12 +3,9 @@
 #ifndef MCPC_TEST_HTTP_FIXTURE_H
 #define MCPC_TEST_HTTP_FIXTURE_H
 
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include "harness.h"
-
-extern char **environ;
 
 struct fixture {
     pid_t pid;
@@ -33,25 +30,9 @@ static int fixture_start(struct fixture *f, const char *const *args) {
     argv[n++] = f->log;
     for (size_t i = 0; args && args[i] && n < 38; i++) argv[n++] = args[i];
     argv[n] = NULL;
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_addclose(&fa, in[1]);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    int rc = posix_spawnp(&f->pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(in[0]);
-    close(out[1]);
-    if (rc != 0) {
-        close(in[1]);
-        close(out[0]);
-        return -1;
-    }
-    f->stdin_fd = in[1];
-    FILE *o = fdopen(out[0], "r");
+    int from_child;
+    if (spawn_piped(argv, &f->pid, &f->stdin_fd, &from_child) != 0) return -1;
+    FILE *o = fdopen(from_child, "r");
     char line[128];
     if (o && fgets(line, sizeof line, o) && sscanf(line, "PORT %d", &f->port) == 1) {
         fclose(o);

@@ -8,14 +8,10 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 
 #include "harness.h"
-
-extern char **environ;
 
 #define SEAM_MAX_PENDING 4096
 
@@ -194,40 +190,12 @@ static struct seam_host *seam_start(const char *const *argv, int exchange_mode) 
     struct seam_host *h = calloc(1, sizeof *h);
     h->exchange_mode = exchange_mode;
     pthread_mutex_init(&h->lock, NULL);
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) {
+    int from_server;
+    if (spawn_piped(argv, &h->pid, &h->to_server, &from_server) != 0) {
         free(h);
         return NULL;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_addclose(&fa, in[1]);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    /* The server starts with no blocked signals, whatever this thread blocks. */
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-    int rc = posix_spawnp(&h->pid, argv[0], &fa, &attr, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    close(in[0]);
-    close(out[1]);
-    if (rc != 0) {
-        close(in[1]);
-        close(out[0]);
-        free(h);
-        return NULL;
-    }
-    /* The host keeps its pipe ends out of other children. */
-    fcntl(in[1], F_SETFD, FD_CLOEXEC);
-    fcntl(out[0], F_SETFD, FD_CLOEXEC);
-    h->to_server = in[1];
-    h->from_server = fdopen(out[0], "r");
+    h->from_server = fdopen(from_server, "r");
     mcpc_status_t st = exchange_mode
         ? mcpc_transport_new_request(seam_request, seam_close, h, seam_userdata_free, &h->transport)
         : mcpc_transport_new(seam_send, seam_close, h, seam_userdata_free, &h->transport);
