@@ -25,6 +25,20 @@
 
 
 /**
+ * Most `input_required` rounds one call may take.
+ */
+#define MAX_INPUT_ROUNDS 10
+
+/**
+ * Error codes of the stateless revision.
+ */
+#define HEADER_MISMATCH -32020
+
+#define MISSING_CAPABILITIES -32021
+
+#define UNSUPPORTED_VERSION -32022
+
+/**
  * stderr of a stdio server is read and discarded (the default).
  */
 #define MCPC_STDERR_DISCARD 0
@@ -33,6 +47,17 @@
  * stderr of a stdio server goes to this process's stderr.
  */
 #define MCPC_STDERR_INHERIT 1
+
+/**
+ * Negotiation mode: probe with `server/discover`, use 2026-07-28 when the server
+ * speaks it and fall back to `initialize` for older servers (the default).
+ */
+#define MCPC_NEGOTIATE_AUTO 0
+
+/**
+ * Negotiation mode: `initialize` only (2024-11-05 to 2025-11-25), never a probe.
+ */
+#define MCPC_NEGOTIATE_LEGACY 1
 
 /**
  * Status of an mcpc call. `MCPC_OK` is success; every other value is an error
@@ -142,6 +167,19 @@ typedef enum {
    * The operation is not supported by this transport or protocol version.
    */
   MCPC_ERR_NOT_SUPPORTED = 24,
+  /**
+   * The server found the request's HTTP headers inconsistent with its body (-32020).
+   */
+  MCPC_ERR_HEADER_MISMATCH = 25,
+  /**
+   * The server requires client capabilities this client does not have (-32021).
+   */
+  MCPC_ERR_MISSING_CAPABILITY = 26,
+  /**
+   * The server asked for input this client cannot give (elicitation, sampling,
+   * roots), or kept asking past the round limit.
+   */
+  MCPC_ERR_INPUT_REQUIRED = 27,
 } mcpc_status_t;
 
 /**
@@ -430,8 +468,10 @@ mcpc_status_t mcpc_client_connect_stdio(const char *const *argv,
                                         mcpc_client_t **out_client);
 
 /**
- * The server's initialize result as JSON: `protocolVersion`, `capabilities`,
- * `serverInfo` and `instructions`, as the server sent them.
+ * The server's initialize result as JSON (`protocolVersion`, `capabilities`,
+ * `serverInfo`, `instructions`), or under 2026-07-28 its `server/discover` result
+ * (`supportedVersions`, `capabilities`, `_meta` with the server info, `instructions`),
+ * as the server sent it.
  * Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
  * Threads: any thread, concurrently.
  * Errors: MCPC_ERR_INVALID_ARG (NULL).
@@ -450,6 +490,18 @@ mcpc_status_t mcpc_client_server_info(const mcpc_client_t *client,
  * `client` is NULL or live.
  */
 const char *mcpc_client_protocol_version(const mcpc_client_t *client);
+
+/**
+ * How the protocol version in use was chosen: "discover" (auto mode: the server's
+ * `server/discover` listed 2026-07-28), "fallback" (auto mode: the probe showed an older
+ * server, and `initialize` chose the version), "initialize" (legacy mode), or "pinned".
+ * NULL if `client` is NULL.
+ * Ownership: borrowed; valid until mcpc_client_free. Threads: any thread.
+ *
+ * # Safety
+ * `client` is NULL or live.
+ */
+const char *mcpc_client_negotiated_by(const mcpc_client_t *client);
 
 /**
  * Lists all the server's tools, following `nextCursor` page by page. Fails with
@@ -776,9 +828,10 @@ mcpc_status_t mcpc_options_set_client_info(mcpc_options_t *opts,
                                            const char *version);
 
 /**
- * Pins the protocol version the client asks for in `initialize` (default: the newest,
- * "2025-11-25"). Supported: "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25".
- * NULL restores the default.
+ * Pins the protocol version: "2026-07-28" (the stateless revision: no `initialize`,
+ * `server/discover` instead), or one asked for in `initialize`: "2025-11-25",
+ * "2025-06-18", "2025-03-26", "2024-11-05". A pinned client never falls back to
+ * another version. NULL unpins (back to MCPC_NEGOTIATE_AUTO).
  * Errors: MCPC_ERR_INVALID_ARG (NULL options, or a version this library does not speak),
  * MCPC_ERR_INVALID_UTF8.
  *
@@ -787,6 +840,21 @@ mcpc_status_t mcpc_options_set_client_info(mcpc_options_t *opts,
  */
 mcpc_status_t mcpc_options_set_protocol_version(mcpc_options_t *opts,
                                                 const char *version);
+
+/**
+ * Chooses how the protocol version is negotiated: MCPC_NEGOTIATE_AUTO (the default)
+ * or MCPC_NEGOTIATE_LEGACY. Clears a pinned version. In auto mode the fallback to
+ * `initialize` happens only on answers that show an older server (a JSON-RPC error to
+ * the probe, HTTP 400/404/405 without a 2026-07-28 error, on stdio silence or a server
+ * that exits on the probe, which is restarted once); 401/403, 5xx, TLS errors and HTTP
+ * timeouts fail the connect instead. The outcome holds for the client's lifetime.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or an unknown mode).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_negotiation(mcpc_options_t *opts,
+                                           int32_t mode);
 
 /**
  * Sets the most pages one tool listing follows before failing with MCPC_ERR_TOO_MANY_PAGES.

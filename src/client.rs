@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,9 +15,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{quote, Error, Result, Status};
 use crate::jsonrpc::{self, Incoming, METHOD_NOT_FOUND};
-use crate::protocol::{self, CancelledParams, ClientInfo, InitializeParams, Session};
+use crate::headers::{self, ParamHeader};
+use crate::protocol::{
+    self, negotiated, CancelledParams, ClientInfo, Discovered, InitializeParams, MetaOnly, Negotiation, RequestMeta,
+    ResultKind, Session,
+};
 use crate::result::{self, CallResult, Tool};
-use crate::transport::{Outgoing, Sink, SinkRef, Transport};
+use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 
 /// Called with `(progress, total, message)` for each `notifications/progress` of a request.
 pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<&str>) + Send + Sync>;
@@ -28,8 +32,8 @@ pub type NotificationFn = Arc<dyn Fn(&str, Option<&str>) + Send + Sync>;
 #[derive(Clone)]
 pub struct Options {
     pub client_info: ClientInfo,
-    /// A version to ask for instead of the newest.
-    pub protocol_version: Option<String>,
+    /// How the protocol version is chosen (auto by default).
+    pub negotiation: Negotiation,
     /// Default timeout for connect (handshake), each listing and each call.
     pub timeout: Duration,
     /// Most `tools/list` pages followed in one listing.
@@ -45,7 +49,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             client_info: ClientInfo::default(),
-            protocol_version: None,
+            negotiation: Negotiation::default(),
             timeout: DEFAULT_TIMEOUT,
             max_pages: DEFAULT_MAX_PAGES,
             on_notification: None,
@@ -88,6 +92,8 @@ pub(crate) struct Shared {
     next_id: AtomicI64,
     state: Mutex<State>,
     on_notification: Option<NotificationFn>,
+    /// Under 2026-07-28 servers send no requests, and clients answer none.
+    modern: AtomicBool,
 }
 
 impl Shared {
@@ -96,6 +102,7 @@ impl Shared {
             next_id: AtomicI64::new(1),
             state: Mutex::new(State::default()),
             on_notification,
+            modern: AtomicBool::new(false),
         }
     }
 
@@ -137,11 +144,7 @@ impl Shared {
             return;
         };
         let Some(id) = p.token.as_i64() else { return };
-        let state = self
-            .lock()
-            .pending
-            .get(&id)
-            .and_then(|w| w.progress.clone());
+        let state = self.lock().pending.get(&id).and_then(|w| w.progress.clone());
         if let Some(state) = state {
             state.seen.fetch_add(1, Ordering::Relaxed);
             state.notify.notify_one();
@@ -164,27 +167,22 @@ impl Sink for Shared {
                     Some(w) => {
                         let _ = w.tx.send(outcome.map_err(jsonrpc::RpcError::into_error));
                     }
-                    None => log::debug!(
-                        "dropped a response to id {id}, which matches no pending request"
-                    ),
+                    None => log::debug!("dropped a response to id {id}, which matches no pending request"),
                 }
+                Ok(None)
+            }
+            Ok(Incoming::Request { method, .. }) if self.modern.load(Ordering::Acquire) => {
+                log::debug!("dropped a server request ({method}): 2026-07-28 servers send none");
                 Ok(None)
             }
             Ok(Incoming::Request { id, method }) => {
                 let body = if method == "ping" {
                     jsonrpc::encode_response(id, Ok(protocol::empty_capabilities()))
                 } else {
-                    let msg = format!(
-                        "Method not found: {}",
-                        method.chars().take(100).collect::<String>()
-                    );
+                    let msg = format!("Method not found: {}", method.chars().take(100).collect::<String>());
                     jsonrpc::encode_response(id, Err((METHOD_NOT_FOUND, &msg)))
                 };
-                Ok(Some(Outgoing {
-                    body,
-                    id: None,
-                    method: None,
-                }))
+                Ok(Some(Outgoing::response(body)))
             }
             Ok(Incoming::Notification { method, params }) => {
                 if method == "notifications/progress" {
@@ -242,15 +240,20 @@ pub struct Client {
     transport: Arc<dyn Transport>,
     options: Options,
     session: Session,
+    /// Under 2026-07-28 over HTTP: each listed tool's `x-mcp-header` annotations.
+    param_headers: Mutex<HashMap<String, Arc<Vec<ParamHeader>>>>,
 }
 
-/// What makes a transport: given the sink it delivers into.
+/// What makes a transport: given the sink it delivers into. Called again to
+/// restart a stdio server that exited on the version probe.
 pub type Connector<'a> = &'a (dyn Fn(SinkRef) -> Result<Arc<dyn Transport>> + Sync);
 
 #[derive(Serialize)]
 struct ListParams<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     cursor: Option<&'a str>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<RequestMeta<'a>>,
 }
 
 #[derive(Serialize)]
@@ -259,22 +262,31 @@ struct CallParams<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<ProgressMeta>,
+    meta: Option<RequestMeta<'a>>,
+    #[serde(rename = "requestState", skip_serializing_if = "Option::is_none")]
+    request_state: Option<&'a str>,
 }
 
-#[derive(Serialize)]
-struct ProgressMeta {
-    #[serde(rename = "progressToken")]
-    progress_token: i64,
+/// Most `input_required` rounds one call may take.
+pub const MAX_INPUT_ROUNDS: usize = 10;
+
+/// The longest a version probe waits on a stream transport before taking silence
+/// for an older server (which may ignore requests that come before `initialize`).
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the version probe showed.
+enum Probe {
+    Modern(Session),
+    /// An older server: `initialize`, after restarting the server if it died.
+    Legacy { restart: bool },
+    Fail(Error),
 }
 
 impl Client {
-    /// Makes the transport and runs the handshake. On failure the transport is closed.
-    pub async fn connect(
-        connector: Connector<'_>,
-        options: Options,
-        ctl: &Control,
-    ) -> Result<Client> {
+    /// Makes the transport and agrees on a protocol version with the server: by
+    /// `initialize`, or under 2026-07-28 by `server/discover`. On failure the
+    /// transport is closed.
+    pub async fn connect(connector: Connector<'_>, options: Options, ctl: &Control) -> Result<Client> {
         let shared = Arc::new(Shared::new(options.on_notification.clone()));
         let transport = connector(shared.clone() as SinkRef)?;
         let mut client = Client {
@@ -285,9 +297,11 @@ impl Client {
                 version: String::new(),
                 negotiated_by: "",
                 init_result: RawValue::from_string("{}".into()).expect("static JSON"),
+                modern: false,
             },
+            param_headers: Mutex::new(HashMap::new()),
         };
-        match client.initialize(ctl).await {
+        match client.negotiate(connector, ctl).await {
             Ok(session) => {
                 client.session = session;
                 Ok(client)
@@ -299,12 +313,75 @@ impl Client {
         }
     }
 
-    async fn initialize(&self, ctl: &Control) -> Result<Session> {
-        let version = self
-            .options
-            .protocol_version
-            .as_deref()
-            .unwrap_or(protocol::LATEST_INITIALIZE_VERSION);
+    async fn negotiate(&mut self, connector: Connector<'_>, ctl: &Control) -> Result<Session> {
+        match self.options.negotiation.clone() {
+            Negotiation::Legacy => self.initialize(protocol::LATEST_INITIALIZE_VERSION, negotiated::INITIALIZE, ctl).await,
+            Negotiation::Pinned(v) if protocol::is_modern(&v) => {
+                self.set_modern(true);
+                match self.discover(ctl, true).await? {
+                    Discovered::Modern(mut s) => {
+                        s.negotiated_by = negotiated::PINNED;
+                        Ok(s)
+                    }
+                    Discovered::LegacyOnly => Err(Error::new(
+                        Status::MCPC_ERR_UNSUPPORTED_VERSION,
+                        format!("pinned to {v}, but the server lists only older versions"),
+                    )),
+                }
+            }
+            Negotiation::Pinned(v) => self.initialize(&v, negotiated::PINNED, ctl).await,
+            Negotiation::Auto => {
+                self.set_modern(true);
+                let kind = self.transport.probe_kind();
+                let probe_ctl = match kind {
+                    ProbeKind::Stream { .. } => {
+                        Control { timeout: Some(self.timeout_of(ctl).min(PROBE_TIMEOUT)), ..ctl.clone() }
+                    }
+                    ProbeKind::Http => ctl.clone(),
+                };
+                let probe = match self.discover(&probe_ctl, false).await {
+                    Ok(Discovered::Modern(s)) => Probe::Modern(s),
+                    Ok(Discovered::LegacyOnly) => Probe::Legacy { restart: false },
+                    Err(e) => classify_probe_error(e, kind),
+                };
+                match probe {
+                    Probe::Modern(s) => Ok(s),
+                    Probe::Fail(e) => Err(e.context("protocol version probe (server/discover)")),
+                    Probe::Legacy { restart } => {
+                        if restart {
+                            self.restart(connector).await?;
+                        }
+                        self.set_modern(false);
+                        self.initialize(protocol::LATEST_INITIALIZE_VERSION, negotiated::FALLBACK, ctl).await
+                    }
+                }
+            }
+        }
+    }
+
+    /// Switches the connection (and its transport) between the two generations.
+    fn set_modern(&self, modern: bool) {
+        self.shared.modern.store(modern, Ordering::Release);
+        self.transport.set_era(modern.then_some(protocol::MODERN_VERSION));
+    }
+
+    /// Replaces a transport whose server died on the probe with a fresh one.
+    async fn restart(&mut self, connector: Connector<'_>) -> Result<()> {
+        self.transport.close().await;
+        let shared = Arc::new(Shared::new(self.options.on_notification.clone()));
+        self.transport = connector(shared.clone() as SinkRef)?;
+        self.shared = shared;
+        Ok(())
+    }
+
+    async fn discover(&self, ctl: &Control, cancellable: bool) -> Result<Discovered> {
+        let id = self.next_id();
+        let params = MetaOnly { meta: self.meta(None) };
+        let raw = self.request(id, "server/discover", &params, None, ctl, cancellable, Vec::new()).await?;
+        protocol::accept_discover(raw, negotiated::DISCOVER)
+    }
+
+    async fn initialize(&self, version: &str, how: &'static str, ctl: &Control) -> Result<Session> {
         let params = InitializeParams {
             protocol_version: version,
             capabilities: protocol::empty_capabilities(),
@@ -312,17 +389,41 @@ impl Client {
         };
         let id = self.next_id();
         let raw = self
-            .request(id, "initialize", &params, None, ctl, false)
+            .request(id, "initialize", &params, None, ctl, false, Vec::new())
             .await
             .map_err(|e| match e.status {
-                Status::MCPC_ERR_RPC | Status::MCPC_ERR_PROTOCOL => {
+                Status::MCPC_ERR_RPC | Status::MCPC_ERR_PROTOCOL | Status::MCPC_ERR_HTTP => {
                     e.with_status(Status::MCPC_ERR_HANDSHAKE)
                 }
                 _ => e,
             })?;
-        let session = protocol::accept_initialize(raw)?;
+        let session = protocol::accept_initialize(raw, how)?;
         self.notify("notifications/initialized", None::<&()>)?;
         Ok(session)
+    }
+
+    /// The `_meta` a request carries: the progress token, and under 2026-07-28
+    /// the protocol version, client capabilities and client info.
+    fn meta(&self, progress_token: Option<i64>) -> RequestMeta<'_> {
+        if self.shared.modern.load(Ordering::Acquire) {
+            RequestMeta {
+                progress_token,
+                protocol_version: Some(protocol::MODERN_VERSION),
+                client_capabilities: Some(protocol::empty_capabilities()),
+                client_info: Some(&self.options.client_info),
+            }
+        } else {
+            RequestMeta { progress_token, ..RequestMeta::default() }
+        }
+    }
+
+    fn is_modern(&self) -> bool {
+        self.shared.modern.load(Ordering::Acquire)
+    }
+
+    /// Under 2026-07-28 over HTTP, tool annotations become headers.
+    fn mirrors_params(&self) -> bool {
+        self.is_modern() && self.transport.probe_kind() == ProbeKind::Http
     }
 
     pub fn session(&self) -> &Session {
@@ -342,24 +443,13 @@ impl Client {
     }
 
     /// Sends a notification.
-    pub fn notify<P: Serialize + ?Sized>(
-        &self,
-        method: &'static str,
-        params: Option<&P>,
-    ) -> Result<()> {
+    pub fn notify<P: Serialize + ?Sized>(&self, method: &'static str, params: Option<&P>) -> Result<()> {
         let body = jsonrpc::encode_notification(method, params);
-        self.transport.send(Outgoing {
-            body,
-            id: None,
-            method: Some(method),
-        })
+        self.transport.send(Outgoing { body, id: None, method: Some(method), headers: Vec::new() })
     }
 
     fn send_cancel(&self, id: i64, reason: &str) {
-        let params = CancelledParams {
-            request_id: id,
-            reason,
-        };
+        let params = CancelledParams { request_id: id, reason };
         if let Err(e) = self.notify("notifications/cancelled", Some(&params)) {
             log::debug!("could not send notifications/cancelled for {id}: {e}");
         }
@@ -367,6 +457,7 @@ impl Client {
 
     /// Sends one request and waits for its outcome, its timeout, or its cancellation.
     /// `name` names the tool (or other target) in error messages.
+    #[allow(clippy::too_many_arguments)]
     async fn request<P: Serialize + ?Sized>(
         &self,
         id: i64,
@@ -375,6 +466,7 @@ impl Client {
         name: Option<&str>,
         ctl: &Control,
         cancellable: bool,
+        headers: Vec<(String, String)>,
     ) -> Result<Box<RawValue>> {
         let ctx = || match name {
             Some(n) => format!("{method} {}", quote(n)),
@@ -382,34 +474,12 @@ impl Client {
         };
         let (tx, mut rx) = oneshot::channel();
         let progress = (ctl.progress.is_some() || ctl.reset_on_progress).then(|| {
-            Arc::new(ProgressState {
-                callback: ctl.progress.clone(),
-                seen: AtomicU64::new(0),
-                notify: Notify::new(),
-            })
+            Arc::new(ProgressState { callback: ctl.progress.clone(), seen: AtomicU64::new(0), notify: Notify::new() })
         });
-        self.shared
-            .register(
-                id,
-                Waiter {
-                    tx,
-                    progress: progress.clone(),
-                },
-            )
-            .map_err(|e| e.context(ctx()))?;
-        let mut guard = PendingGuard {
-            client: self,
-            id,
-            done: false,
-        };
+        self.shared.register(id, Waiter { tx, progress: progress.clone() }).map_err(|e| e.context(ctx()))?;
+        let mut guard = PendingGuard { client: self, id, done: false };
         let body = jsonrpc::encode_request(id, method, Some(params));
-        self.transport
-            .send(Outgoing {
-                body,
-                id: Some(id),
-                method: Some(method),
-            })
-            .map_err(|e| e.context(ctx()))?;
+        self.transport.send(Outgoing { body, id: Some(id), method: Some(method), headers }).map_err(|e| e.context(ctx()))?;
 
         let timeout = self.timeout_of(ctl);
         let start = Instant::now();
@@ -471,9 +541,7 @@ impl Client {
     pub async fn list_tools(&self, ctl: &Control) -> Result<Vec<Tool>> {
         let deadline = Instant::now() + self.timeout_of(ctl);
         match self.list_tools_once(ctl, deadline).await {
-            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => {
-                self.list_tools_once(ctl, deadline).await
-            }
+            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => self.list_tools_once(ctl, deadline).await,
             other => other,
         }
     }
@@ -484,44 +552,53 @@ impl Client {
         let mut cursors: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
         let mut pages = 0usize;
+        let mirror = self.mirrors_params();
+        let mut annotations: HashMap<String, Arc<Vec<ParamHeader>>> = HashMap::new();
         loop {
             if pages == self.options.max_pages {
                 return Err(Error::new(
                     Status::MCPC_ERR_TOO_MANY_PAGES,
-                    format!(
-                        "tools/list: more than {} pages; stopped",
-                        self.options.max_pages
-                    ),
+                    format!("tools/list: more than {} pages; stopped", self.options.max_pages),
                 ));
             }
             pages += 1;
-            let page_ctl = Control {
-                timeout: Some(deadline.saturating_duration_since(Instant::now())),
-                ..ctl.clone()
-            };
-            let params = ListParams {
-                cursor: cursor.as_deref(),
-            };
+            let page_ctl = Control { timeout: Some(deadline.saturating_duration_since(Instant::now())), ..ctl.clone() };
             let id = self.next_id();
-            let raw = self
-                .request(id, "tools/list", &params, None, &page_ctl, true)
-                .await?;
-            let page = result::parse_page(&raw)
-                .map_err(|e| e.context(format!("tools/list page {pages}")))?;
+            let meta = self.meta(None);
+            let params = ListParams { cursor: cursor.as_deref(), meta: (!meta.is_empty()).then_some(meta) };
+            let raw = self.request(id, "tools/list", &params, None, &page_ctl, true, Vec::new()).await?;
+            if self.is_modern() && protocol::result_kind(&raw)? != ResultKind::Complete {
+                return Err(Error::new(Status::MCPC_ERR_PROTOCOL, "tools/list: the server asked for input on a listing"));
+            }
+            let page = result::parse_page(&raw).map_err(|e| e.context(format!("tools/list page {pages}")))?;
             for tool in page.tools {
                 if !names.insert(tool.name.clone()) {
                     return Err(Error::new(
                         Status::MCPC_ERR_DUPLICATE_TOOL,
-                        format!(
-                            "tools/list: tool name {} appears twice (page {pages})",
-                            quote(&tool.name)
-                        ),
+                        format!("tools/list: tool name {} appears twice (page {pages})", quote(&tool.name)),
                     ));
+                }
+                if mirror {
+                    match tool_param_headers(&tool) {
+                        Ok(hs) if hs.is_empty() => {}
+                        Ok(hs) => {
+                            annotations.insert(tool.name.clone(), Arc::new(hs));
+                        }
+                        Err(why) => {
+                            log::warn!("tools/list: dropped tool {}: {why}", quote(&tool.name));
+                            continue;
+                        }
+                    }
                 }
                 tools.push(tool);
             }
             match page.next_cursor {
-                None => return Ok(tools),
+                None => {
+                    if mirror {
+                        *self.param_headers.lock().unwrap_or_else(|p| p.into_inner()) = annotations;
+                    }
+                    return Ok(tools);
+                }
                 Some(next) => {
                     if !cursors.insert(next.clone()) {
                         return Err(Error::new(
@@ -535,38 +612,107 @@ impl Client {
         }
     }
 
+    /// The 2026-07-28 HTTP headers of a call: `Mcp-Name`, and `Mcp-Param-*` for the
+    /// tool's annotated parameters (as the last listing described them).
+    fn call_headers(&self, name: &str, arguments: Option<&RawValue>) -> Vec<(String, String)> {
+        if !self.mirrors_params() {
+            return Vec::new();
+        }
+        let mut out = vec![("Mcp-Name".to_string(), headers::encode_value(name))];
+        let annotated = self.param_headers.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned();
+        if let (Some(hs), Some(args)) = (annotated, arguments) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(args.get()) {
+                out.extend(headers::param_values(&v, &hs));
+            }
+        }
+        out
+    }
+
     /// Calls a tool. A result with `isError: true` is returned as `Ok` with
-    /// `is_error` set: the caller decides how to report it.
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Option<&RawValue>,
-        ctl: &Control,
-    ) -> Result<CallResult> {
-        let id = self.next_id();
+    /// `is_error` set: the caller decides how to report it. Under 2026-07-28 an
+    /// `input_required` result is retried with its `requestState`, a new id each
+    /// round, up to [`MAX_INPUT_ROUNDS`].
+    pub async fn call_tool(&self, name: &str, arguments: Option<&RawValue>, ctl: &Control) -> Result<CallResult> {
         let wants_progress = ctl.progress.is_some() || ctl.reset_on_progress;
-        let params = CallParams {
-            name,
-            arguments,
-            meta: wants_progress.then_some(ProgressMeta { progress_token: id }),
-        };
-        let raw = self
-            .request(id, "tools/call", &params, Some(name), ctl, true)
-            .await?;
-        result::parse_call_result(raw).map_err(|e| e.context(format!("tools/call {}", quote(name))))
+        let ctx = || format!("tools/call {}", quote(name));
+        let deadline = Instant::now() + self.timeout_of(ctl);
+        let mut state: Option<String> = None;
+        for _round in 0..=MAX_INPUT_ROUNDS {
+            let id = self.next_id();
+            let meta = self.meta(wants_progress.then_some(id));
+            let params = CallParams {
+                name,
+                arguments,
+                meta: (!meta.is_empty()).then_some(meta),
+                request_state: state.as_deref(),
+            };
+            let round_ctl = Control { timeout: Some(deadline.saturating_duration_since(Instant::now())), ..ctl.clone() };
+            let headers = self.call_headers(name, arguments);
+            let raw = self.request(id, "tools/call", &params, Some(name), &round_ctl, true, headers).await?;
+            if self.is_modern() {
+                match protocol::result_kind(&raw).map_err(|e| e.context(ctx()))? {
+                    ResultKind::Complete => {}
+                    ResultKind::InputRequired { input_requests: true, .. } => {
+                        return Err(Error::new(
+                            Status::MCPC_ERR_INPUT_REQUIRED,
+                            "the server asks for input (elicitation, sampling or roots) that this client does not provide",
+                        )
+                        .context(ctx()))
+                    }
+                    ResultKind::InputRequired { request_state, .. } => {
+                        state = request_state;
+                        continue;
+                    }
+                }
+            }
+            return result::parse_call_result(raw).map_err(|e| e.context(ctx()));
+        }
+        Err(Error::new(
+            Status::MCPC_ERR_INPUT_REQUIRED,
+            format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds"),
+        )
+        .context(ctx()))
     }
 
     /// Fails everything in flight with `MCPC_ERR_CLOSED` and shuts the transport down.
     /// Idempotent.
     pub async fn close(&self) {
-        self.shared
-            .closed(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"));
+        self.shared.closed(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"));
         self.transport.close().await;
     }
 
     /// True once the connection has failed or been closed.
     pub fn is_closed(&self) -> bool {
         self.shared.closed_error().is_some()
+    }
+}
+
+/// Reads a tool's `x-mcp-header` annotations from its `inputSchema`.
+fn tool_param_headers(tool: &Tool) -> std::result::Result<Vec<ParamHeader>, String> {
+    #[derive(Deserialize)]
+    struct Schema {
+        #[serde(rename = "inputSchema", default)]
+        input_schema: serde_json::Value,
+    }
+    let s: Schema = serde_json::from_str(tool.json.get()).map_err(|e| format!("malformed tool: {e}"))?;
+    headers::param_headers(&s.input_schema)
+}
+
+/// Decides what a failed `server/discover` says about the server. Only answers
+/// that show an older server lead to `initialize`: authentication, TLS, server
+/// errors and HTTP timeouts never do.
+fn classify_probe_error(e: Error, kind: ProbeKind) -> Probe {
+    match e.status {
+        // The server speaks the stateless protocol, but something in our request is off.
+        Status::MCPC_ERR_HEADER_MISMATCH | Status::MCPC_ERR_MISSING_CAPABILITY => Probe::Fail(e),
+        // It does not speak 2026-07-28: perhaps it speaks an older version.
+        Status::MCPC_ERR_UNSUPPORTED_VERSION => Probe::Legacy { restart: false },
+        // Any other JSON-RPC error: an older server (they answer -32601, -32602, -32600...).
+        Status::MCPC_ERR_RPC => Probe::Legacy { restart: false },
+        Status::MCPC_ERR_HTTP if matches!(e.http_status, Some(400 | 404 | 405)) => Probe::Legacy { restart: false },
+        Status::MCPC_ERR_TIMEOUT if matches!(kind, ProbeKind::Stream { .. }) => Probe::Legacy { restart: false },
+        Status::MCPC_ERR_TRANSPORT if kind == (ProbeKind::Stream { restartable: true }) => Probe::Legacy { restart: true },
+        _ => Probe::Fail(e),
     }
 }
 

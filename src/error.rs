@@ -61,6 +61,13 @@ pub enum mcpc_status_t {
     MCPC_ERR_UNSUPPORTED_VERSION = 23,
     /// The operation is not supported by this transport or protocol version.
     MCPC_ERR_NOT_SUPPORTED = 24,
+    /// The server found the request's HTTP headers inconsistent with its body (-32020).
+    MCPC_ERR_HEADER_MISMATCH = 25,
+    /// The server requires client capabilities this client does not have (-32021).
+    MCPC_ERR_MISSING_CAPABILITY = 26,
+    /// The server asked for input this client cannot give (elicitation, sampling,
+    /// roots), or kept asking past the round limit.
+    MCPC_ERR_INPUT_REQUIRED = 27,
 }
 
 pub use mcpc_status_t as Status;
@@ -95,6 +102,9 @@ impl Status {
             MCPC_ERR_SESSION_EXPIRED => "MCPC_ERR_SESSION_EXPIRED",
             MCPC_ERR_UNSUPPORTED_VERSION => "MCPC_ERR_UNSUPPORTED_VERSION",
             MCPC_ERR_NOT_SUPPORTED => "MCPC_ERR_NOT_SUPPORTED",
+            MCPC_ERR_HEADER_MISMATCH => "MCPC_ERR_HEADER_MISMATCH",
+            MCPC_ERR_MISSING_CAPABILITY => "MCPC_ERR_MISSING_CAPABILITY",
+            MCPC_ERR_INPUT_REQUIRED => "MCPC_ERR_INPUT_REQUIRED",
         }
     }
 }
@@ -106,6 +116,8 @@ pub struct Error {
     pub status: Status,
     pub message: String,
     pub rpc_code: Option<i64>,
+    /// The HTTP status behind the error, for HTTP transport errors.
+    pub http_status: Option<u16>,
 }
 
 /// Longest piece of peer-supplied text quoted in an error message.
@@ -113,19 +125,11 @@ pub const MAX_QUOTED: usize = 200;
 
 impl Error {
     pub fn new(status: Status, message: impl Into<String>) -> Self {
-        Error {
-            status,
-            message: message.into(),
-            rpc_code: None,
-        }
+        Error { status, message: message.into(), rpc_code: None, http_status: None }
     }
 
     pub fn rpc(code: i64, message: impl Into<String>) -> Self {
-        Error {
-            status: Status::MCPC_ERR_RPC,
-            message: message.into(),
-            rpc_code: Some(code),
-        }
+        Error { status: Status::MCPC_ERR_RPC, message: message.into(), rpc_code: Some(code), http_status: None }
     }
 
     /// Prefixes the message with a context such as `tools/call "echo"`.

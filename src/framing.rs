@@ -18,19 +18,12 @@ pub struct LineFramer {
 impl LineFramer {
     /// `max` is the longest line accepted, without its line end.
     pub fn new(max: usize) -> Self {
-        LineFramer {
-            buf: Vec::new(),
-            max,
-        }
+        LineFramer { buf: Vec::new(), max }
     }
 
     /// Feeds one chunk; calls `on_line` for each complete non-empty line, without
     /// its `\n` or `\r\n`. Fails as soon as the current line exceeds the cap.
-    pub fn feed(
-        &mut self,
-        mut chunk: &[u8],
-        mut on_line: impl FnMut(&[u8]),
-    ) -> Result<(), LineTooLong> {
+    pub fn feed(&mut self, mut chunk: &[u8], mut on_line: impl FnMut(&[u8])) -> Result<(), LineTooLong> {
         while let Some(pos) = memchr::memchr(b'\n', chunk) {
             let (head, rest) = (&chunk[..pos], &chunk[pos + 1..]);
             chunk = rest;
@@ -88,11 +81,7 @@ mod tests {
     #[test]
     fn every_split_gives_the_same_lines() {
         let input: &[u8] = b"{\"a\":1}\n\r\n{\"b\":2}\r\n  \n{\"c\":3}\n";
-        let want = vec![
-            b"{\"a\":1}".to_vec(),
-            b"{\"b\":2}".to_vec(),
-            b"{\"c\":3}".to_vec(),
-        ];
+        let want = vec![b"{\"a\":1}".to_vec(), b"{\"b\":2}".to_vec(), b"{\"c\":3}".to_vec()];
         for i in 0..=input.len() {
             for j in i..=input.len() {
                 let got = lines_of(&[&input[..i], &input[i..j], &input[j..]], 64).unwrap();

@@ -62,10 +62,7 @@ struct ErrorOut<'a> {
 }
 
 /// A response to a server request: a result, or an error `(code, message)`.
-pub fn encode_response(
-    id: &RawValue,
-    outcome: std::result::Result<&RawValue, (i64, &str)>,
-) -> Vec<u8> {
+pub fn encode_response(id: &RawValue, outcome: std::result::Result<&RawValue, (i64, &str)>) -> Vec<u8> {
     let (result, error) = match outcome {
         Ok(r) => (Some(r), None),
         Err((code, message)) => (None, Some(ErrorOut { code, message })),
@@ -195,19 +192,11 @@ mod tests {
     #[test]
     fn classifies_messages() {
         match decode(br#"{"jsonrpc":"2.0","id":7,"result":{"x":1}}"#).unwrap() {
-            Incoming::Response {
-                id: 7,
-                outcome: Ok(r),
-            } => assert_eq!(r.get(), r#"{"x":1}"#),
+            Incoming::Response { id: 7, outcome: Ok(r) } => assert_eq!(r.get(), r#"{"x":1}"#),
             other => panic!("{other:?}"),
         }
-        match decode(br#"{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"bad"}}"#)
-            .unwrap()
-        {
-            Incoming::Response {
-                id: 8,
-                outcome: Err(e),
-            } => assert_eq!(e.code, -32602),
+        match decode(br#"{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"bad"}}"#).unwrap() {
+            Incoming::Response { id: 8, outcome: Err(e) } => assert_eq!(e.code, -32602),
             other => panic!("{other:?}"),
         }
         assert!(matches!(
@@ -232,12 +221,7 @@ mod tests {
             b"[1,2]",
         ] {
             let e = decode(bad).unwrap_err();
-            assert_eq!(
-                e.status,
-                Status::MCPC_ERR_PROTOCOL,
-                "{}",
-                String::from_utf8_lossy(bad)
-            );
+            assert_eq!(e.status, Status::MCPC_ERR_PROTOCOL, "{}", String::from_utf8_lossy(bad));
         }
     }
 

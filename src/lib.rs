@@ -8,6 +8,7 @@
 pub mod client;
 pub mod error;
 pub mod framing;
+pub mod headers;
 pub mod jsonrpc;
 pub mod protocol;
 pub mod result;

@@ -9,11 +9,189 @@ use crate::error::{quote, Error, Result, Status};
 /// Versions negotiated with `initialize`, newest first.
 pub const INITIALIZE_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// The version the client asks for unless the caller pins another.
+/// The version the client asks for in `initialize` unless the caller pins another.
 pub const LATEST_INITIALIZE_VERSION: &str = INITIALIZE_VERSIONS[0];
 
+/// The stateless revision: no `initialize`, per-request `_meta`, `server/discover`.
+pub const MODERN_VERSION: &str = "2026-07-28";
+
+/// Every version this client speaks, newest first.
+pub const ALL_VERSIONS: &[&str] = &[MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A version negotiated with `initialize`.
 pub fn is_supported(version: &str) -> bool {
     INITIALIZE_VERSIONS.contains(&version)
+}
+
+/// A version of the stateless revision.
+pub fn is_modern(version: &str) -> bool {
+    version == MODERN_VERSION
+}
+
+/// How a client chooses its protocol version.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Negotiation {
+    /// Probe with `server/discover`: 2026-07-28 when the server speaks it,
+    /// else `initialize`. The default.
+    #[default]
+    Auto,
+    /// `initialize` only, never a probe.
+    Legacy,
+    /// This version, and no other: a stateless one skips `initialize`, an older
+    /// one is asked for in `initialize`.
+    Pinned(String),
+}
+
+/// How the version in use was chosen, as the C API reports it.
+pub mod negotiated {
+    /// Auto: the server's `server/discover` listed 2026-07-28.
+    pub const DISCOVER: &str = "discover";
+    /// Auto: the probe showed an older server, so `initialize` chose the version.
+    pub const FALLBACK: &str = "fallback";
+    /// Legacy mode: `initialize` chose the version.
+    pub const INITIALIZE: &str = "initialize";
+    /// The caller pinned the version.
+    pub const PINNED: &str = "pinned";
+}
+
+/// Error codes of the stateless revision.
+pub const HEADER_MISMATCH: i64 = -32020;
+pub const MISSING_CAPABILITIES: i64 = -32021;
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// `_meta` of a request: the progress token, and under 2026-07-28 the per-request
+/// version, capabilities and client info.
+#[derive(Serialize, Default)]
+pub struct RequestMeta<'a> {
+    #[serde(rename = "progressToken", skip_serializing_if = "Option::is_none")]
+    pub progress_token: Option<i64>,
+    #[serde(
+        rename = "io.modelcontextprotocol/protocolVersion",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub protocol_version: Option<&'a str>,
+    #[serde(
+        rename = "io.modelcontextprotocol/clientCapabilities",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_capabilities: Option<&'a RawValue>,
+    #[serde(
+        rename = "io.modelcontextprotocol/clientInfo",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_info: Option<&'a ClientInfo>,
+}
+
+impl RequestMeta<'_> {
+    pub fn is_empty(&self) -> bool {
+        self.progress_token.is_none() && self.protocol_version.is_none()
+    }
+}
+
+/// The params of a request that carries nothing but `_meta` (`server/discover`).
+#[derive(Serialize)]
+pub struct MetaOnly<'a> {
+    #[serde(rename = "_meta")]
+    pub meta: RequestMeta<'a>,
+}
+
+#[derive(Deserialize)]
+struct DiscoverFields {
+    #[serde(rename = "supportedVersions", default)]
+    supported_versions: Vec<String>,
+}
+
+/// What a `server/discover` result says.
+pub enum Discovered {
+    /// The server speaks 2026-07-28.
+    Modern(Session),
+    /// It lists only versions negotiated with `initialize`.
+    LegacyOnly,
+}
+
+/// Reads a `server/discover` result. `how` says how the choice came about.
+pub fn accept_discover(result: Box<RawValue>, how: &'static str) -> Result<Discovered> {
+    let fields: DiscoverFields = if crate::result::is_object(&result) {
+        serde_json::from_str(result.get()).map_err(|e| {
+            Error::new(
+                Status::MCPC_ERR_HANDSHAKE,
+                format!("server/discover result is malformed: {e}"),
+            )
+        })?
+    } else {
+        return Err(Error::new(
+            Status::MCPC_ERR_HANDSHAKE,
+            "server/discover result is not a JSON object",
+        ));
+    };
+    check_result_type(&result).map_err(|e| e.with_status(Status::MCPC_ERR_HANDSHAKE))?;
+    if fields.supported_versions.iter().any(|v| is_modern(v)) {
+        return Ok(Discovered::Modern(Session {
+            version: MODERN_VERSION.to_string(),
+            negotiated_by: how,
+            init_result: result,
+            modern: true,
+        }));
+    }
+    if fields.supported_versions.iter().any(|v| is_supported(v)) {
+        return Ok(Discovered::LegacyOnly);
+    }
+    Err(Error::new(
+        Status::MCPC_ERR_UNSUPPORTED_VERSION,
+        format!(
+            "the server supports none of this client's protocol versions (it lists {}; this client speaks {})",
+            quote(&fields.supported_versions.join(", ")),
+            ALL_VERSIONS.join(", ")
+        ),
+    ))
+}
+
+/// What a 2026-07-28 result asks of the client.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ResultKind {
+    Complete,
+    /// Retry the request with this state (and answers to `input_requests`).
+    InputRequired {
+        request_state: Option<String>,
+        input_requests: bool,
+    },
+}
+
+#[derive(Deserialize)]
+struct ResultTypeFields {
+    #[serde(rename = "resultType", default)]
+    result_type: Option<String>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+    #[serde(rename = "inputRequests", default)]
+    input_requests: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Reads `resultType`: missing means complete, an unknown value is a protocol error.
+pub fn result_kind(raw: &RawValue) -> Result<ResultKind> {
+    let f: ResultTypeFields = serde_json::from_str(raw.get())
+        .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("result is malformed: {e}")))?;
+    match f.result_type.as_deref() {
+        None | Some("complete") => Ok(ResultKind::Complete),
+        Some("input_required") => Ok(ResultKind::InputRequired {
+            request_state: f.request_state,
+            input_requests: f.input_requests.is_some_and(|m| !m.is_empty()),
+        }),
+        Some(other) => Err(Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            format!("the result has an unknown resultType {}", quote(other)),
+        )),
+    }
+}
+
+fn check_result_type(raw: &RawValue) -> Result<()> {
+    match result_kind(raw)? {
+        ResultKind::Complete => Ok(()),
+        ResultKind::InputRequired { .. } => Err(Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            "server/discover may not ask for input",
+        )),
+    }
 }
 
 /// Name and version the client announces.
@@ -51,10 +229,12 @@ pub fn empty_capabilities() -> &'static RawValue {
 pub struct Session {
     /// The protocol version in use.
     pub version: String,
-    /// How it was chosen (`"initialize"`: negotiated by the handshake).
+    /// How it was chosen: one of [`negotiated`].
     pub negotiated_by: &'static str,
-    /// The server's initialize result, as it sent it.
+    /// The server's `initialize` (or, under 2026-07-28, `server/discover`) result, as sent.
     pub init_result: Box<RawValue>,
+    /// True under 2026-07-28.
+    pub modern: bool,
 }
 
 #[derive(Deserialize)]
@@ -64,7 +244,7 @@ struct InitializeResultFields<'a> {
 }
 
 /// Checks an initialize result: a non-empty protocol version we support.
-pub fn accept_initialize(result: Box<RawValue>) -> Result<Session> {
+pub fn accept_initialize(result: Box<RawValue>, how: &'static str) -> Result<Session> {
     if !crate::result::is_object(&result) {
         return Err(Error::new(
             Status::MCPC_ERR_HANDSHAKE,
@@ -78,9 +258,17 @@ pub fn accept_initialize(result: Box<RawValue>) -> Result<Session> {
         )
     })?;
     let version = match fields.protocol_version {
-        None => return Err(Error::new(Status::MCPC_ERR_HANDSHAKE, "initialize result has no protocolVersion")),
+        None => {
+            return Err(Error::new(
+                Status::MCPC_ERR_HANDSHAKE,
+                "initialize result has no protocolVersion",
+            ))
+        }
         Some(v) if v.is_empty() => {
-            return Err(Error::new(Status::MCPC_ERR_HANDSHAKE, "server answered an empty protocolVersion"))
+            return Err(Error::new(
+                Status::MCPC_ERR_HANDSHAKE,
+                "server answered an empty protocolVersion",
+            ))
         }
         Some(v) if !is_supported(&v) => {
             return Err(Error::new(
@@ -96,8 +284,9 @@ pub fn accept_initialize(result: Box<RawValue>) -> Result<Session> {
     };
     Ok(Session {
         version,
-        negotiated_by: "initialize",
+        negotiated_by: how,
         init_result: result,
+        modern: false,
     })
 }
 
@@ -118,8 +307,11 @@ mod tests {
 
     #[test]
     fn initialize_result_checks() {
-        let ok = accept_initialize(raw(r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#))
-            .unwrap();
+        let ok = accept_initialize(
+            raw(r#"{"protocolVersion":"2025-06-18","capabilities":{}}"#),
+            "initialize",
+        )
+        .unwrap();
         assert_eq!(ok.version, "2025-06-18");
         for bad in [
             r#"{"protocolVersion":""}"#,
@@ -128,10 +320,66 @@ mod tests {
             r#"[]"#,
         ] {
             assert_eq!(
-                accept_initialize(raw(bad)).unwrap_err().status,
+                accept_initialize(raw(bad), "initialize").unwrap_err().status,
                 Status::MCPC_ERR_HANDSHAKE,
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn discover_results() {
+        let modern = accept_discover(
+            raw(r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{}}"#),
+            "discover",
+        );
+        assert!(matches!(modern, Ok(Discovered::Modern(s)) if s.modern && s.version == MODERN_VERSION));
+        let old = accept_discover(raw(r#"{"supportedVersions":["2025-06-18"]}"#), "discover");
+        assert!(matches!(old, Ok(Discovered::LegacyOnly)));
+        let none = accept_discover(raw(r#"{"supportedVersions":["1999-01-01"]}"#), "discover");
+        assert_eq!(none.err().map(|e| e.status), Some(Status::MCPC_ERR_UNSUPPORTED_VERSION));
+        assert!(accept_discover(raw("[]"), "discover").is_err());
+    }
+
+    #[test]
+    fn result_types() {
+        assert_eq!(result_kind(&raw(r#"{"content":[]}"#)).unwrap(), ResultKind::Complete);
+        assert_eq!(
+            result_kind(&raw(r#"{"resultType":"complete"}"#)).unwrap(),
+            ResultKind::Complete
+        );
+        assert_eq!(
+            result_kind(&raw(r#"{"resultType":"input_required","requestState":"s"}"#)).unwrap(),
+            ResultKind::InputRequired {
+                request_state: Some("s".into()),
+                input_requests: false
+            }
+        );
+        assert_eq!(
+            result_kind(&raw(r#"{"resultType":"input_required","inputRequests":{"a":{}}}"#)).unwrap(),
+            ResultKind::InputRequired {
+                request_state: None,
+                input_requests: true
+            }
+        );
+        assert_eq!(
+            result_kind(&raw(r#"{"resultType":"later"}"#)).unwrap_err().status,
+            Status::MCPC_ERR_PROTOCOL
+        );
+    }
+
+    #[test]
+    fn request_meta_serializes_only_what_is_set() {
+        let info = ClientInfo::default();
+        let m = RequestMeta {
+            progress_token: Some(3),
+            protocol_version: Some(MODERN_VERSION),
+            client_capabilities: Some(empty_capabilities()),
+            client_info: Some(&info),
+        };
+        let s = serde_json::to_string(&m).unwrap();
+        let want = r#"{"progressToken":3,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpc""#;
+        assert!(s.starts_with(want), "{s}");
+        assert_eq!(serde_json::to_string(&RequestMeta::default()).unwrap(), "{}");
     }
 }

@@ -148,10 +148,7 @@ pub fn parse_call_result(raw: Box<RawValue>) -> Result<CallResult> {
         texts.push(owned);
     }
     text.push('\0');
-    let structured = fields
-        .structured
-        .filter(|s| s.get() != "null")
-        .map(|s| s.to_owned());
+    let structured = fields.structured.filter(|s| s.get() != "null").map(|s| s.to_owned());
     let is_error = fields.is_error.unwrap_or(false);
     Ok(CallResult {
         raw,
@@ -211,10 +208,7 @@ mod tests {
 
     #[test]
     fn call_result_error_and_malformed() {
-        let r = parse_call_result(raw(
-            r#"{"content":[{"type":"text","text":"bad"}],"isError":true}"#,
-        ))
-        .unwrap();
+        let r = parse_call_result(raw(r#"{"content":[{"type":"text","text":"bad"}],"isError":true}"#)).unwrap();
         assert!(r.is_error);
         assert_eq!(r.text_str(), "bad");
         for bad in [
@@ -233,8 +227,7 @@ mod tests {
 
     #[test]
     fn page_keeps_tool_json_verbatim() {
-        let tool =
-            r##"{"name":"t","inputSchema":{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}}}}"##;
+        let tool = r##"{"name":"t","inputSchema":{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}}}}"##;
         let p = parse_page(&raw(&format!(r#"{{"tools":[{tool}],"nextCursor":"c"}}"#))).unwrap();
         assert_eq!(p.tools[0].json.get(), tool);
         assert_eq!(p.next_cursor.as_deref(), Some("c"));

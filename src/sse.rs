@@ -57,11 +57,7 @@ impl SseParser {
     }
 
     /// Feeds one chunk, calling `on_event` for each event it completes.
-    pub fn feed(
-        &mut self,
-        chunk: &[u8],
-        mut on_event: impl FnMut(Event),
-    ) -> Result<(), EventTooLarge> {
+    pub fn feed(&mut self, chunk: &[u8], mut on_event: impl FnMut(Event)) -> Result<(), EventTooLarge> {
         let mut rest = chunk;
         if self.after_cr {
             self.after_cr = false;
@@ -139,11 +135,7 @@ impl SseParser {
             data.pop();
         }
         on_event(Event {
-            event: if event.is_empty() {
-                "message".into()
-            } else {
-                event
-            },
+            event: if event.is_empty() { "message".into() } else { event },
             data,
             id: self.last_id.clone(),
         });
@@ -175,12 +167,7 @@ mod tests {
     }
 
     /// Every stream, split at every pair of positions, gives the same events.
-    fn check_every_split(
-        input: &[u8],
-        want: &[Event],
-        want_id: Option<&str>,
-        want_retry: Option<u64>,
-    ) {
+    fn check_every_split(input: &[u8], want: &[Event], want_id: Option<&str>, want_retry: Option<u64>) {
         let whole = parse_all(&[input], 1 << 20).unwrap();
         assert_eq!(whole.0, want, "whole stream");
         assert_eq!(whole.1.as_deref(), want_id);
@@ -212,10 +199,7 @@ mod tests {
     #[test]
     fn multi_line_data_comments_event_and_id() {
         let input = b": keep-alive\nevent: message\nid: 7\ndata: {\"a\":\ndata:  1}\n\n:x\nevent: other\ndata: two\n\n";
-        let want = vec![
-            ev("message", "{\"a\":\n 1}", Some("7")),
-            ev("other", "two", Some("7")),
-        ];
+        let want = vec![ev("message", "{\"a\":\n 1}", Some("7")), ev("other", "two", Some("7"))];
         check_every_split(input, &want, Some("7"), None);
     }
 
@@ -223,10 +207,7 @@ mod tests {
     fn priming_event_and_retry() {
         // An id with empty data (a priming event) dispatches "", keeps its id; retry applies.
         let input = b"id: p1\nretry: 250\ndata: \n\nretry: 12x\nid: p2\n\ndata: {}\n\n";
-        let want = vec![
-            ev("message", "", Some("p1")),
-            ev("message", "{}", Some("p2")),
-        ];
+        let want = vec![ev("message", "", Some("p1")), ev("message", "{}", Some("p2"))];
         check_every_split(input, &want, Some("p2"), Some(250));
     }
 
@@ -255,10 +236,7 @@ mod tests {
     #[test]
     fn cap_on_one_event() {
         let big = format!("data: {}\n", "x".repeat(100));
-        assert_eq!(
-            parse_all(&[big.as_bytes()], 64),
-            Err(EventTooLarge { limit: 64 })
-        );
+        assert_eq!(parse_all(&[big.as_bytes()], 64), Err(EventTooLarge { limit: 64 }));
         // Many small data lines in one event add up.
         let lines = "data: xxxxxxxxxx\n".repeat(10);
         assert!(parse_all(&[lines.as_bytes()], 64).is_err());

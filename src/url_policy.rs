@@ -11,13 +11,10 @@ use crate::error::{quote, Error, Result, Status};
 pub fn is_loopback(url: &Url) -> bool {
     match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => {
-            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
         Some(url::Host::Domain(d)) => {
             let d = d.trim_end_matches('.');
-            d.eq_ignore_ascii_case("localhost")
-                || d.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+            d.eq_ignore_ascii_case("localhost") || d.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
         }
         None => false,
     }
@@ -60,10 +57,7 @@ pub fn check_endpoint(text: &str) -> Result<Url> {
         }
     }
     if url.host().is_none() {
-        return Err(Error::new(
-            Status::MCPC_ERR_INVALID_ARG,
-            "the URL has no host",
-        ));
+        return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "the URL has no host"));
     }
     url.set_fragment(None);
     Ok(url)
@@ -127,11 +121,7 @@ mod tests {
                 "{bad}"
             );
         }
-        for bad in [
-            "not a url",
-            "https://user:secret@example.com/mcp",
-            "https://",
-        ] {
+        for bad in ["not a url", "https://user:secret@example.com/mcp", "https://"] {
             let e = check_endpoint(bad).unwrap_err();
             assert!(!e.message.contains("secret"), "{}", e.message);
         }

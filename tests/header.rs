@@ -16,12 +16,8 @@ fn committed_header_is_current() {
 
 #[test]
 fn header_version_matches_the_library() {
-    let have =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/mcpc.h")).unwrap();
-    assert!(have.contains(&format!(
-        "#define MCPC_VERSION \"{}\"",
-        env!("CARGO_PKG_VERSION")
-    )));
+    let have = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/mcpc.h")).unwrap();
+    assert!(have.contains(&format!("#define MCPC_VERSION \"{}\"", env!("CARGO_PKG_VERSION"))));
     let v = unsafe { std::ffi::CStr::from_ptr(mcpc::ffi::error::mcpc_version()) };
     assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
 }

@@ -6,8 +6,7 @@ use std::path::Path;
 /// The header for the crate at `crate_dir`, with version macros for `version`
 /// ("MAJOR.MINOR.PATCH").
 pub fn generate(crate_dir: &Path, version: &str) -> String {
-    let mut config =
-        cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("read cbindgen.toml");
+    let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("read cbindgen.toml");
     let mut parts = version.split(['.', '-', '+']);
     let mut next = || parts.next().unwrap_or("0").to_string();
     let (major, minor, patch) = (next(), next(), next());

@@ -29,17 +29,15 @@ pub struct mcpc_client_t {
 pub(crate) struct ClientHandle {
     pub client: Arc<Client>,
     version: CString,
+    negotiated_by: CString,
     ops: Arc<OpTracker>,
 }
 
 impl ClientHandle {
     fn new(client: Client) -> Self {
         let version = super::boundary::c_message(&client.session().version);
-        ClientHandle {
-            client: Arc::new(client),
-            version,
-            ops: OpTracker::new(),
-        }
+        let negotiated_by = super::boundary::c_message(client.session().negotiated_by);
+        ClientHandle { client: Arc::new(client), version, negotiated_by, ops: OpTracker::new() }
     }
 
     /// Closes the client, then waits until every async operation has completed.
@@ -59,9 +57,8 @@ impl Handle for mcpc_client_t {
 /// server gave none) and `message` (NUL-terminated, NULL when absent, borrowed for the
 /// duration of the call). Runs on an mcpc thread; calls for one request never overlap.
 /// It must not block for long; blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
-pub type mcpc_progress_cb = Option<
-    unsafe extern "C" fn(userdata: *mut c_void, progress: f64, total: f64, message: *const c_char),
->;
+pub type mcpc_progress_cb =
+    Option<unsafe extern "C" fn(userdata: *mut c_void, progress: f64, total: f64, message: *const c_char)>;
 
 /// Per-call settings. Initialise with mcpc_call_opts_init, then set what you need;
 /// NULL in place of the struct means all defaults. The struct is read during the call
@@ -140,9 +137,7 @@ unsafe fn control_from(opts: *const mcpc_call_opts_t) -> Result<Control> {
             userdata: o.progress_userdata,
         };
         ctl.progress = Some(Arc::new(
-            move |progress: f64, total: Option<f64>, message: Option<&str>| {
-                target.call(progress, total, message)
-            },
+            move |progress: f64, total: Option<f64>, message: Option<&str>| target.call(progress, total, message),
         ));
     }
     Ok(ctl)
@@ -183,11 +178,7 @@ fn options_of(opts: *const mcpc_options_t) -> Result<OptionsData> {
 /// What makes a client's transport, given the sink it delivers into.
 type ConnectorBox = Box<dyn Fn(SinkRef) -> Result<Arc<dyn Transport>> + Send + Sync>;
 
-fn connect_blocking(
-    o: OptionsData,
-    connector: ConnectorBox,
-    out_client: *mut *mut mcpc_client_t,
-) -> Result<Status> {
+fn connect_blocking(o: OptionsData, connector: ConnectorBox, out_client: *mut *mut mcpc_client_t) -> Result<Status> {
     let client = runtime::block_on(Client::connect(&*connector, o.client, &Control::default()))??;
     // SAFETY: `out_client` was checked non-NULL by the caller of this helper.
     unsafe { *out_client = ptr::into_raw::<mcpc_client_t>(ClientHandle::new(client)) };
@@ -198,16 +189,9 @@ fn connect_blocking(
 ///
 /// # Safety
 /// `argv` is NULL or holds `argc` NUL-terminated strings.
-unsafe fn stdio_connector(
-    argv: *const *const c_char,
-    argc: usize,
-    o: &OptionsData,
-) -> Result<ConnectorBox> {
+unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o: &OptionsData) -> Result<ConnectorBox> {
     if argv.is_null() || argc == 0 {
-        return Err(Error::new(
-            Status::MCPC_ERR_INVALID_ARG,
-            "argv is NULL or argc is 0",
-        ));
+        return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "argv is NULL or argc is 0"));
     }
     // SAFETY: `argv` holds `argc` pointers per the contract.
     let raw = unsafe { std::slice::from_raw_parts(argv, argc) };
@@ -225,9 +209,7 @@ unsafe fn stdio_connector(
     cfg.max_message_size = o.max_message_size;
     cfg.close_grace = o.close_grace;
     cfg.term_grace = o.term_grace;
-    Ok(Box::new(move |sink: SinkRef| {
-        StdioTransport::spawn(cfg.clone(), sink)
-    }))
+    Ok(Box::new(move |sink: SinkRef| StdioTransport::spawn(cfg.clone(), sink)))
 }
 
 /// The HTTP connector: the URL is checked here, before any connection.
@@ -247,19 +229,14 @@ unsafe fn http_connector(url: *const c_char, o: &OptionsData) -> Result<Connecto
         standalone_stream: o.standalone_stream,
         connect_timeout: o.client.timeout.min(std::time::Duration::from_secs(30)),
     };
-    Ok(Box::new(move |sink: SinkRef| {
-        HttpTransport::connect(cfg.clone(), sink)
-    }))
+    Ok(Box::new(move |sink: SinkRef| HttpTransport::connect(cfg.clone(), sink)))
 }
 
 /// The connector for a caller-supplied transport.
 ///
 /// # Safety
 /// `transport` is NULL or live.
-unsafe fn transport_connector(
-    transport: *const mcpc_transport_t,
-    o: &OptionsData,
-) -> Result<ConnectorBox> {
+unsafe fn transport_connector(transport: *const mcpc_transport_t, o: &OptionsData) -> Result<ConnectorBox> {
     // SAFETY: per the contract.
     let host = unsafe { ptr::get(transport) }?.clone();
     let max = o.max_message_size;
@@ -301,8 +278,10 @@ pub unsafe extern "C" fn mcpc_client_connect_stdio(
     })
 }
 
-/// The server's initialize result as JSON: `protocolVersion`, `capabilities`,
-/// `serverInfo` and `instructions`, as the server sent them.
+/// The server's initialize result as JSON (`protocolVersion`, `capabilities`,
+/// `serverInfo`, `instructions`), or under 2026-07-28 its `server/discover` result
+/// (`supportedVersions`, `capabilities`, `_meta` with the server info, `instructions`),
+/// as the server sent it.
 /// Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
 /// Threads: any thread, concurrently.
 /// Errors: MCPC_ERR_INVALID_ARG (NULL).
@@ -332,12 +311,26 @@ pub unsafe extern "C" fn mcpc_client_server_info(
 /// # Safety
 /// `client` is NULL or live.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_client_protocol_version(
-    client: *const mcpc_client_t,
-) -> *const c_char {
+pub unsafe extern "C" fn mcpc_client_protocol_version(client: *const mcpc_client_t) -> *const c_char {
     boundary("mcpc_client_protocol_version", || {
         // SAFETY: per the contract.
         unsafe { ptr::get(client) }.map_or(std::ptr::null(), |c| c.version.as_ptr())
+    })
+}
+
+/// How the protocol version in use was chosen: "discover" (auto mode: the server's
+/// `server/discover` listed 2026-07-28), "fallback" (auto mode: the probe showed an older
+/// server, and `initialize` chose the version), "initialize" (legacy mode), or "pinned".
+/// NULL if `client` is NULL.
+/// Ownership: borrowed; valid until mcpc_client_free. Threads: any thread.
+///
+/// # Safety
+/// `client` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_negotiated_by(client: *const mcpc_client_t) -> *const c_char {
+    boundary("mcpc_client_negotiated_by", || {
+        // SAFETY: per the contract.
+        unsafe { ptr::get(client) }.map_or(std::ptr::null(), |c| c.negotiated_by.as_ptr())
     })
 }
 
@@ -600,12 +593,7 @@ fn connect_async(
             Client::connect(&*connector, o.client, &ctl).await
         },
         move |outcome| match outcome {
-            Ok(client) => finish(
-                cb,
-                ud,
-                ptr::into_raw::<mcpc_client_t>(ClientHandle::new(client)),
-                None,
-            ),
+            Ok(client) => finish(cb, ud, ptr::into_raw::<mcpc_client_t>(ClientHandle::new(client)), None),
             Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
         },
     )?;
@@ -768,12 +756,7 @@ pub unsafe extern "C" fn mcpc_client_call_tool_async(
                 Ok((r, tool_error))
             },
             move |outcome| match outcome {
-                Ok((r, err)) => finish(
-                    cb,
-                    ud,
-                    ptr::into_raw::<mcpc_result_t>(ResultData::new(r)),
-                    err,
-                ),
+                Ok((r, err)) => finish(cb, ud, ptr::into_raw::<mcpc_result_t>(ResultData::new(r)), err),
                 Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
             },
         )?;

@@ -11,18 +11,12 @@ use crate::error::{Error, Result, Status};
 /// `p` is NULL or a NUL-terminated string that outlives the borrow.
 pub(crate) unsafe fn str_in<'a>(p: *const c_char, what: &str) -> Result<&'a str> {
     if p.is_null() {
-        return Err(Error::new(
-            Status::MCPC_ERR_INVALID_ARG,
-            format!("{what} is NULL"),
-        ));
+        return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, format!("{what} is NULL")));
     }
     // SAFETY: non-NULL and NUL-terminated per the contract.
-    unsafe { CStr::from_ptr(p) }.to_str().map_err(|e| {
-        Error::new(
-            Status::MCPC_ERR_INVALID_UTF8,
-            format!("{what} is not valid UTF-8: {e}"),
-        )
-    })
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|e| Error::new(Status::MCPC_ERR_INVALID_UTF8, format!("{what} is not valid UTF-8: {e}")))
 }
 
 /// As [`str_in`], but NULL is `None`.

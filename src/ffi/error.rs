@@ -24,18 +24,14 @@ pub extern "C" fn mcpc_last_error_message() -> *const c_char {
 /// The status of the last error on this thread (MCPC_OK when the last call succeeded).
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpc_last_error_status() -> mcpc_status_t {
-    boundary("mcpc_last_error_status", || {
-        LAST_ERROR.with(|e| e.borrow().status)
-    })
+    boundary("mcpc_last_error_status", || LAST_ERROR.with(|e| e.borrow().status))
 }
 
 /// The JSON-RPC error code of the last error on this thread when it was MCPC_ERR_RPC
 /// (or a handshake refused with a JSON-RPC error); 0 otherwise.
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpc_last_error_rpc_code() -> i64 {
-    boundary("mcpc_last_error_rpc_code", || {
-        LAST_ERROR.with(|e| e.borrow().rpc_code)
-    })
+    boundary("mcpc_last_error_rpc_code", || LAST_ERROR.with(|e| e.borrow().rpc_code))
 }
 
 /// The name of a status value, such as "MCPC_ERR_TIMEOUT"; "MCPC_UNKNOWN_STATUS" for a
@@ -50,19 +46,13 @@ pub extern "C" fn mcpc_status_name(status: i32) -> *const c_char {
             .find(|s| **s as i32 == status)
             .map_or("MCPC_UNKNOWN_STATUS", |s| s.name());
         // The names are static and NUL-free; keep NUL-terminated copies alive forever.
-        static NAMES: std::sync::OnceLock<Vec<(String, std::ffi::CString)>> =
-            std::sync::OnceLock::new();
+        static NAMES: std::sync::OnceLock<Vec<(String, std::ffi::CString)>> = std::sync::OnceLock::new();
         let names = NAMES.get_or_init(|| {
             STATUSES
                 .iter()
                 .map(|s| s.name())
                 .chain(["MCPC_UNKNOWN_STATUS"])
-                .map(|n| {
-                    (
-                        n.to_string(),
-                        std::ffi::CString::new(n).expect("static name"),
-                    )
-                })
+                .map(|n| (n.to_string(), std::ffi::CString::new(n).expect("static name")))
                 .collect()
         });
         names
@@ -100,6 +90,9 @@ const STATUSES: &[Status] = {
         MCPC_ERR_SESSION_EXPIRED,
         MCPC_ERR_UNSUPPORTED_VERSION,
         MCPC_ERR_NOT_SUPPORTED,
+        MCPC_ERR_HEADER_MISMATCH,
+        MCPC_ERR_MISSING_CAPABILITY,
+        MCPC_ERR_INPUT_REQUIRED,
     ]
 };
 
@@ -118,7 +111,5 @@ pub extern "C" fn mcpc_version() -> *const c_char {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpc_string_free(s: *mut c_char) {
     // SAFETY: per the contract.
-    boundary("mcpc_string_free", || unsafe {
-        super::cstr::string_free(s)
-    })
+    boundary("mcpc_string_free", || unsafe { super::cstr::string_free(s) })
 }

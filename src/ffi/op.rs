@@ -113,18 +113,17 @@ where
     let state = op.clone();
     runtime::handle().spawn(async move {
         let outcome = fut.await;
-        let outcome =
-            match state
-                .state
-                .compare_exchange(RUNNING, DONE, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => outcome,
-                // The cancel won: whatever the work produced is dropped.
-                Err(_) => match outcome {
-                    Err(e) if e.status == Status::MCPC_ERR_CANCELLED => Err(e),
-                    _ => Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")),
-                },
-            };
+        let outcome = match state
+            .state
+            .compare_exchange(RUNNING, DONE, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => outcome,
+            // The cancel won: whatever the work produced is dropped.
+            Err(_) => match outcome {
+                Err(e) if e.status == Status::MCPC_ERR_CANCELLED => Err(e),
+                _ => Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")),
+            },
+        };
         complete(outcome);
         drop(guard);
     });

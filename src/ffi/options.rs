@@ -10,7 +10,7 @@ use super::userdata::{mcpc_free_cb, Userdata};
 use crate::client::Options;
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
-use crate::protocol::{self, ClientInfo};
+use crate::protocol::{self, ClientInfo, Negotiation};
 use crate::transport::http::{is_reserved_header, TokenFn};
 use crate::transport::stdio::StderrMode;
 use reqwest::header::{HeaderName, HeaderValue};
@@ -76,17 +76,15 @@ pub const MCPC_STDERR_INHERIT: i32 = 1;
 /// hold any bytes) of `len` bytes, borrowed for the duration of the call.
 /// Runs on an mcpc thread; calls for one client never overlap. It must not block
 /// for long, and blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
-pub type mcpc_stderr_cb =
-    Option<unsafe extern "C" fn(userdata: *mut c_void, line: *const c_char, len: usize)>;
+pub type mcpc_stderr_cb = Option<unsafe extern "C" fn(userdata: *mut c_void, line: *const c_char, len: usize)>;
 
 /// Receives a server notification the client does not handle itself, such as
 /// `notifications/message` or `notifications/tools/list_changed`: its method and its
 /// params as JSON (NULL when absent), both NUL-terminated and borrowed for the
 /// duration of the call. Runs on an mcpc thread; calls for one client never overlap.
 /// It must not block for long; blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
-pub type mcpc_notification_cb = Option<
-    unsafe extern "C" fn(userdata: *mut c_void, method: *const c_char, params_json: *const c_char),
->;
+pub type mcpc_notification_cb =
+    Option<unsafe extern "C" fn(userdata: *mut c_void, method: *const c_char, params_json: *const c_char)>;
 
 fn positive_ms(ms: i64, what: &str) -> Result<Duration> {
     if ms <= 0 {
@@ -141,10 +139,7 @@ pub unsafe extern "C" fn mcpc_options_free(opts: *mut mcpc_options_t) {
 /// # Safety
 /// `opts` is NULL or a live options object.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_options_set_timeout_ms(
-    opts: *mut mcpc_options_t,
-    timeout_ms: i64,
-) -> mcpc_status_t {
+pub unsafe extern "C" fn mcpc_options_set_timeout_ms(opts: *mut mcpc_options_t, timeout_ms: i64) -> mcpc_status_t {
     with_options("mcpc_options_set_timeout_ms", opts, |o| {
         o.client.timeout = positive_ms(timeout_ms, "timeout_ms")?;
         Ok(())
@@ -173,9 +168,10 @@ pub unsafe extern "C" fn mcpc_options_set_client_info(
     })
 }
 
-/// Pins the protocol version the client asks for in `initialize` (default: the newest,
-/// "2025-11-25"). Supported: "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25".
-/// NULL restores the default.
+/// Pins the protocol version: "2026-07-28" (the stateless revision: no `initialize`,
+/// `server/discover` instead), or one asked for in `initialize`: "2025-11-25",
+/// "2025-06-18", "2025-03-26", "2024-11-05". A pinned client never falls back to
+/// another version. NULL unpins (back to MCPC_NEGOTIATE_AUTO).
 /// Errors: MCPC_ERR_INVALID_ARG (NULL options, or a version this library does not speak),
 /// MCPC_ERR_INVALID_UTF8.
 ///
@@ -189,18 +185,44 @@ pub unsafe extern "C" fn mcpc_options_set_protocol_version(
     with_options("mcpc_options_set_protocol_version", opts, |o| {
         // SAFETY: per the contract.
         let v = unsafe { opt_str_in(version, "version") }?;
-        if let Some(v) = v {
-            if !protocol::is_supported(v) {
+        o.client.negotiation = match v {
+            None => Negotiation::Auto,
+            Some(v) if protocol::ALL_VERSIONS.contains(&v) => Negotiation::Pinned(v.to_string()),
+            Some(v) => {
                 return Err(Error::new(
                     Status::MCPC_ERR_INVALID_ARG,
-                    format!(
-                        "protocol version {v:?} is not supported (supported: {})",
-                        protocol::INITIALIZE_VERSIONS.join(", ")
-                    ),
-                ));
+                    format!("protocol version {v:?} is not supported (supported: {})", protocol::ALL_VERSIONS.join(", ")),
+                ))
             }
-        }
-        o.client.protocol_version = v.map(str::to_string);
+        };
+        Ok(())
+    })
+}
+
+/// Negotiation mode: probe with `server/discover`, use 2026-07-28 when the server
+/// speaks it and fall back to `initialize` for older servers (the default).
+pub const MCPC_NEGOTIATE_AUTO: i32 = 0;
+/// Negotiation mode: `initialize` only (2024-11-05 to 2025-11-25), never a probe.
+pub const MCPC_NEGOTIATE_LEGACY: i32 = 1;
+
+/// Chooses how the protocol version is negotiated: MCPC_NEGOTIATE_AUTO (the default)
+/// or MCPC_NEGOTIATE_LEGACY. Clears a pinned version. In auto mode the fallback to
+/// `initialize` happens only on answers that show an older server (a JSON-RPC error to
+/// the probe, HTTP 400/404/405 without a 2026-07-28 error, on stdio silence or a server
+/// that exits on the probe, which is restarted once); 401/403, 5xx, TLS errors and HTTP
+/// timeouts fail the connect instead. The outcome holds for the client's lifetime.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, or an unknown mode).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_negotiation(opts: *mut mcpc_options_t, mode: i32) -> mcpc_status_t {
+    with_options("mcpc_options_set_negotiation", opts, |o| {
+        o.client.negotiation = match mode {
+            MCPC_NEGOTIATE_AUTO => Negotiation::Auto,
+            MCPC_NEGOTIATE_LEGACY => Negotiation::Legacy,
+            _ => return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, format!("unknown negotiation mode {mode}"))),
+        };
         Ok(())
     })
 }
@@ -211,16 +233,10 @@ pub unsafe extern "C" fn mcpc_options_set_protocol_version(
 /// # Safety
 /// `opts` is NULL or a live options object.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_options_set_max_pages(
-    opts: *mut mcpc_options_t,
-    max_pages: usize,
-) -> mcpc_status_t {
+pub unsafe extern "C" fn mcpc_options_set_max_pages(opts: *mut mcpc_options_t, max_pages: usize) -> mcpc_status_t {
     with_options("mcpc_options_set_max_pages", opts, |o| {
         if max_pages == 0 {
-            return Err(Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                "max_pages must be at least 1",
-            ));
+            return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "max_pages must be at least 1"));
         }
         o.client.max_pages = max_pages;
         Ok(())
@@ -234,10 +250,7 @@ pub unsafe extern "C" fn mcpc_options_set_max_pages(
 /// # Safety
 /// `opts` is NULL or a live options object.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_options_set_max_message_size(
-    opts: *mut mcpc_options_t,
-    bytes: usize,
-) -> mcpc_status_t {
+pub unsafe extern "C" fn mcpc_options_set_max_message_size(opts: *mut mcpc_options_t, bytes: usize) -> mcpc_status_t {
     with_options("mcpc_options_set_max_message_size", opts, |o| {
         if bytes < 1024 {
             return Err(Error::new(
@@ -315,10 +328,7 @@ pub unsafe extern "C" fn mcpc_options_clear_env(opts: *mut mcpc_options_t) -> mc
 /// # Safety
 /// `opts` is NULL or a live options object; `dir` is NULL or NUL-terminated.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_options_set_cwd(
-    opts: *mut mcpc_options_t,
-    dir: *const c_char,
-) -> mcpc_status_t {
+pub unsafe extern "C" fn mcpc_options_set_cwd(opts: *mut mcpc_options_t, dir: *const c_char) -> mcpc_status_t {
     with_options("mcpc_options_set_cwd", opts, |o| {
         // SAFETY: per the contract.
         o.cwd = unsafe { opt_str_in(dir, "dir") }?.map(Into::into);
@@ -333,10 +343,7 @@ pub unsafe extern "C" fn mcpc_options_set_cwd(
 /// # Safety
 /// `opts` is NULL or a live options object.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_options_set_stderr(
-    opts: *mut mcpc_options_t,
-    mode: i32,
-) -> mcpc_status_t {
+pub unsafe extern "C" fn mcpc_options_set_stderr(opts: *mut mcpc_options_t, mode: i32) -> mcpc_status_t {
     with_options("mcpc_options_set_stderr", opts, |o| {
         o.stderr = match mode {
             MCPC_STDERR_DISCARD => StderrMode::Discard,
@@ -396,15 +403,13 @@ pub unsafe extern "C" fn mcpc_options_set_notification_callback(
     let ud = Userdata::new(userdata, userdata_free);
     with_options("mcpc_options_set_notification_callback", opts, |o| {
         let cb = cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "cb is NULL"))?;
-        o.client.on_notification = Some(std::sync::Arc::new(
-            move |method: &str, params: Option<&str>| {
-                let method = super::boundary::c_message(method);
-                let params = params.map(super::boundary::c_message);
-                let params_ptr = params.as_ref().map_or(std::ptr::null(), |p| p.as_ptr());
-                // SAFETY: the caller's callback, with borrowed NUL-terminated strings.
-                unsafe { cb(ud.ptr(), method.as_ptr(), params_ptr) }
-            },
-        ));
+        o.client.on_notification = Some(std::sync::Arc::new(move |method: &str, params: Option<&str>| {
+            let method = super::boundary::c_message(method);
+            let params = params.map(super::boundary::c_message);
+            let params_ptr = params.as_ref().map_or(std::ptr::null(), |p| p.as_ptr());
+            // SAFETY: the caller's callback, with borrowed NUL-terminated strings.
+            unsafe { cb(ud.ptr(), method.as_ptr(), params_ptr) }
+        }));
         Ok(())
     })
 }
@@ -484,9 +489,7 @@ pub unsafe extern "C" fn mcpc_options_set_bearer_token(
     with_options("mcpc_options_set_bearer_token", opts, |o| {
         // SAFETY: per the contract.
         let token = unsafe { opt_str_in(token, "token") }?;
-        if token
-            .is_some_and(|t| t.is_empty() || HeaderValue::from_str(&format!("Bearer {t}")).is_err())
-        {
+        if token.is_some_and(|t| t.is_empty() || HeaderValue::from_str(&format!("Bearer {t}")).is_err()) {
             return Err(Error::new(
                 Status::MCPC_ERR_INVALID_ARG,
                 "the bearer token is empty or not a valid header value",
@@ -527,9 +530,7 @@ pub unsafe extern "C" fn mcpc_options_set_token_callback(
                 return None;
             }
             let end = buf.iter().position(|b| *b == 0)?;
-            String::from_utf8(buf[..end].to_vec())
-                .ok()
-                .filter(|t| !t.is_empty())
+            String::from_utf8(buf[..end].to_vec()).ok().filter(|t| !t.is_empty())
         }));
         Ok(())
     })
@@ -550,10 +551,7 @@ pub unsafe extern "C" fn mcpc_options_add_ca_pem(
 ) -> mcpc_status_t {
     with_options("mcpc_options_add_ca_pem", opts, |o| {
         if pem.is_null() || len == 0 {
-            return Err(Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                "pem is NULL or empty",
-            ));
+            return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "pem is NULL or empty"));
         }
         // SAFETY: `len` readable bytes per the contract.
         let bytes = unsafe { std::slice::from_raw_parts(pem.cast::<u8>(), len) }.to_vec();
@@ -567,10 +565,7 @@ pub unsafe extern "C" fn mcpc_options_add_ca_pem(
 /// # Safety
 /// `opts` is NULL or a live options object; `path` is NULL or NUL-terminated.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_options_add_ca_file(
-    opts: *mut mcpc_options_t,
-    path: *const c_char,
-) -> mcpc_status_t {
+pub unsafe extern "C" fn mcpc_options_add_ca_file(opts: *mut mcpc_options_t, path: *const c_char) -> mcpc_status_t {
     with_options("mcpc_options_add_ca_file", opts, |o| {
         // SAFETY: per the contract.
         let path = unsafe { str_in(path, "path") }?;
@@ -586,17 +581,13 @@ pub unsafe extern "C" fn mcpc_options_add_ca_file(
 
 fn add_ca(o: &mut OptionsData, pem: Vec<u8>) -> Result<()> {
     use rustls_pki_types::pem::PemObject;
-    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(&pem)
-        .collect::<std::result::Result<Vec<_>, _>>();
+    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(&pem).collect::<std::result::Result<Vec<_>, _>>();
     match certs {
         Ok(c) if !c.is_empty() => {
             o.ca_pem.push(pem);
             Ok(())
         }
-        Ok(_) => Err(Error::new(
-            Status::MCPC_ERR_INVALID_ARG,
-            "the PEM holds no certificate",
-        )),
+        Ok(_) => Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "the PEM holds no certificate")),
         Err(e) => Err(Error::new(
             Status::MCPC_ERR_INVALID_ARG,
             format!("the PEM is malformed: {e}"),
@@ -613,10 +604,7 @@ fn add_ca(o: &mut OptionsData, pem: Vec<u8>) -> Result<()> {
 /// # Safety
 /// `opts` is NULL or a live options object.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_options_set_standalone_stream(
-    opts: *mut mcpc_options_t,
-    enabled: bool,
-) -> mcpc_status_t {
+pub unsafe extern "C" fn mcpc_options_set_standalone_stream(opts: *mut mcpc_options_t, enabled: bool) -> mcpc_status_t {
     with_options("mcpc_options_set_standalone_stream", opts, |o| {
         o.standalone_stream = enabled;
         Ok(())

@@ -46,10 +46,7 @@ pub(crate) unsafe fn take<C: Handle>(p: *mut C) -> Option<Box<C::Rust>> {
 /// Writes `v` through an out-pointer that was checked non-NULL.
 pub(crate) fn check_out<T>(out: *mut T, what: &str) -> Result<()> {
     if out.is_null() {
-        Err(Error::new(
-            Status::MCPC_ERR_INVALID_ARG,
-            format!("{what} is NULL"),
-        ))
+        Err(Error::new(Status::MCPC_ERR_INVALID_ARG, format!("{what} is NULL")))
     } else {
         Ok(())
     }

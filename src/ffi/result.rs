@@ -63,9 +63,7 @@ pub unsafe extern "C" fn mcpc_result_json(result: *const mcpc_result_t) -> *cons
 /// # Safety
 /// `result` is NULL or a live result.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_result_structured_json(
-    result: *const mcpc_result_t,
-) -> *const c_char {
+pub unsafe extern "C" fn mcpc_result_structured_json(result: *const mcpc_result_t) -> *const c_char {
     boundary("mcpc_result_structured_json", || {
         // SAFETY: per the contract.
         unsafe { ptr::get(result) }
@@ -83,10 +81,7 @@ pub unsafe extern "C" fn mcpc_result_structured_json(
 /// # Safety
 /// `result` is NULL or a live result; `out_len` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_result_text(
-    result: *const mcpc_result_t,
-    out_len: *mut usize,
-) -> *const c_char {
+pub unsafe extern "C" fn mcpc_result_text(result: *const mcpc_result_t, out_len: *mut usize) -> *const c_char {
     boundary("mcpc_result_text", || {
         // SAFETY: per the contract.
         let Ok(r) = (unsafe { ptr::get(result) }) else {
@@ -210,10 +205,7 @@ pub unsafe extern "C" fn mcpc_tool_list_len(list: *const mcpc_tool_list_t) -> us
 /// # Safety
 /// `list` is NULL or a live tool list.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_tool_list_name(
-    list: *const mcpc_tool_list_t,
-    index: usize,
-) -> *const c_char {
+pub unsafe extern "C" fn mcpc_tool_list_name(list: *const mcpc_tool_list_t, index: usize) -> *const c_char {
     boundary("mcpc_tool_list_name", || {
         // SAFETY: per the contract.
         unsafe { ptr::get(list) }
@@ -230,10 +222,7 @@ pub unsafe extern "C" fn mcpc_tool_list_name(
 /// # Safety
 /// `list` is NULL or a live tool list.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_tool_list_json(
-    list: *const mcpc_tool_list_t,
-    index: usize,
-) -> *const c_char {
+pub unsafe extern "C" fn mcpc_tool_list_json(list: *const mcpc_tool_list_t, index: usize) -> *const c_char {
     boundary("mcpc_tool_list_json", || {
         // SAFETY: per the contract.
         unsafe { ptr::get(list) }
@@ -260,8 +249,7 @@ pub unsafe extern "C" fn mcpc_tool_list_to_json(
         unsafe { *out_json = std::ptr::null_mut() };
         // SAFETY: per the contract.
         let l = unsafe { ptr::get(list) }?;
-        let mut s =
-            String::with_capacity(l.json.iter().map(|j| j.as_bytes().len() + 1).sum::<usize>() + 2);
+        let mut s = String::with_capacity(l.json.iter().map(|j| j.as_bytes().len() + 1).sum::<usize>() + 2);
         s.push('[');
         for (i, j) in l.json.iter().enumerate() {
             if i > 0 {

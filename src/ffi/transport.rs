@@ -55,12 +55,7 @@ pub type mcpc_transport_send_cb =
 /// must not touch `exchange` (mcpc reclaims it).
 /// Threads and reentrancy: as for mcpc_transport_send_cb.
 pub type mcpc_transport_request_cb = Option<
-    unsafe extern "C" fn(
-        userdata: *mut c_void,
-        exchange: *mut mcpc_exchange_t,
-        data: *const c_char,
-        len: usize,
-    ) -> i32,
+    unsafe extern "C" fn(userdata: *mut c_void, exchange: *mut mcpc_exchange_t, data: *const c_char, len: usize) -> i32,
 >;
 
 /// Closes the host's channel. Runs exactly once, when the client closes (after every
@@ -78,11 +73,7 @@ fn close_fn(close: mcpc_transport_close_cb, ud: &Arc<Userdata>) -> Option<CloseF
     })
 }
 
-fn new_transport(
-    name: &str,
-    out: *mut *mut mcpc_transport_t,
-    make: impl FnOnce() -> Result<HostEnd>,
-) -> mcpc_status_t {
+fn new_transport(name: &str, out: *mut *mut mcpc_transport_t, make: impl FnOnce() -> Result<HostEnd>) -> mcpc_status_t {
     status(name, || {
         check_out(out, "out_transport")?;
         // SAFETY: checked non-NULL.
@@ -146,8 +137,7 @@ pub unsafe extern "C" fn mcpc_transport_new_request(
 ) -> mcpc_status_t {
     let ud = Userdata::new(userdata, userdata_free);
     new_transport("mcpc_transport_new_request", out_transport, || {
-        let request =
-            request.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "request is NULL"))?;
+        let request = request.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "request is NULL"))?;
         let close = close_fn(close, &ud);
         let request_fn = Box::new(move |exchange: Exchange, data: &[u8]| {
             let ex = ptr::into_raw::<mcpc_exchange_t>(exchange);
@@ -241,9 +231,7 @@ pub unsafe extern "C" fn mcpc_transport_end(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpc_transport_free(transport: *mut mcpc_transport_t) {
     // SAFETY: per the contract.
-    boundary("mcpc_transport_free", || {
-        drop(unsafe { ptr::take(transport) })
-    })
+    boundary("mcpc_transport_free", || drop(unsafe { ptr::take(transport) }))
 }
 
 /// True when the exchange carries a request, whose response the body must hold;

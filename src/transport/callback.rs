@@ -60,20 +60,14 @@ impl Inner {
         let st = self.lock();
         match (&st.queue, st.closed) {
             (Some(q), false) if q.send(Job::Send(msg)).is_ok() => Ok(()),
-            _ => Err(Error::new(
-                Status::MCPC_ERR_CLOSED,
-                "the transport is closed",
-            )),
+            _ => Err(Error::new(Status::MCPC_ERR_CLOSED, "the transport is closed")),
         }
     }
 
     fn sink(&self) -> Result<(SinkRef, usize)> {
         let st = self.lock();
         if st.closed {
-            return Err(Error::new(
-                Status::MCPC_ERR_CLOSED,
-                "the transport is closed",
-            ));
+            return Err(Error::new(Status::MCPC_ERR_CLOSED, "the transport is closed"));
         }
         match &st.sink {
             Some(s) => Ok((s.clone(), st.max_message_size)),
@@ -149,9 +143,7 @@ impl HostEnd {
         st.max_message_size = max_message_size;
         st.queue = Some(tx);
         let inner = self.inner.clone();
-        st.worker = Some(
-            runtime::handle().spawn_blocking(move || run_callbacks(inner, sink, mode, close, rx)),
-        );
+        st.worker = Some(runtime::handle().spawn_blocking(move || run_callbacks(inner, sink, mode, close, rx)));
         Ok(Arc::new(ClientEnd {
             inner: self.inner.clone(),
         }))
@@ -173,13 +165,7 @@ impl HostEnd {
     }
 }
 
-fn run_callbacks(
-    inner: Arc<Inner>,
-    sink: SinkRef,
-    mut mode: Mode,
-    close: Option<CloseFn>,
-    rx: mpsc::Receiver<Job>,
-) {
+fn run_callbacks(inner: Arc<Inner>, sink: SinkRef, mut mode: Mode, close: Option<CloseFn>, rx: mpsc::Receiver<Job>) {
     while let Ok(job) = rx.recv() {
         let msg = match job {
             Job::Send(msg) => msg,
@@ -232,9 +218,7 @@ impl Transport for ClientEnd {
             };
             if let Some(w) = worker {
                 if tokio::time::timeout(CLOSE_WAIT, w).await.is_err() {
-                    log::warn!(
-                        "the host's transport callbacks did not return within {CLOSE_WAIT:?}"
-                    );
+                    log::warn!("the host's transport callbacks did not return within {CLOSE_WAIT:?}");
                 }
             }
         })

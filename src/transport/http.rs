@@ -10,9 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use reqwest::header::{
-    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
-};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode, Url};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
@@ -47,6 +45,7 @@ pub struct HttpConfig {
 const MCP_SESSION_ID: &str = "mcp-session-id";
 const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const LAST_EVENT_ID: &str = "last-event-id";
+const MCP_METHOD: &str = "mcp-method";
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 /// Bound on DELETE at close, and on notifications still going out.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
@@ -92,6 +91,8 @@ struct Inner {
     inflight: Mutex<HashMap<i64, AbortHandle>>,
     background: Mutex<Vec<JoinHandle<()>>>,
     closed: AtomicBool,
+    /// `Some(version)` under the stateless 2026-07-28 rules.
+    era: Mutex<Option<&'static str>>,
 }
 
 pub struct HttpTransport {
@@ -126,10 +127,7 @@ fn tls_config(extra_pem: &[Vec<u8>]) -> Result<rustls::ClientConfig> {
             added += 1;
         }
         if added == 0 {
-            return Err(Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                "CA PEM holds no certificate",
-            ));
+            return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "CA PEM holds no certificate"));
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -217,6 +215,7 @@ async fn status_error(resp: reqwest::Response, what: &str) -> Error {
         error: crate::jsonrpc::RpcError,
     }
     let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("{what}: HTTP {status}"));
+    err.http_status = Some(status.as_u16());
     if let Ok(e) = serde_json::from_slice::<E>(&body) {
         err.message.push_str(&format!(
             " (server error {}: {})",
@@ -226,6 +225,19 @@ async fn status_error(resp: reqwest::Response, what: &str) -> Error {
         err.rpc_code = Some(e.error.code);
     }
     err
+}
+
+/// A JSON-RPC error in an HTTP error reply, as the response to request `id` (the
+/// server may leave the id out or null).
+fn error_reply_for(body: &[u8], id: i64) -> Option<Vec<u8>> {
+    #[derive(Deserialize)]
+    struct E<'a> {
+        #[serde(borrow)]
+        error: &'a serde_json::value::RawValue,
+    }
+    let e: E<'_> = serde_json::from_slice(body).ok()?;
+    serde_json::from_str::<crate::jsonrpc::RpcError>(e.error.get()).ok()?;
+    Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#, e.error.get()).into_bytes())
 }
 
 async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>> {
@@ -288,16 +300,14 @@ impl HttpTransport {
                 inflight: Mutex::new(HashMap::new()),
                 background: Mutex::new(Vec::new()),
                 closed: AtomicBool::new(false),
+                era: Mutex::new(None),
             }),
         }))
     }
 }
 
 impl Inner {
-    fn spawn_background(
-        self: &Arc<Self>,
-        fut: impl std::future::Future<Output = ()> + Send + 'static,
-    ) {
+    fn spawn_background(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
         let handle = crate::runtime::handle().spawn(fut);
         let mut bg = self.background.lock().unwrap_or_else(|p| p.into_inner());
         bg.retain(|h| !h.is_finished());
@@ -308,10 +318,7 @@ impl Inner {
     async fn current_token(&self) -> Option<String> {
         if !self.token_fetched.load(Ordering::Acquire) {
             if let Some(f) = self.cfg.token_fn.clone() {
-                let t = tokio::task::spawn_blocking(move || f(None))
-                    .await
-                    .ok()
-                    .flatten();
+                let t = tokio::task::spawn_blocking(move || f(None)).await.ok().flatten();
                 *self.token.lock().unwrap_or_else(|p| p.into_inner()) = t;
             }
             self.token_fetched.store(true, Ordering::Release);
@@ -334,13 +341,11 @@ impl Inner {
     }
 
     /// One POST with its auth retry. Returns the successful response, or the error.
-    async fn post(&self, body: &[u8], what: &str) -> Result<(reqwest::Response, bool)> {
+    async fn post(&self, body: &[u8], what: &str, extra: &HeaderMap) -> Result<(reqwest::Response, bool)> {
         let mut refreshed = false;
         loop {
             let had_session = self.session.read().await.id.is_some();
-            let resp = self
-                .request(Method::POST, Some(body), HeaderMap::new())
-                .await?;
+            let resp = self.request(Method::POST, Some(body), extra.clone()).await?;
             let status = resp.status();
             if status == StatusCode::UNAUTHORIZED {
                 let challenge = resp
@@ -358,10 +363,7 @@ impl Inner {
                 ));
             }
             if status == StatusCode::FORBIDDEN {
-                return Err(Error::new(
-                    Status::MCPC_ERR_AUTH,
-                    format!("{what}: HTTP 403 Forbidden"),
-                ));
+                return Err(Error::new(Status::MCPC_ERR_AUTH, format!("{what}: HTTP 403 Forbidden")));
             }
             if status.is_redirection() {
                 return Err(Error::new(
@@ -373,12 +375,19 @@ impl Inner {
         }
     }
 
+    fn era(&self) -> Option<&'static str> {
+        *self.era.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Sends one message and routes what comes back. Errors belong to the message.
     async fn exchange(self: &Arc<Self>, msg: &Outgoing) -> Result<()> {
         let what = match msg.method {
             Some(m) => m.to_string(),
             None => "response".to_string(),
         };
+        if let Some(version) = self.era() {
+            return self.exchange_modern(msg, version, &what).await;
+        }
         let is_init = msg.method == Some("initialize");
         if is_init {
             self.session.write().await.init_body = Some(msg.body.clone());
@@ -387,7 +396,7 @@ impl Inner {
             let _wait_for_renewal = self.renew_gate.read().await;
             self.session.read().await.generation
         };
-        let (resp, had_session) = self.post(&msg.body, &what).await?;
+        let (resp, had_session) = self.post(&msg.body, &what, &HeaderMap::new()).await?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND && had_session {
             // The fresh session is ready (or the connection failed) before this
@@ -417,11 +426,51 @@ impl Inner {
         if msg.id.is_none() || status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             return Ok(());
         }
-        self.read_reply(resp, is_init).await
+        self.read_reply(resp, is_init, true).await
     }
 
-    /// Reads a request's reply, JSON or SSE, resuming a dropped SSE stream.
-    async fn read_reply(self: &Arc<Self>, resp: reqwest::Response, is_init: bool) -> Result<()> {
+    /// The stateless 2026-07-28 exchange: request metadata headers on every POST, no
+    /// session, no client notifications (closing the reply stream is the cancel), and
+    /// JSON-RPC errors in 400/404 replies delivered as the request's response.
+    async fn exchange_modern(self: &Arc<Self>, msg: &Outgoing, version: &'static str, what: &str) -> Result<()> {
+        let Some(id) = msg.id else {
+            return Ok(()); // this revision has no client notifications over HTTP
+        };
+        let mut extra = HeaderMap::new();
+        extra.insert(HeaderName::from_static(MCP_PROTOCOL_VERSION), HeaderValue::from_static(version));
+        if let Some(m) = msg.method.and_then(|m| HeaderValue::from_str(m).ok()) {
+            extra.insert(HeaderName::from_static(MCP_METHOD), m);
+        }
+        for (k, v) in &msg.headers {
+            let (Ok(k), Ok(v)) = (HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(v)) else {
+                return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, format!("{what}: header {k:?} is not valid")));
+            };
+            extra.insert(k, v);
+        }
+        let (resp, _) = self.post(&msg.body, what, &extra).await?;
+        let status = resp.status();
+        if status == StatusCode::BAD_REQUEST || status == StatusCode::NOT_FOUND {
+            let body = read_limited(resp, 64 * 1024).await.unwrap_or_default();
+            if let Some(reply) = error_reply_for(&body, id) {
+                self.route(&reply, false).await?;
+                return Ok(());
+            }
+            let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("{what}: HTTP {status}"));
+            err.http_status = Some(status.as_u16());
+            return Err(err);
+        }
+        if !status.is_success() {
+            return Err(status_error(resp, what).await);
+        }
+        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            return Ok(());
+        }
+        self.read_reply(resp, false, false).await
+    }
+
+    /// Reads a request's reply, JSON or SSE, resuming a dropped SSE stream when
+    /// `resumable` (never under 2026-07-28, where a broken stream loses the request).
+    async fn read_reply(self: &Arc<Self>, resp: reqwest::Response, is_init: bool, resumable: bool) -> Result<()> {
         let ctype = resp
             .headers()
             .get(CONTENT_TYPE)
@@ -436,13 +485,13 @@ impl Inner {
         if !ctype.starts_with("text/event-stream") {
             return Err(Error::new(
                 Status::MCPC_ERR_HTTP,
-                format!(
-                    "unexpected content type {} in the HTTP reply",
-                    quote(&ctype)
-                ),
+                format!("unexpected content type {} in the HTTP reply", quote(&ctype)),
             ));
         }
         let mut end = self.read_sse(resp, is_init).await?;
+        if !resumable {
+            return Ok(());
+        }
         for _ in 0..MAX_RESUMES {
             let StreamEnd::Ended { last_id, retry } = end;
             let Some(last_id) = last_id else {
@@ -473,23 +522,14 @@ impl Inner {
 
     /// Sends one HTTP request with everything the endpoint needs: the caller's
     /// headers, the bearer token, the session id and the protocol version.
-    async fn request(
-        &self,
-        method: Method,
-        body: Option<&[u8]>,
-        extra: HeaderMap,
-    ) -> Result<reqwest::Response> {
+    async fn request(&self, method: Method, body: Option<&[u8]>, extra: HeaderMap) -> Result<reqwest::Response> {
         let mut headers = extra;
         for (k, v) in &self.cfg.headers {
             headers.append(k.clone(), v.clone());
         }
         if let Some(token) = self.current_token().await {
-            let mut v = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                Error::new(
-                    Status::MCPC_ERR_AUTH,
-                    "the bearer token is not a valid header value",
-                )
-            })?;
+            let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| Error::new(Status::MCPC_ERR_AUTH, "the bearer token is not a valid header value"))?;
             v.set_sensitive(true);
             headers.insert(AUTHORIZATION, v);
         }
@@ -502,10 +542,7 @@ impl Inner {
                 headers.insert(HeaderName::from_static(MCP_PROTOCOL_VERSION), v.clone());
             }
         }
-        let mut req = self
-            .http
-            .request(method.clone(), self.cfg.url.clone())
-            .headers(headers);
+        let mut req = self.http.request(method.clone(), self.cfg.url.clone()).headers(headers);
         if method == Method::GET {
             req = req.header(ACCEPT, "text/event-stream");
         } else if let Some(body) = body {
@@ -519,11 +556,7 @@ impl Inner {
 
     /// Routes one SSE stream's events until it ends. A dropped connection is an end
     /// like any other: whether to resume is the caller's choice.
-    async fn read_sse(
-        self: &Arc<Self>,
-        mut resp: reqwest::Response,
-        is_init: bool,
-    ) -> Result<StreamEnd> {
+    async fn read_sse(self: &Arc<Self>, mut resp: reqwest::Response, is_init: bool) -> Result<StreamEnd> {
         let mut parser = SseParser::new(self.cfg.max_message_size);
         let mut events = Vec::new();
         loop {
@@ -591,10 +624,7 @@ impl Inner {
                 (Ok(()), None) => {}
             }
             if let Some(id) = msg.id {
-                me.inflight
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&id);
+                me.inflight.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
             }
         };
         match id {
@@ -623,15 +653,11 @@ impl Inner {
         };
         let Some(body) = init_body else { return };
         let fresh = async {
-            let (resp, _) = self.post(&body, "initialize (fresh session)").await?;
+            let (resp, _) = self.post(&body, "initialize (fresh session)", &HeaderMap::new()).await?;
             if !resp.status().is_success() {
                 return Err(status_error(resp, "initialize (fresh session)").await);
             }
-            if let Some(id) = resp
-                .headers()
-                .get(MCP_SESSION_ID)
-                .filter(|v| valid_session_id(v))
-            {
+            if let Some(id) = resp.headers().get(MCP_SESSION_ID).filter(|v| valid_session_id(v)) {
                 let mut id = id.clone();
                 id.set_sensitive(true);
                 self.session.write().await.id = Some(id);
@@ -639,7 +665,7 @@ impl Inner {
             // The reply repeats a result the core already has: read and drop it.
             let _ = read_limited(resp, self.cfg.max_message_size).await;
             let note = crate::jsonrpc::encode_notification::<()>("notifications/initialized", None);
-            let (resp, _) = self.post(&note, "notifications/initialized").await?;
+            let (resp, _) = self.post(&note, "notifications/initialized", &HeaderMap::new()).await?;
             drop(resp);
             Ok(())
         };
@@ -657,10 +683,7 @@ impl Inner {
         let mut backoff = Duration::from_millis(500);
         while !self.closed.load(Ordering::Acquire) {
             let mut headers = HeaderMap::new();
-            if let Some(id) = last_id
-                .as_deref()
-                .and_then(|i| HeaderValue::from_str(i).ok())
-            {
+            if let Some(id) = last_id.as_deref().and_then(|i| HeaderValue::from_str(i).ok()) {
                 headers.insert(HeaderName::from_static(LAST_EVENT_ID), id);
             }
             let mut retry = None;
@@ -668,11 +691,7 @@ impl Inner {
                 Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => return,
                 Ok(resp) if resp.status().is_success() => {
                     backoff = Duration::from_millis(500);
-                    if let Ok(StreamEnd::Ended {
-                        last_id: id,
-                        retry: r,
-                    }) = self.read_sse(resp, false).await
-                    {
+                    if let Ok(StreamEnd::Ended { last_id: id, retry: r }) = self.read_sse(resp, false).await {
                         last_id = id.or(last_id);
                         retry = r;
                     }
@@ -688,20 +707,25 @@ impl Inner {
 }
 
 impl Transport for HttpTransport {
+    fn set_era(&self, modern: Option<&'static str>) {
+        *self.inner.era.lock().unwrap_or_else(|p| p.into_inner()) = modern;
+    }
+
+    fn probe_kind(&self) -> super::ProbeKind {
+        super::ProbeKind::Http
+    }
+
     fn send(&self, msg: Outgoing) -> Result<()> {
         if self.inner.closed.load(Ordering::Acquire) {
-            return Err(Error::new(
-                Status::MCPC_ERR_CLOSED,
-                "the HTTP transport is closed",
-            ));
+            return Err(Error::new(Status::MCPC_ERR_CLOSED, "the HTTP transport is closed"));
         }
-        let start_stream =
-            self.inner.cfg.standalone_stream && msg.method == Some("notifications/initialized");
+        let start_stream = self.inner.cfg.standalone_stream
+            && msg.method == Some("notifications/initialized")
+            && self.inner.era().is_none();
         self.inner.dispatch(msg);
         if start_stream {
             let me = self.inner.clone();
-            self.inner
-                .spawn_background(async move { me.standalone_stream().await });
+            self.inner.spawn_background(async move { me.standalone_stream().await });
         }
         Ok(())
     }
@@ -723,23 +747,11 @@ impl Transport for HttpTransport {
             if self.inner.closed.swap(true, Ordering::AcqRel) {
                 return;
             }
-            for (_, h) in self
-                .inner
-                .inflight
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .drain()
-            {
+            for (_, h) in self.inner.inflight.lock().unwrap_or_else(|p| p.into_inner()).drain() {
                 h.abort();
             }
             // Let notifications already queued (a cancel, say) go out, briefly.
-            let background = std::mem::take(
-                &mut *self
-                    .inner
-                    .background
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner()),
-            );
+            let background = std::mem::take(&mut *self.inner.background.lock().unwrap_or_else(|p| p.into_inner()));
             let _ = tokio::time::timeout(CLOSE_WAIT, async {
                 for h in &background {
                     if !h.is_finished() {
@@ -754,11 +766,7 @@ impl Transport for HttpTransport {
             .await;
             let has_session = self.inner.session.read().await.id.is_some();
             if has_session {
-                match tokio::time::timeout(
-                    CLOSE_WAIT,
-                    self.inner.request(Method::DELETE, None, HeaderMap::new()),
-                )
-                .await
+                match tokio::time::timeout(CLOSE_WAIT, self.inner.request(Method::DELETE, None, HeaderMap::new())).await
                 {
                     Ok(Ok(resp)) => log::debug!("DELETE of the HTTP session: {}", resp.status()),
                     Ok(Err(e)) => log::debug!("DELETE of the HTTP session failed: {e}"),
@@ -778,9 +786,7 @@ mod tests {
         assert!(valid_session_id(&HeaderValue::from_static("abc-123_~")));
         assert!(!valid_session_id(&HeaderValue::from_static("a b")));
         assert!(!valid_session_id(&HeaderValue::from_static("")));
-        assert!(!valid_session_id(
-            &HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap()
-        ));
+        assert!(!valid_session_id(&HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap()));
     }
 
     #[test]

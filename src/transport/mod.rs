@@ -23,6 +23,27 @@ pub struct Outgoing {
     pub id: Option<i64>,
     /// The method, for requests and notifications (`None` for responses).
     pub method: Option<&'static str>,
+    /// Headers an HTTP transport adds to this message (under 2026-07-28: `Mcp-Name`
+    /// and `Mcp-Param-*`). Other transports ignore them.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Outgoing {
+    /// A response to a server request.
+    pub fn response(body: Vec<u8>) -> Self {
+        Outgoing { body, id: None, method: None, headers: Vec::new() }
+    }
+}
+
+/// What a failed version probe can mean on a transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeKind {
+    /// A message stream (stdio, the caller's stream): an older server may ignore the
+    /// probe, so silence means an older server; `restartable` when a server that
+    /// died on the probe can be started again.
+    Stream { restartable: bool },
+    /// HTTP: statuses tell; silence is only a timeout.
+    Http,
 }
 
 /// What a transport delivers into. Implemented by the client core.
@@ -50,4 +71,11 @@ pub trait Transport: Send + Sync + 'static {
     fn abandon(&self, _id: i64) {}
     /// Shuts the transport down, gracefully first, bounded in time. Idempotent.
     fn close(&self) -> BoxFuture<'_, ()>;
+    /// Switches between the generations: `Some(version)` for the stateless
+    /// 2026-07-28 rules (per-request headers, no sessions), `None` for `initialize`.
+    fn set_era(&self, _modern: Option<&'static str>) {}
+    /// How to read a failed version probe on this transport.
+    fn probe_kind(&self) -> ProbeKind {
+        ProbeKind::Stream { restartable: false }
+    }
 }

@@ -108,14 +108,11 @@ fn check_spawnable(cfg: &StdioConfig) -> Result<()> {
     };
     if let Some(dir) = &cfg.cwd {
         if !dir.is_dir() {
-            return Err(spawn_err(format!(
-                "working directory {dir:?} is not a directory"
-            )));
+            return Err(spawn_err(format!("working directory {dir:?} is not a directory")));
         }
     }
-    let is_executable = |p: &std::path::Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
+    let is_executable =
+        |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     let program = std::path::Path::new(&cfg.program);
     if cfg.program.as_encoded_bytes().contains(&b'/') {
         let full = match (&cfg.cwd, program.is_relative()) {
@@ -135,13 +132,7 @@ fn check_spawnable(cfg: &StdioConfig) -> Result<()> {
         .rev()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| {
-            if cfg.clear_env {
-                None
-            } else {
-                std::env::var_os("PATH")
-            }
-        })
+        .unwrap_or_else(|| if cfg.clear_env { None } else { std::env::var_os("PATH") })
         .unwrap_or_default();
     if std::env::split_paths(&path).any(|dir| is_executable(&dir.join(program))) {
         Ok(())
@@ -196,12 +187,7 @@ impl StdioTransport {
         // sender ends the writer and closes the child's stdin.
         let (sink_for_reader, replies) = (sink.clone(), tx.downgrade());
         let mut tasks = Vec::new();
-        tasks.push(tokio::spawn(write_loop(
-            stdin,
-            rx,
-            sink.clone(),
-            exit_rx.clone(),
-        )));
+        tasks.push(tokio::spawn(write_loop(stdin, rx, sink.clone(), exit_rx.clone())));
         let (read_done_tx, read_done_rx) = watch::channel(false);
         let max = cfg.max_message_size;
         tasks.push(tokio::spawn(async move {
@@ -209,11 +195,7 @@ impl StdioTransport {
             let _ = read_done_tx.send(true);
         }));
         if let (Some(err), StderrMode::Lines(cb)) = (stderr, &cfg.stderr) {
-            tasks.push(tokio::spawn(stderr_loop(
-                err,
-                cb.clone(),
-                cfg.max_message_size,
-            )));
+            tasks.push(tokio::spawn(stderr_loop(err, cb.clone(), cfg.max_message_size)));
         }
         let supervisor = tokio::spawn(supervise(
             child,
@@ -234,16 +216,17 @@ impl StdioTransport {
 }
 
 impl Transport for StdioTransport {
+    fn probe_kind(&self) -> super::ProbeKind {
+        super::ProbeKind::Stream { restartable: true }
+    }
+
     fn send(&self, msg: Outgoing) -> Result<()> {
         let mut body = msg.body;
         body.push(b'\n');
         let guard = self.tx.lock().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref() {
             Some(tx) if tx.send(body).is_ok() => Ok(()),
-            _ => Err(Error::new(
-                Status::MCPC_ERR_TRANSPORT,
-                "the server's stdin is closed",
-            )),
+            _ => Err(Error::new(Status::MCPC_ERR_TRANSPORT, "the server's stdin is closed")),
         }
     }
 
@@ -252,11 +235,7 @@ impl Transport for StdioTransport {
             // Dropping the sender ends the writer, which closes the child's stdin.
             self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
             let _ = self.close_tx.send(true);
-            let supervisor = self
-                .supervisor
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
+            let supervisor = self.supervisor.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(s) = supervisor {
                 let _ = s.await;
             }
@@ -366,10 +345,7 @@ async fn read_loop(
             };
             Error::new(
                 Status::MCPC_ERR_TRANSPORT,
-                format!(
-                    "the server closed its stdout{partial} ({})",
-                    describe(status)
-                ),
+                format!("the server closed its stdout{partial} ({})", describe(status)),
             )
         }
     };

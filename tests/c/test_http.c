@@ -74,8 +74,11 @@ static void protocol_over(const char *mode) {
     CHECK(log_count(&f, created) == 1);
     const char *posts[] = {"\"method\":\"POST\"", NULL};
     const char *posts_with_both[] = {"\"method\":\"POST\"", "\"mcp-session-id\"", "\"mcp-protocol-version\":\"2025-11-25\"", NULL};
-    CHECK(log_count(&f, posts) >= 9);
-    CHECK(log_count(&f, posts_with_both) == log_count(&f, posts) - 1);
+    CHECK(log_count(&f, posts) >= 10);
+    /* The version probe and initialize went without a session; everything else had both. */
+    CHECK(log_count(&f, posts_with_both) == log_count(&f, posts) - 2);
+    const char *probe[] = {"\"method\":\"server/discover\"", "\"mcp-protocol-version\":\"2026-07-28\"", "\"mcp-method\":\"server/discover\"", NULL};
+    CHECK(log_count(&f, probe) == 1);
     const char *accept[] = {"\"method\":\"POST\"", "\"accept\":\"application/json, text/event-stream\"", "\"content-type\":\"application/json\"", NULL};
     CHECK(log_count(&f, accept) == log_count(&f, posts));
     /* DELETE on close, with the session id. */

@@ -1,0 +1,842 @@
+// mcpc.hpp: a header-only C++17 wrapper over mcpc.h, the C ABI of the mcpc
+// Model Context Protocol client library.
+//
+// - Handles are RAII and move-only: Client, Options, Result, ToolList, Cancel, Op,
+//   Transport, Exchange. A moved-from handle is empty (operator bool is false).
+// - Failures throw mcpc::Error (or a subclass, see below) carrying the status, the
+//   library's message and, for JSON-RPC errors, the code. ToolError (the tool ran and
+//   reported isError) carries the Result.
+// - Strings go in as std::string_view and come out as std::string (copies; the
+//   library's borrowed pointers never escape this header).
+// - Callbacks are std::function. They run on mcpc threads (see mcpc.h). Send,
+//   request and token callbacks may throw: an exception counts as a failure of that
+//   message or as "no token". Every other callback (completions, progress, stderr,
+//   notifications) must not throw: an exception escaping one calls std::terminate.
+//
+// The header's doc comments in mcpc.h remain the reference for behaviour, threads
+// and ownership; this wrapper adds no behaviour of its own.
+#ifndef MCPC_HPP
+#define MCPC_HPP
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "mcpc.h"
+
+namespace mcpc {
+
+/// The status of an mcpc call; the values are mcpc_status_t's.
+enum class Status : int {
+    Ok = MCPC_OK,
+    InvalidArg = MCPC_ERR_INVALID_ARG,
+    InvalidUtf8 = MCPC_ERR_INVALID_UTF8,
+    Panic = MCPC_ERR_PANIC,
+    Transport = MCPC_ERR_TRANSPORT,
+    Protocol = MCPC_ERR_PROTOCOL,
+    Handshake = MCPC_ERR_HANDSHAKE,
+    Rpc = MCPC_ERR_RPC,
+    Tool = MCPC_ERR_TOOL,
+    Timeout = MCPC_ERR_TIMEOUT,
+    Cancelled = MCPC_ERR_CANCELLED,
+    Closed = MCPC_ERR_CLOSED,
+    CursorRepeated = MCPC_ERR_CURSOR_REPEATED,
+    DuplicateTool = MCPC_ERR_DUPLICATE_TOOL,
+    TooManyPages = MCPC_ERR_TOO_MANY_PAGES,
+    MessageTooLarge = MCPC_ERR_MESSAGE_TOO_LARGE,
+    Spawn = MCPC_ERR_SPAWN,
+    WouldDeadlock = MCPC_ERR_WOULD_DEADLOCK,
+    InsecureUrl = MCPC_ERR_INSECURE_URL,
+    Tls = MCPC_ERR_TLS,
+    Http = MCPC_ERR_HTTP,
+    Auth = MCPC_ERR_AUTH,
+    SessionExpired = MCPC_ERR_SESSION_EXPIRED,
+    UnsupportedVersion = MCPC_ERR_UNSUPPORTED_VERSION,
+    NotSupported = MCPC_ERR_NOT_SUPPORTED,
+};
+
+/// The status's name, such as "MCPC_ERR_TIMEOUT".
+inline std::string status_name(Status s) { return mcpc_status_name(static_cast<int32_t>(s)); }
+
+/// The library's version, "MAJOR.MINOR.PATCH" (equals MCPC_VERSION of the header it was built with).
+inline std::string version() { return mcpc_version(); }
+
+class Result;
+
+// ---- errors -------------------------------------------------------------------
+
+/// Any mcpc failure: what(), the status, and the JSON-RPC code when there is one.
+class Error : public std::runtime_error {
+public:
+    Error(Status status, const std::string& message, int64_t rpc_code = 0)
+        : std::runtime_error(message), status_(status), rpc_code_(rpc_code) {}
+    Status status() const noexcept { return status_; }
+    /// The JSON-RPC error code (MCPC_ERR_RPC, or a handshake refused with one); 0 otherwise.
+    int64_t rpc_code() const noexcept { return rpc_code_; }
+
+private:
+    Status status_;
+    int64_t rpc_code_;
+};
+
+/// INVALID_ARG, INVALID_UTF8, INSECURE_URL: the call was refused before anything was sent.
+class InvalidArgument : public Error { using Error::Error; };
+/// TRANSPORT, SPAWN, TLS, HTTP, AUTH, SESSION_EXPIRED: the connection failed.
+class TransportError : public Error { using Error::Error; };
+/// PROTOCOL, MESSAGE_TOO_LARGE and the listing errors (CURSOR_REPEATED, DUPLICATE_TOOL, TOO_MANY_PAGES).
+class ProtocolError : public Error { using Error::Error; };
+/// HANDSHAKE, UNSUPPORTED_VERSION.
+class HandshakeError : public Error { using Error::Error; };
+/// RPC: the server answered with a JSON-RPC error; rpc_code() is its code.
+class RpcError : public Error { using Error::Error; };
+/// TIMEOUT: notifications/cancelled was sent.
+class TimeoutError : public Error { using Error::Error; };
+/// CANCELLED: by a Cancel or Op::cancel; notifications/cancelled was sent.
+class CancelledError : public Error { using Error::Error; };
+/// CLOSED: the client was closed, or its connection had failed before.
+class ClosedError : public Error { using Error::Error; };
+
+/// TOOL: the tool ran and reported failure (isError). result() says what went wrong.
+class ToolError : public Error {
+public:
+    ToolError(const std::string& message, std::shared_ptr<const Result> result)
+        : Error(Status::Tool, message), result_(std::move(result)) {}
+    const Result& result() const noexcept { return *result_; }
+
+private:
+    std::shared_ptr<const Result> result_;  // shared: exceptions must be copyable
+};
+
+namespace detail {
+
+inline std::string str(const char* s) { return s ? std::string(s) : std::string(); }
+
+/// Throws the exception for a failed status; `result` is the tool result for Status::Tool.
+[[noreturn]] inline void throw_status(Status st, const std::string& message, int64_t rpc_code,
+                                      std::shared_ptr<const Result> result);
+
+/// A failure of the call just made on this thread: the status, the message and the
+/// rpc code come from the thread's last error, read at once.
+[[noreturn]] inline void throw_last(mcpc_status_t st) {
+    throw_status(static_cast<Status>(st), str(mcpc_last_error_message()), mcpc_last_error_rpc_code(),
+                 nullptr);
+}
+
+inline void check(mcpc_status_t st) {
+    if (st != MCPC_OK) throw_last(st);
+}
+
+inline int64_t to_ms(std::chrono::milliseconds d) { return static_cast<int64_t>(d.count()); }
+
+template <class T, void (*Free)(T*)>
+struct Deleter {
+    void operator()(T* p) const noexcept { Free(p); }
+};
+
+}  // namespace detail
+
+// ---- results ------------------------------------------------------------------
+
+/// The result of a tool call. Move-only; readable from any thread.
+class Result {
+public:
+    Result() = default;
+    /// Takes ownership of a result from the C API.
+    explicit Result(mcpc_result_t* r) noexcept : p_(r) {}
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+    /// The whole CallToolResult JSON, as the server sent it.
+    std::string json() const { return detail::str(mcpc_result_json(p_.get())); }
+    /// structuredContent as JSON, or nullopt when the result has none.
+    std::optional<std::string> structured_json() const {
+        const char* s = mcpc_result_structured_json(p_.get());
+        if (!s) return std::nullopt;
+        return std::string(s);
+    }
+    /// The text blocks joined with "\n" (may hold NUL bytes; untrusted server data).
+    std::string text() const {
+        size_t len = 0;
+        const char* s = mcpc_result_text(p_.get(), &len);
+        return s ? std::string(s, len) : std::string();
+    }
+    /// The number of text blocks.
+    size_t text_count() const noexcept { return mcpc_result_text_count(p_.get()); }
+    /// Text block `i`; throws std::out_of_range past the end.
+    std::string text_at(size_t i) const {
+        size_t len = 0;
+        const char* s = mcpc_result_text_at(p_.get(), i, &len);
+        if (!s) throw std::out_of_range("mcpc::Result::text_at: no such text block");
+        return std::string(s, len);
+    }
+    /// All text blocks, in content order.
+    std::vector<std::string> texts() const {
+        std::vector<std::string> out;
+        for (size_t i = 0, n = text_count(); i < n; i++) out.push_back(text_at(i));
+        return out;
+    }
+    /// True when the tool reported failure (isError).
+    bool is_error() const noexcept { return mcpc_result_is_error(p_.get()); }
+
+    mcpc_result_t* get() const noexcept { return p_.get(); }
+    mcpc_result_t* release() noexcept { return p_.release(); }
+
+private:
+    std::unique_ptr<mcpc_result_t, detail::Deleter<mcpc_result_t, mcpc_result_free>> p_;
+};
+
+/// A list of tools in the server's order. Move-only; readable from any thread.
+class ToolList {
+public:
+    ToolList() = default;
+    explicit ToolList(mcpc_tool_list_t* l) noexcept : p_(l) {}
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+    size_t size() const noexcept { return mcpc_tool_list_len(p_.get()); }
+    /// The name of tool `i`; throws std::out_of_range past the end.
+    std::string name(size_t i) const { return at(mcpc_tool_list_name(p_.get(), i)); }
+    /// Tool `i` as JSON, exactly as the server sent it (inputSchema unchanged).
+    std::string json(size_t i) const { return at(mcpc_tool_list_json(p_.get(), i)); }
+    /// All tool names, in order.
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        for (size_t i = 0, n = size(); i < n; i++) out.push_back(name(i));
+        return out;
+    }
+    /// All tools as one JSON array.
+    std::string to_json() const {
+        char* s = nullptr;
+        detail::check(mcpc_tool_list_to_json(p_.get(), &s));
+        std::string out(s);
+        mcpc_string_free(s);
+        return out;
+    }
+
+    mcpc_tool_list_t* get() const noexcept { return p_.get(); }
+    mcpc_tool_list_t* release() noexcept { return p_.release(); }
+
+private:
+    static std::string at(const char* s) {
+        if (!s) throw std::out_of_range("mcpc::ToolList: no such tool");
+        return std::string(s);
+    }
+    std::unique_ptr<mcpc_tool_list_t, detail::Deleter<mcpc_tool_list_t, mcpc_tool_list_free>> p_;
+};
+
+namespace detail {
+[[noreturn]] inline void throw_status(Status st, const std::string& message, int64_t rpc_code,
+                                      std::shared_ptr<const Result> result) {
+    switch (st) {
+    case Status::Tool: throw ToolError(message, result ? std::move(result) : std::make_shared<Result>());
+    case Status::InvalidArg:
+    case Status::InvalidUtf8:
+    case Status::InsecureUrl: throw InvalidArgument(st, message, rpc_code);
+    case Status::Transport:
+    case Status::Spawn:
+    case Status::Tls:
+    case Status::Http:
+    case Status::Auth:
+    case Status::SessionExpired: throw TransportError(st, message, rpc_code);
+    case Status::Protocol:
+    case Status::MessageTooLarge:
+    case Status::CursorRepeated:
+    case Status::DuplicateTool:
+    case Status::TooManyPages: throw ProtocolError(st, message, rpc_code);
+    case Status::Handshake:
+    case Status::UnsupportedVersion: throw HandshakeError(st, message, rpc_code);
+    case Status::Rpc: throw RpcError(st, message, rpc_code);
+    case Status::Timeout: throw TimeoutError(st, message, rpc_code);
+    case Status::Cancelled: throw CancelledError(st, message, rpc_code);
+    case Status::Closed: throw ClosedError(st, message, rpc_code);
+    default: throw Error(st, message, rpc_code);
+    }
+}
+}  // namespace detail
+
+/// The exception for a status, as a std::exception_ptr (for futures and async code).
+inline std::exception_ptr make_error(Status st, const std::string& message, int64_t rpc_code = 0,
+                                     std::shared_ptr<const Result> result = nullptr) {
+    try {
+        detail::throw_status(st, message, rpc_code, std::move(result));
+    } catch (...) {
+        return std::current_exception();
+    }
+}
+
+// ---- cancellation and operations ------------------------------------------------
+
+/// A cancellation handle: pass it in CallOptions and trigger it from any thread.
+/// Once triggered it stays triggered; make a new one for the next call.
+class Cancel {
+public:
+    Cancel() : p_(mcpc_cancel_new()) {
+        if (!p_) throw std::bad_alloc();
+    }
+    void trigger() const noexcept { mcpc_cancel_trigger(p_.get()); }
+    bool triggered() const noexcept { return mcpc_cancel_is_triggered(p_.get()); }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+    const mcpc_cancel_t* get() const noexcept { return p_.get(); }
+
+private:
+    std::unique_ptr<mcpc_cancel_t, detail::Deleter<mcpc_cancel_t, mcpc_cancel_free>> p_;
+};
+
+/// An asynchronous operation. Destroying the handle does not cancel it: its
+/// completion still runs exactly once.
+class Op {
+public:
+    Op() = default;
+    explicit Op(mcpc_op_t* op) noexcept : p_(op) {}
+    /// Cancels (idempotent, any thread): the completion reports Status::Cancelled
+    /// unless it had already completed.
+    void cancel() const noexcept { mcpc_op_cancel(p_.get()); }
+    /// True once the completion has run or is about to.
+    bool finished() const noexcept { return mcpc_op_is_finished(p_.get()); }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+    const mcpc_op_t* get() const noexcept { return p_.get(); }
+
+private:
+    std::unique_ptr<mcpc_op_t, detail::Deleter<mcpc_op_t, mcpc_op_free>> p_;
+};
+
+/// Progress of a call: progress, total (nullopt when the server gave none), message.
+using ProgressFn = std::function<void(double progress, std::optional<double> total,
+                                      std::optional<std::string_view> message)>;
+
+/// Per-call settings; the defaults are the client's.
+struct CallOptions {
+    /// 0: the client's timeout.
+    std::chrono::milliseconds timeout{0};
+    /// Not owned; must outlive the call.
+    const Cancel* cancel = nullptr;
+    /// Runs on an mcpc thread; must not throw.
+    ProgressFn on_progress;
+    /// Each progress notification restarts the timeout...
+    bool reset_timeout_on_progress = false;
+    /// ...but never past this in total (0: no limit).
+    std::chrono::milliseconds max_total{0};
+
+    CallOptions& with_timeout(std::chrono::milliseconds t) { timeout = t; return *this; }
+    CallOptions& with_cancel(const Cancel& c) { cancel = &c; return *this; }
+    CallOptions& with_progress(ProgressFn f) { on_progress = std::move(f); return *this; }
+};
+
+namespace detail {
+
+inline void progress_trampoline(void* ud, double progress, double total, const char* message) noexcept {
+    auto* fn = static_cast<ProgressFn*>(ud);
+    std::optional<double> t;
+    if (total >= 0) t = total;
+    std::optional<std::string_view> m;
+    if (message) m = std::string_view(message);
+    (*fn)(progress, t, m);
+}
+
+/// Fills a C call options struct; `progress` must outlive the call.
+inline mcpc_call_opts_t c_opts(const CallOptions& o, const ProgressFn* progress) {
+    mcpc_call_opts_t c;
+    mcpc_call_opts_init(&c);
+    c.timeout_ms = to_ms(o.timeout);
+    c.cancel = o.cancel ? o.cancel->get() : nullptr;
+    if (progress && *progress) {
+        c.on_progress = progress_trampoline;
+        c.progress_userdata = const_cast<ProgressFn*>(progress);
+    }
+    c.reset_timeout_on_progress = o.reset_timeout_on_progress;
+    c.max_total_ms = to_ms(o.max_total);
+    return c;
+}
+
+template <class F>
+void delete_fn(void* p) noexcept {
+    delete static_cast<F*>(p);
+}
+
+}  // namespace detail
+
+// ---- options ------------------------------------------------------------------
+
+/// How a stdio server's stderr is handled (default: discarded).
+enum class StderrMode : int32_t { Discard = MCPC_STDERR_DISCARD, Inherit = MCPC_STDERR_INHERIT };
+
+/// Client settings: a builder, for one thread at a time. A connect function copies
+/// it, so one Options may make many clients. Setters throw mcpc::Error on bad input.
+class Options {
+public:
+    Options() : p_(mcpc_options_new()) {
+        if (!p_) throw std::bad_alloc();
+    }
+    /// Default timeout for connecting, each listing and each call.
+    Options& timeout(std::chrono::milliseconds t) {
+        detail::check(mcpc_options_set_timeout_ms(p_.get(), detail::to_ms(t)));
+        return *this;
+    }
+    Options& client_info(std::string_view name, std::string_view version) {
+        detail::check(mcpc_options_set_client_info(p_.get(), std::string(name).c_str(), std::string(version).c_str()));
+        return *this;
+    }
+    /// Pins the protocol version asked for ("2024-11-05" ... "2025-11-25").
+    Options& protocol_version(std::string_view v) {
+        detail::check(mcpc_options_set_protocol_version(p_.get(), std::string(v).c_str()));
+        return *this;
+    }
+    Options& max_pages(size_t n) {
+        detail::check(mcpc_options_set_max_pages(p_.get(), n));
+        return *this;
+    }
+    Options& max_message_size(size_t bytes) {
+        detail::check(mcpc_options_set_max_message_size(p_.get(), bytes));
+        return *this;
+    }
+    Options& close_grace(std::chrono::milliseconds after_stdin, std::chrono::milliseconds after_term) {
+        detail::check(mcpc_options_set_close_grace_ms(p_.get(), detail::to_ms(after_stdin), detail::to_ms(after_term)));
+        return *this;
+    }
+    /// Sets a variable in a stdio server's environment.
+    Options& env(std::string_view name, std::string_view value) {
+        detail::check(mcpc_options_set_env(p_.get(), std::string(name).c_str(), std::string(value).c_str()));
+        return *this;
+    }
+    /// Removes a variable from a stdio server's environment.
+    Options& unset_env(std::string_view name) {
+        detail::check(mcpc_options_set_env(p_.get(), std::string(name).c_str(), nullptr));
+        return *this;
+    }
+    /// Starts a stdio server from an empty environment (env() still applies).
+    Options& clear_env() {
+        detail::check(mcpc_options_clear_env(p_.get()));
+        return *this;
+    }
+    Options& cwd(std::string_view dir) {
+        detail::check(mcpc_options_set_cwd(p_.get(), std::string(dir).c_str()));
+        return *this;
+    }
+    Options& stderr_mode(StderrMode m) {
+        detail::check(mcpc_options_set_stderr(p_.get(), static_cast<int32_t>(m)));
+        return *this;
+    }
+    /// Each stderr line of a stdio server (any bytes, no line end). Runs on an mcpc thread; must not throw.
+    Options& on_stderr(std::function<void(std::string_view line)> fn) {
+        using F = std::function<void(std::string_view)>;
+        auto* f = new F(std::move(fn));
+        detail::check(mcpc_options_set_stderr_callback(
+            p_.get(),
+            [](void* ud, const char* line, size_t len) noexcept { (*static_cast<F*>(ud))(std::string_view(line, len)); },
+            f, detail::delete_fn<F>));
+        return *this;
+    }
+    /// Server notifications the client does not handle itself: the method and the
+    /// params JSON (nullopt when absent). Runs on an mcpc thread; must not throw.
+    Options& on_notification(std::function<void(std::string_view method, std::optional<std::string_view> params)> fn) {
+        using F = std::function<void(std::string_view, std::optional<std::string_view>)>;
+        auto* f = new F(std::move(fn));
+        detail::check(mcpc_options_set_notification_callback(
+            p_.get(),
+            [](void* ud, const char* method, const char* params) noexcept {
+                std::optional<std::string_view> p;
+                if (params) p = std::string_view(params);
+                (*static_cast<F*>(ud))(std::string_view(method ? method : ""), p);
+            },
+            f, detail::delete_fn<F>));
+        return *this;
+    }
+    /// Adds a header to every HTTP request.
+    Options& header(std::string_view name, std::string_view value) {
+        detail::check(mcpc_options_add_header(p_.get(), std::string(name).c_str(), std::string(value).c_str()));
+        return *this;
+    }
+    /// Sends "Authorization: Bearer <token>" on every HTTP request.
+    Options& bearer(std::string_view token) {
+        detail::check(mcpc_options_set_bearer_token(p_.get(), std::string(token).c_str()));
+        return *this;
+    }
+    /// Asked for the first token (www_authenticate nullopt) and again after a 401 (with
+    /// the server's WWW-Authenticate value). Return nullopt for "no token". Runs on an
+    /// mcpc thread and may block; an exception means "no token".
+    Options& token_callback(
+        std::function<std::optional<std::string>(std::optional<std::string_view> www_authenticate)> fn) {
+        using F = std::function<std::optional<std::string>(std::optional<std::string_view>)>;
+        auto* f = new F(std::move(fn));
+        detail::check(mcpc_options_set_token_callback(
+            p_.get(),
+            [](void* ud, const char* www, char* buf, size_t len) noexcept -> int32_t {
+                try {
+                    std::optional<std::string_view> w;
+                    if (www) w = std::string_view(www);
+                    std::optional<std::string> tok = (*static_cast<F*>(ud))(w);
+                    if (!tok || tok->size() + 1 > len) return 1;
+                    tok->copy(buf, tok->size());
+                    buf[tok->size()] = '\0';
+                    return 0;
+                } catch (...) {
+                    return 1;
+                }
+            },
+            f, detail::delete_fn<F>));
+        return *this;
+    }
+    /// Trusts the CA certificates in this PEM file (besides the system's roots).
+    Options& ca_file(std::string_view path) {
+        detail::check(mcpc_options_add_ca_file(p_.get(), std::string(path).c_str()));
+        return *this;
+    }
+    /// Trusts the CA certificates in this PEM text.
+    Options& ca_pem(std::string_view pem) {
+        detail::check(mcpc_options_add_ca_pem(p_.get(), pem.data(), pem.size()));
+        return *this;
+    }
+    /// Opens the optional standalone GET stream for server notifications (HTTP).
+    Options& standalone_stream(bool on) {
+        detail::check(mcpc_options_set_standalone_stream(p_.get(), on));
+        return *this;
+    }
+
+    const mcpc_options_t* get() const noexcept { return p_.get(); }
+
+private:
+    std::unique_ptr<mcpc_options_t, detail::Deleter<mcpc_options_t, mcpc_options_free>> p_;
+};
+
+// ---- the caller-supplied transport --------------------------------------------
+
+/// One outgoing message of a request/response transport. Complete or fail it exactly
+/// once, from any thread; an Exchange destroyed untouched fails its message.
+class Exchange {
+public:
+    Exchange() = default;
+    explicit Exchange(mcpc_exchange_t* e) noexcept : p_(e) {}
+    Exchange(Exchange&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    Exchange& operator=(Exchange&& o) noexcept {
+        if (this != &o) {
+            reset();
+            p_ = std::exchange(o.p_, nullptr);
+        }
+        return *this;
+    }
+    Exchange(const Exchange&) = delete;
+    Exchange& operator=(const Exchange&) = delete;
+    ~Exchange() { reset(); }
+
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+    /// True for a request (the body must hold its response); false for notifications
+    /// and answers to server requests (complete them with no body).
+    bool expects_response() const noexcept { return mcpc_exchange_expects_response(p_); }
+    /// Completes with the response body (JSON-RPC messages, one per line). Consumes the
+    /// exchange even when it throws.
+    void complete(std::string_view body = {}) {
+        mcpc_exchange_t* e = std::exchange(p_, nullptr);
+        if (!e) throw Error(Status::InvalidArg, "mcpc::Exchange::complete: the exchange was already consumed");
+        detail::check(mcpc_exchange_complete(e, body.data(), body.size()));
+    }
+    /// Fails the exchange: its request fails with Status::Transport naming `reason`.
+    void fail(std::string_view reason) noexcept {
+        mcpc_exchange_t* e = std::exchange(p_, nullptr);
+        std::string r(reason);
+        mcpc_exchange_fail(e, r.c_str());
+    }
+
+private:
+    void reset() noexcept {
+        if (p_) mcpc_exchange_fail(std::exchange(p_, nullptr), "the host dropped the exchange");
+    }
+    mcpc_exchange_t* p_ = nullptr;
+};
+
+/// A transport whose channel the host owns: the stream form (send each message;
+/// deliver what arrives) or the request/response form (complete each Exchange).
+/// Callbacks run on an mcpc thread, one at a time, in order; send and request may
+/// throw (the message fails, not the connection). Free the Transport (destroy it)
+/// only after the client is closed and the host stopped delivering.
+class Transport {
+public:
+    using SendFn = std::function<void(std::string_view message)>;
+    using RequestFn = std::function<void(Exchange exchange, std::string_view message)>;
+    using CloseFn = std::function<void()>;
+
+    Transport() = default;
+
+    /// Stream form: `send` gets each outgoing message (one JSON object, no line end);
+    /// `close` (optional) runs once when the client closes.
+    static Transport stream(SendFn send, CloseFn close = {}) {
+        auto* st = new State{std::move(send), {}, std::move(close)};
+        mcpc_transport_t* t = nullptr;
+        detail::check(mcpc_transport_new(
+            [](void* ud, const char* data, size_t len) noexcept -> int32_t {
+                try {
+                    static_cast<State*>(ud)->send(std::string_view(data, len));
+                    return 0;
+                } catch (...) {
+                    return 1;
+                }
+            },
+            close_cb, st, detail::delete_fn<State>, &t));
+        return Transport(t);
+    }
+
+    /// Request/response form: `request` gets each outgoing message with its Exchange,
+    /// to complete now or later, from any thread.
+    static Transport request(RequestFn request, CloseFn close = {}) {
+        auto* st = new State{{}, std::move(request), std::move(close)};
+        mcpc_transport_t* t = nullptr;
+        detail::check(mcpc_transport_new_request(
+            [](void* ud, mcpc_exchange_t* ex, const char* data, size_t len) noexcept -> int32_t {
+                Exchange e(ex);
+                try {
+                    static_cast<State*>(ud)->request(std::move(e), std::string_view(data, len));
+                    return 0;
+                } catch (...) {
+                    // If the exchange was handed on, its owner completes or fails it;
+                    // if it is still here, it fails on destruction below. Either way
+                    // it is consumed, so the message counts as handed over.
+                    return 0;
+                }
+            },
+            close_cb, st, detail::delete_fn<State>, &t));
+        return Transport(t);
+    }
+
+    /// Delivers one message from the server (exactly one JSON-RPC message). Any thread.
+    /// Throws ClosedError after the client closed the transport.
+    void deliver(std::string_view message) const {
+        detail::check(mcpc_transport_deliver(p_.get(), message.data(), message.size()));
+    }
+    /// As deliver, returning the status instead of throwing (for read loops).
+    Status try_deliver(std::string_view message) const noexcept {
+        return static_cast<Status>(mcpc_transport_deliver(p_.get(), message.data(), message.size()));
+    }
+    /// The channel ended: calls in flight and later calls fail with Status::Transport.
+    void end(std::string_view reason) const noexcept {
+        std::string r(reason);
+        mcpc_transport_end(p_.get(), r.c_str());
+    }
+
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+    const mcpc_transport_t* get() const noexcept { return p_.get(); }
+
+private:
+    struct State {
+        SendFn send;
+        RequestFn request;
+        CloseFn close;
+    };
+    static void close_cb(void* ud) noexcept {
+        auto* st = static_cast<State*>(ud);
+        if (st->close) st->close();
+    }
+    explicit Transport(mcpc_transport_t* t) noexcept : p_(t) {}
+    std::unique_ptr<mcpc_transport_t, detail::Deleter<mcpc_transport_t, mcpc_transport_free>> p_;
+};
+
+// ---- the client ---------------------------------------------------------------
+
+class Client;
+
+/// Completion of call_async: the status, the result (also for Status::Tool; empty
+/// otherwise) and the error message ("" on success). Runs exactly once on an mcpc
+/// thread; must not throw.
+using CallDoneFn = std::function<void(Status status, Result result, const std::string& error)>;
+/// Completion of list_tools_async.
+using ListDoneFn = std::function<void(Status status, ToolList tools, const std::string& error)>;
+/// Completion of the connect_*_async functions.
+using ConnectDoneFn = std::function<void(Status status, Client client, const std::string& error)>;
+
+/// A connected MCP client. Thread-safe: any number of threads may call it at once.
+/// Move-only; the destructor closes it (for stdio: stops and reaps the server).
+class Client {
+public:
+    Client() = default;
+    /// Takes ownership of a client from the C API.
+    explicit Client(mcpc_client_t* c) noexcept : p_(c) {}
+
+    /// Starts `argv[0]` with the rest as arguments and connects over stdio.
+    static Client stdio(const std::vector<std::string>& argv, const Options* opts = nullptr) {
+        std::vector<const char*> a = c_argv(argv);
+        mcpc_client_t* c = nullptr;
+        detail::check(mcpc_client_connect_stdio(a.data(), a.size(), opts ? opts->get() : nullptr, &c));
+        return Client(c);
+    }
+    static Client stdio(const std::vector<std::string>& argv, const Options& opts) { return stdio(argv, &opts); }
+
+    /// Connects to a Streamable HTTP endpoint (https://, or http:// on loopback).
+    static Client http(std::string_view url, const Options* opts = nullptr) {
+        mcpc_client_t* c = nullptr;
+        detail::check(mcpc_client_connect_http(std::string(url).c_str(), opts ? opts->get() : nullptr, &c));
+        return Client(c);
+    }
+    static Client http(std::string_view url, const Options& opts) { return http(url, &opts); }
+
+    /// Connects over a caller-supplied transport (which must outlive the client).
+    static Client connect(const Transport& t, const Options* opts = nullptr) {
+        mcpc_client_t* c = nullptr;
+        detail::check(mcpc_client_connect_transport(t.get(), opts ? opts->get() : nullptr, &c));
+        return Client(c);
+    }
+    static Client connect(const Transport& t, const Options& opts) { return connect(t, &opts); }
+
+    /// As stdio(), without blocking: `done` gets the client (or the error) once.
+    static Op stdio_async(const std::vector<std::string>& argv, const Options* opts, ConnectDoneFn done) {
+        std::vector<const char*> a = c_argv(argv);
+        auto* f = new ConnectDoneFn(std::move(done));
+        mcpc_op_t* op = nullptr;
+        mcpc_status_t st = mcpc_client_connect_stdio_async(a.data(), a.size(), opts ? opts->get() : nullptr,
+                                                           connect_done, f, &op);
+        return started(st, f, op);
+    }
+    /// As http(), without blocking.
+    static Op http_async(std::string_view url, const Options* opts, ConnectDoneFn done) {
+        auto* f = new ConnectDoneFn(std::move(done));
+        mcpc_op_t* op = nullptr;
+        mcpc_status_t st = mcpc_client_connect_http_async(std::string(url).c_str(), opts ? opts->get() : nullptr,
+                                                          connect_done, f, &op);
+        return started(st, f, op);
+    }
+    /// As connect(), without blocking.
+    static Op connect_async(const Transport& t, const Options* opts, ConnectDoneFn done) {
+        auto* f = new ConnectDoneFn(std::move(done));
+        mcpc_op_t* op = nullptr;
+        mcpc_status_t st =
+            mcpc_client_connect_transport_async(t.get(), opts ? opts->get() : nullptr, connect_done, f, &op);
+        return started(st, f, op);
+    }
+
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+    /// The server's initialize result JSON (protocolVersion, capabilities, serverInfo, instructions).
+    std::string server_info() const {
+        char* s = nullptr;
+        detail::check(mcpc_client_server_info(p_.get(), &s));
+        std::string out(s);
+        mcpc_string_free(s);
+        return out;
+    }
+    /// The protocol version in use, such as "2025-11-25".
+    std::string protocol_version() const { return detail::str(mcpc_client_protocol_version(p_.get())); }
+
+    /// Lists all tools, following every page.
+    ToolList list_tools(const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        mcpc_tool_list_t* l = nullptr;
+        detail::check(mcpc_client_list_tools(p_.get(), &c, &l));
+        return ToolList(l);
+    }
+
+    /// Calls a tool with `arguments_json` (a JSON object; empty for none) and returns
+    /// its result. A tool that reports failure throws ToolError carrying the result.
+    Result call(std::string_view name, std::string_view arguments_json = {}, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        mcpc_result_t* r = nullptr;
+        std::string args(arguments_json);
+        mcpc_status_t st = mcpc_client_call_tool(p_.get(), std::string(name).c_str(),
+                                                 arguments_json.empty() ? nullptr : args.c_str(), &c, &r);
+        if (st == MCPC_ERR_TOOL) {
+            std::string message = detail::str(mcpc_last_error_message());
+            throw ToolError(message, std::make_shared<Result>(r));
+        }
+        detail::check(st);
+        return Result(r);
+    }
+
+    /// As call(), without blocking: `done` runs exactly once on an mcpc thread. A
+    /// progress callback in `o` is kept alive until then.
+    Op call_async(std::string_view name, std::string_view arguments_json, CallDoneFn done,
+                  const CallOptions& o = {}) const {
+        auto* st = new CallState{std::move(done), o.on_progress};
+        mcpc_call_opts_t c = detail::c_opts(o, &st->progress);
+        std::string args(arguments_json);
+        mcpc_op_t* op = nullptr;
+        mcpc_status_t s = mcpc_client_call_tool_async(p_.get(), std::string(name).c_str(),
+                                                      arguments_json.empty() ? nullptr : args.c_str(), &c,
+                                                      call_done, st, &op);
+        return started(s, st, op);
+    }
+
+    /// As call(), returning a future: get() gives the Result or throws the mapped
+    /// exception (ToolError for a tool failure).
+    std::future<Result> call_future(std::string_view name, std::string_view arguments_json = {},
+                                    const CallOptions& o = {}, Op* out_op = nullptr) const {
+        auto promise = std::make_shared<std::promise<Result>>();
+        std::future<Result> fut = promise->get_future();
+        Op op = call_async(
+            name, arguments_json,
+            [promise](Status s, Result r, const std::string& error) {
+                if (s == Status::Ok) {
+                    promise->set_value(std::move(r));
+                } else {
+                    std::shared_ptr<const Result> res;
+                    if (r) res = std::make_shared<Result>(std::move(r));
+                    promise->set_exception(make_error(s, error, mcpc_last_error_rpc_code(), res));
+                }
+            },
+            o);
+        if (out_op) *out_op = std::move(op);
+        return fut;
+    }
+
+    /// As list_tools(), without blocking.
+    Op list_tools_async(ListDoneFn done, const CallOptions& o = {}) const {
+        auto* st = new ListState{std::move(done), o.on_progress};
+        mcpc_call_opts_t c = detail::c_opts(o, &st->progress);
+        mcpc_op_t* op = nullptr;
+        mcpc_status_t s = mcpc_client_list_tools_async(p_.get(), &c, list_done, st, &op);
+        return started(s, st, op);
+    }
+
+    /// Closes the client: calls in flight fail with Status::Closed, async operations
+    /// complete, the server is stopped. Idempotent; the handle stays valid.
+    void close() const { detail::check(mcpc_client_close(p_.get())); }
+
+    mcpc_client_t* get() const noexcept { return p_.get(); }
+    mcpc_client_t* release() noexcept { return p_.release(); }
+
+private:
+    struct CallState {
+        CallDoneFn done;
+        ProgressFn progress;
+    };
+    struct ListState {
+        ListDoneFn done;
+        ProgressFn progress;
+    };
+
+    static std::vector<const char*> c_argv(const std::vector<std::string>& argv) {
+        std::vector<const char*> a;
+        a.reserve(argv.size());
+        for (const auto& s : argv) a.push_back(s.c_str());
+        return a;
+    }
+    template <class S>
+    static Op started(mcpc_status_t st, S* state, mcpc_op_t* op) {
+        if (st != MCPC_OK) {
+            std::string message = detail::str(mcpc_last_error_message());
+            int64_t rpc_code = mcpc_last_error_rpc_code();
+            delete state;  // no callback will run
+            detail::throw_status(static_cast<Status>(st), message, rpc_code, nullptr);
+        }
+        return Op(op);
+    }
+    static void connect_done(void* ud, mcpc_status_t st, mcpc_client_t* c, const char* err) noexcept {
+        std::unique_ptr<ConnectDoneFn> f(static_cast<ConnectDoneFn*>(ud));
+        (*f)(static_cast<Status>(st), Client(c), detail::str(err));
+    }
+    static void call_done(void* ud, mcpc_status_t st, mcpc_result_t* r, const char* err) noexcept {
+        std::unique_ptr<CallState> s(static_cast<CallState*>(ud));
+        s->done(static_cast<Status>(st), Result(r), detail::str(err));
+    }
+    static void list_done(void* ud, mcpc_status_t st, mcpc_tool_list_t* l, const char* err) noexcept {
+        std::unique_ptr<ListState> s(static_cast<ListState*>(ud));
+        s->done(static_cast<Status>(st), ToolList(l), detail::str(err));
+    }
+
+    std::unique_ptr<mcpc_client_t, detail::Deleter<mcpc_client_t, mcpc_client_free>> p_;
+};
+
+}  // namespace mcpc
+
+#endif  // MCPC_HPP

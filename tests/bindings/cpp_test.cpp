@@ -1,0 +1,670 @@
+// Tests of bindings/cpp/mcpc.hpp against the demo server (stdio, the stream seam,
+// the request/response seam) and the loopback HTTP fixture. Run from the repository
+// root. Ends with "N passed, N failed"; exits nonzero when any test failed.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mcpc.hpp"
+
+extern char** environ;
+
+using namespace std::chrono_literals;
+
+namespace {
+
+int g_passed = 0;
+int g_failed = 0;
+int g_checks_failed = 0;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            std::fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            g_checks_failed++;                                                        \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                                     \
+    do {                                                                                   \
+        auto va_ = (a);                                                                    \
+        auto vb_ = (b);                                                                    \
+        if (!(va_ == vb_)) {                                                               \
+            std::ostringstream os_;                                                        \
+            os_ << "  " << __FILE__ << ":" << __LINE__ << ": CHECK_EQ failed: " #a " == " #b \
+                << "\n    left:  " << va_ << "\n    right: " << vb_ << "\n";               \
+            std::cerr << os_.str();                                                        \
+            g_checks_failed++;                                                             \
+        }                                                                                  \
+    } while (0)
+
+// Runs `body`; an exception or a failed CHECK fails the test.
+void run(const char* name, const std::function<void()>& body) {
+    int before = g_checks_failed;
+    bool threw = false;
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+        body();
+    } catch (const mcpc::Error& e) {
+        std::fprintf(stderr, "  uncaught mcpc::Error %s: %s\n", mcpc::status_name(e.status()).c_str(), e.what());
+        threw = true;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "  uncaught exception: %s\n", e.what());
+        threw = true;
+    }
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    if (threw || g_checks_failed != before) {
+        std::printf("FAIL %s (%lld ms)\n", name, static_cast<long long>(ms));
+        g_failed++;
+    } else {
+        std::printf("ok   %s (%lld ms)\n", name, static_cast<long long>(ms));
+        g_passed++;
+    }
+    std::fflush(stdout);
+}
+
+// Expects `body` to throw exception type E with status `st`.
+template <class E>
+void expect_throw(mcpc::Status st, const std::function<void()>& body, const std::function<void(const E&)>& more = {}) {
+    try {
+        body();
+        std::fprintf(stderr, "  expected %s, nothing was thrown\n", mcpc::status_name(st).c_str());
+        g_checks_failed++;
+    } catch (const E& e) {
+        if (e.status() != st) {
+            std::fprintf(stderr, "  expected %s, got %s: %s\n", mcpc::status_name(st).c_str(),
+                         mcpc::status_name(e.status()).c_str(), e.what());
+            g_checks_failed++;
+        }
+        if (more) more(e);
+    } catch (const mcpc::Error& e) {
+        std::fprintf(stderr, "  expected another exception type for %s, got %s: %s\n",
+                     mcpc::status_name(st).c_str(), mcpc::status_name(e.status()).c_str(), e.what());
+        g_checks_failed++;
+    }
+}
+
+std::string python() {
+    const char* p = std::getenv("MCPC_PYTHON");
+    return p && *p ? p : "python3";
+}
+
+std::vector<std::string> demo(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv{python(), "demo/server.py"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+}
+
+// A child process with pipes to its stdin and from its stdout.
+struct Child {
+    pid_t pid = -1;
+    int to = -1;     // its stdin
+    FILE* from = nullptr;  // its stdout
+
+    explicit Child(const std::vector<std::string>& argv) {
+        int in[2], out[2];
+        if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        std::vector<char*> a;
+        for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+        a.push_back(nullptr);
+        int rc = posix_spawnp(&pid, a[0], &fa, nullptr, a.data(), environ);
+        posix_spawn_file_actions_destroy(&fa);
+        close(in[0]);
+        close(out[1]);
+        if (rc != 0) throw std::runtime_error("posix_spawnp failed");
+        to = in[1];
+        from = fdopen(out[0], "r");
+    }
+    Child(const Child&) = delete;
+    Child& operator=(const Child&) = delete;
+    bool write_line(std::string_view s) const {
+        std::string line(s);
+        line += '\n';
+        return write(to, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    }
+    // One line without its end, or false at EOF.
+    bool read_line(std::string& out) const {
+        char* buf = nullptr;
+        size_t cap = 0;
+        ssize_t n = getline(&buf, &cap, from);
+        if (n > 0) {
+            out.assign(buf, static_cast<size_t>(n));
+            if (!out.empty() && out.back() == '\n') out.pop_back();
+        }
+        std::free(buf);
+        return n > 0;
+    }
+    void close_stdin() {
+        if (to >= 0) close(to);
+        to = -1;
+    }
+    int wait() {
+        close_stdin();
+        int status = 0;
+        if (pid > 0) waitpid(pid, &status, 0);
+        pid = -1;
+        if (from) std::fclose(from);
+        from = nullptr;
+        return status;
+    }
+    ~Child() { wait(); }
+};
+
+// The loopback HTTP fixture: prints "PORT n", exits when its stdin closes.
+struct Fixture {
+    std::string log;
+    Child child;
+    int port = 0;
+    static std::vector<std::string> argv(const std::string& log, std::vector<std::string> extra) {
+        std::vector<std::string> a{python(), "tests/fixtures/http_server.py", "--log", log};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    }
+    explicit Fixture(std::vector<std::string> extra = {})
+        : log("/tmp/mcpc-cpp-http-" + std::to_string(getpid()) + "-" + std::to_string(counter()) + ".log"),
+          child(argv(log, std::move(extra))) {
+        std::string line;
+        if (!child.read_line(line) || std::sscanf(line.c_str(), "PORT %d", &port) != 1)
+            throw std::runtime_error("the HTTP fixture did not start");
+    }
+    ~Fixture() {
+        child.wait();
+        unlink(log.c_str());
+    }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port) + "/mcp"; }
+    std::string log_text() const {
+        std::ifstream f(log);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        return ss.str();
+    }
+    static int counter() {
+        static int n = 0;
+        return ++n;
+    }
+};
+
+// Waits for a count to reach a value (completions arrive on mcpc threads).
+struct Latch {
+    std::mutex m;
+    std::condition_variable cv;
+    int left;
+    explicit Latch(int n) : left(n) {}
+    void done() {
+        std::lock_guard<std::mutex> g(m);
+        left--;
+        cv.notify_all();
+    }
+    bool wait(std::chrono::milliseconds limit = 10s) {
+        std::unique_lock<std::mutex> g(m);
+        return cv.wait_for(g, limit, [&] { return left <= 0; });
+    }
+};
+
+bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
+
+mcpc::Options quick() {
+    mcpc::Options o;
+    o.timeout(10s).close_grace(2000ms, 2000ms);
+    return o;
+}
+
+}  // namespace
+
+int main() {
+    run("version equals the header's macros", [] {
+        CHECK_EQ(mcpc::version(), std::string(MCPC_VERSION));
+        std::string expect = std::to_string(MCPC_VERSION_MAJOR) + "." + std::to_string(MCPC_VERSION_MINOR) + "." +
+                             std::to_string(MCPC_VERSION_PATCH);
+        CHECK_EQ(mcpc::version(), expect);
+        CHECK_EQ(mcpc::status_name(mcpc::Status::Timeout), std::string("MCPC_ERR_TIMEOUT"));
+    });
+
+    run("stdio: info, tools with schemas, structured and text results", [] {
+        mcpc::Client c = mcpc::Client::stdio(demo(), quick());
+        CHECK(static_cast<bool>(c));
+        CHECK_EQ(c.protocol_version(), std::string("2025-11-25"));
+        CHECK(contains(c.server_info(), "\"mcpc-demo\""));
+        mcpc::ToolList tools = c.list_tools();
+        CHECK_EQ(tools.size(), size_t{25});
+        CHECK_EQ(tools.name(0), std::string("echo"));
+        CHECK_EQ(tools.name(24), std::string("item_19"));
+        CHECK(contains(tools.json(1), "\"outputSchema\""));
+        CHECK(contains(tools.json(1), "\"inputSchema\""));
+        CHECK_EQ(tools.names().size(), size_t{25});
+        CHECK_EQ(tools.to_json().front(), '[');
+        bool threw = false;
+        try {
+            (void)tools.name(25);
+        } catch (const std::out_of_range&) {
+            threw = true;
+        }
+        CHECK(threw);
+
+        mcpc::Result add = c.call("add", R"({"a":2,"b":3})");
+        CHECK_EQ(add.structured_json().value_or("none"), std::string(R"({"sum":5})"));
+        CHECK_EQ(add.text(), std::string(R"({"sum":5})"));
+        CHECK(!add.is_error());
+        CHECK(contains(add.json(), "\"structuredContent\""));
+
+        mcpc::Result echo = c.call("echo", R"({"text":"héllo"})");
+        CHECK_EQ(echo.text(), std::string("héllo"));
+        CHECK(!echo.structured_json().has_value());
+
+        mcpc::Result multi = c.call("multi");
+        CHECK_EQ(multi.text_count(), size_t{2});
+        CHECK_EQ(multi.text_at(1), std::string("two"));
+        CHECK_EQ(multi.text(), std::string("one\ntwo"));
+        CHECK(contains(multi.json(), "\"image\""));
+    });
+
+    run("errors map to exception types", [] {
+        mcpc::Client c = mcpc::Client::stdio(demo(), quick());
+        expect_throw<mcpc::ToolError>(mcpc::Status::Tool, [&] { c.call("fail", R"({"message":"boom"})"); },
+                                      [](const mcpc::ToolError& e) {
+                                          CHECK(e.result().is_error());
+                                          CHECK_EQ(e.result().text(), std::string("boom"));
+                                      });
+        expect_throw<mcpc::RpcError>(mcpc::Status::Rpc, [&] { c.call("nope", "{}"); },
+                                     [](const mcpc::RpcError& e) {
+                                         CHECK_EQ(e.rpc_code(), int64_t{-32602});
+                                         CHECK(contains(e.what(), "Unknown tool"));
+                                     });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { c.call("echo", "[1,2]"); });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { c.call("echo", "{not json"); });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [] { mcpc::Options().timeout(0ms); });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg,
+                                            [] { mcpc::Options().protocol_version("1999-01-01"); });
+        // Every exception is an mcpc::Error and a std::runtime_error.
+        try {
+            c.call("nope", "{}");
+        } catch (const std::runtime_error& e) {
+            CHECK(dynamic_cast<const mcpc::Error*>(&e) != nullptr);
+        }
+        // The client is still usable after each error.
+        CHECK_EQ(c.call("echo", R"({"text":"still here"})").text(), std::string("still here"));
+    });
+
+    run("connect failures: spawn, handshake, insecure URL", [] {
+        expect_throw<mcpc::TransportError>(mcpc::Status::Spawn,
+                                           [] { mcpc::Client::stdio({"/nonexistent/mcpc-server"}, quick()); });
+        expect_throw<mcpc::HandshakeError>(mcpc::Status::Handshake,
+                                           [] { mcpc::Client::stdio(demo({"--fault", "init-error"}), quick()); });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InsecureUrl,
+                                            [] { mcpc::Client::http("http://example.com/mcp"); });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [] { mcpc::Client::stdio({}); });
+    });
+
+    run("timeout, Cancel from another thread, progress", [] {
+        mcpc::Client c = mcpc::Client::stdio(demo(), quick());
+        auto t0 = std::chrono::steady_clock::now();
+        expect_throw<mcpc::TimeoutError>(mcpc::Status::Timeout, [&] {
+            c.call("slow", R"({"ms":10000})", mcpc::CallOptions().with_timeout(200ms));
+        });
+        CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+
+        mcpc::Cancel cancel;
+        CHECK(!cancel.triggered());
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(100ms);
+            cancel.trigger();
+        });
+        expect_throw<mcpc::CancelledError>(mcpc::Status::Cancelled, [&] {
+            c.call("slow", R"({"ms":10000})", mcpc::CallOptions().with_cancel(cancel));
+        });
+        canceller.join();
+        CHECK(cancel.triggered());
+
+        std::atomic<int> calls{0};
+        std::atomic<double> last_total{0};
+        mcpc::Result r = c.call("slow", R"({"ms":200})",
+                                mcpc::CallOptions().with_progress([&](double, std::optional<double> total,
+                                                                      std::optional<std::string_view>) {
+                                    calls++;
+                                    last_total = total.value_or(-1);
+                                }));
+        CHECK_EQ(calls.load(), 4);
+        CHECK_EQ(last_total.load(), 4.0);
+        CHECK(contains(r.structured_json().value_or(""), "\"slept_ms\":200"));
+    });
+
+    run("async: call_async, op cancel, call_future, list_tools_async", [] {
+        mcpc::Client c = mcpc::Client::stdio(demo(), quick());
+        Latch latch(2);
+        std::mutex m;
+        std::string echo_text, slow_status;
+        mcpc::Op echo = c.call_async("echo", R"({"text":"async hi"})",
+                                     [&](mcpc::Status s, mcpc::Result r, const std::string& err) {
+                                         std::lock_guard<std::mutex> g(m);
+                                         echo_text = s == mcpc::Status::Ok ? r.text() : "error: " + err;
+                                         latch.done();
+                                     });
+        mcpc::Op slow = c.call_async("slow", R"({"ms":60000})",
+                                     [&](mcpc::Status s, mcpc::Result r, const std::string& err) {
+                                         std::lock_guard<std::mutex> g(m);
+                                         slow_status = mcpc::status_name(s);
+                                         CHECK(!r);
+                                         CHECK(!err.empty());
+                                         latch.done();
+                                     });
+        slow.cancel();
+        slow.cancel();  // idempotent
+        CHECK(latch.wait());
+        CHECK(slow.finished());
+        CHECK_EQ(echo_text, std::string("async hi"));
+        CHECK_EQ(slow_status, std::string("MCPC_ERR_CANCELLED"));
+
+        std::future<mcpc::Result> f = c.call_future("add", R"({"a":40,"b":2})");
+        CHECK_EQ(f.get().structured_json().value_or(""), std::string(R"({"sum":42})"));
+        std::future<mcpc::Result> bad = c.call_future("fail", R"({"message":"async boom"})");
+        expect_throw<mcpc::ToolError>(mcpc::Status::Tool, [&] { bad.get(); },
+                                      [](const mcpc::ToolError& e) {
+                                          CHECK_EQ(e.result().text(), std::string("async boom"));
+                                      });
+        std::future<mcpc::Result> rpc = c.call_future("nope", "{}");
+        expect_throw<mcpc::RpcError>(mcpc::Status::Rpc, [&] { rpc.get(); },
+                                     [](const mcpc::RpcError& e) { CHECK_EQ(e.rpc_code(), int64_t{-32602}); });
+
+        mcpc::Op op;
+        std::future<mcpc::Result> cancelled = c.call_future("slow", R"({"ms":60000})", {}, &op);
+        op.cancel();
+        expect_throw<mcpc::CancelledError>(mcpc::Status::Cancelled, [&] { cancelled.get(); });
+
+        Latch listed(1);
+        size_t n = 0;
+        mcpc::Op l = c.list_tools_async([&](mcpc::Status s, mcpc::ToolList t, const std::string&) {
+            if (s == mcpc::Status::Ok) n = t.size();
+            listed.done();
+        });
+        CHECK(listed.wait());
+        CHECK_EQ(n, size_t{25});
+
+        // Errors found at once throw, and no callback runs.
+        bool ran = false;
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] {
+            c.call_async("echo", "[]", [&](mcpc::Status, mcpc::Result, const std::string&) { ran = true; });
+        });
+        CHECK(!ran);
+    });
+
+    run("async: connect and close completes what is in flight", [] {
+        Latch connected(1);
+        mcpc::Client client;
+        mcpc::Options opts = quick();
+        mcpc::Op op = mcpc::Client::stdio_async(demo(), &opts, [&](mcpc::Status s, mcpc::Client c, const std::string&) {
+            if (s == mcpc::Status::Ok) client = std::move(c);
+            connected.done();
+        });
+        CHECK(connected.wait());
+        CHECK(static_cast<bool>(client));
+        Latch done(1);
+        mcpc::Status status = mcpc::Status::Ok;
+        mcpc::Op slow = client.call_async("slow", R"({"ms":60000})", [&](mcpc::Status s, mcpc::Result, const std::string&) {
+            status = s;
+            done.done();
+        });
+        client.close();
+        CHECK(done.wait(0ms));  // completed before close returned
+        CHECK_EQ(mcpc::status_name(status), std::string("MCPC_ERR_CLOSED"));
+        expect_throw<mcpc::ClosedError>(mcpc::Status::Closed, [&] { client.call("echo", R"({"text":"x"})"); });
+        expect_throw<mcpc::ClosedError>(mcpc::Status::Closed, [&] {
+            client.call_async("echo", R"({"text":"x"})", [](mcpc::Status, mcpc::Result, const std::string&) {});
+        });
+        client.close();  // idempotent
+    });
+
+    run("move-only handles", [] {
+        mcpc::Client a = mcpc::Client::stdio(demo(), quick());
+        mcpc::Client b = std::move(a);
+        CHECK(!a);  // NOLINT(bugprone-use-after-move): a moved-from handle is empty
+        CHECK(static_cast<bool>(b));
+        CHECK_EQ(b.call("echo", R"({"text":"moved"})").text(), std::string("moved"));
+        mcpc::Result r = b.call("add", R"({"a":1,"b":1})");
+        mcpc::Result r2 = std::move(r);
+        CHECK(!r);
+        CHECK_EQ(r2.text(), std::string(R"({"sum":2})"));
+        static_assert(!std::is_copy_constructible_v<mcpc::Client>);
+        static_assert(!std::is_copy_constructible_v<mcpc::Result>);
+        static_assert(!std::is_copy_constructible_v<mcpc::ToolList>);
+        static_assert(!std::is_copy_constructible_v<mcpc::Options>);
+        static_assert(!std::is_copy_constructible_v<mcpc::Cancel>);
+        static_assert(!std::is_copy_constructible_v<mcpc::Op>);
+        static_assert(!std::is_copy_constructible_v<mcpc::Transport>);
+        static_assert(!std::is_copy_constructible_v<mcpc::Exchange>);
+        static_assert(std::is_nothrow_move_constructible_v<mcpc::Client>);
+        static_assert(std::is_copy_constructible_v<mcpc::ToolError>);
+    });
+
+    run("stderr and notification callbacks, env", [] {
+        std::atomic<int> lines{0};
+        std::mutex m;
+        std::vector<std::string> methods;
+        std::string params;
+        mcpc::Options o = quick();
+        o.on_stderr([&](std::string_view line) {
+             if (line.substr(0, 12) == "stderr flood") lines++;
+         })
+            .on_notification([&](std::string_view method, std::optional<std::string_view> p) {
+                std::lock_guard<std::mutex> g(m);
+                methods.emplace_back(method);
+                if (method == "notifications/message" && p) params = std::string(*p);
+            })
+            .env("MCPC_DEMO_FAULT", "stderr-flood");
+        {
+            mcpc::Client c = mcpc::Client::stdio(demo(), o);
+            c.call("echo", R"({"text":"x"})");
+        }
+        CHECK_EQ(lines.load(), 1024 * 1024 / 64);
+        mcpc::Options n = quick();
+        n.on_notification([&](std::string_view method, std::optional<std::string_view> p) {
+            std::lock_guard<std::mutex> g(m);
+            methods.emplace_back(method);
+            if (method == "notifications/message" && p) params = std::string(*p);
+        });
+        mcpc::Client c = mcpc::Client::stdio(demo({"--fault", "notify-during-call"}), n);
+        c.call("echo", R"({"text":"x"})");
+        c.close();
+        std::lock_guard<std::mutex> g(m);
+        CHECK_EQ(methods.size(), size_t{2});
+        CHECK(contains(params, "\"hello\""));
+    });
+
+    run("seam, stream form: pipes to a server the host started", [] {
+        Child server(demo());
+        std::atomic<bool> closed{false};
+        mcpc::Transport t = mcpc::Transport::stream(
+            [&](std::string_view msg) {
+                if (!server.write_line(msg)) throw std::runtime_error("write failed");
+            },
+            [&] {
+                closed = true;
+                server.close_stdin();
+            });
+        std::thread reader([&] {
+            std::string line;
+            while (server.read_line(line)) {
+                if (t.try_deliver(line) == mcpc::Status::Closed) break;
+            }
+            t.end("server closed the channel");
+        });
+        {
+            mcpc::Client c = mcpc::Client::connect(t, quick());
+            CHECK_EQ(c.call("echo", R"({"text":"over the seam"})").text(), std::string("over the seam"));
+            CHECK_EQ(c.list_tools().size(), size_t{25});
+            expect_throw<mcpc::ToolError>(mcpc::Status::Tool, [&] { c.call("fail"); });
+            expect_throw<mcpc::TimeoutError>(mcpc::Status::Timeout, [&] {
+                c.call("slow", R"({"ms":5000})", mcpc::CallOptions().with_timeout(100ms));
+            });
+        }
+        CHECK(closed.load());
+        reader.join();
+        server.wait();
+    });
+
+    run("seam, stream form: a failing send fails its request only", [] {
+        std::atomic<bool> fail_next{false};
+        Child server(demo());
+        mcpc::Transport t = mcpc::Transport::stream(
+            [&](std::string_view msg) {
+                if (fail_next.exchange(false)) throw std::runtime_error("refused");
+                server.write_line(msg);
+            },
+            [&] { server.close_stdin(); });
+        std::thread reader([&] {
+            std::string line;
+            while (server.read_line(line)) t.try_deliver(line);
+        });
+        {
+            mcpc::Client c = mcpc::Client::connect(t);
+            fail_next = true;
+            expect_throw<mcpc::TransportError>(mcpc::Status::Transport, [&] { c.call("echo", R"({"text":"a"})"); });
+            CHECK_EQ(c.call("echo", R"({"text":"b"})").text(), std::string("b"));
+        }
+        reader.join();
+        server.wait();
+    });
+
+    run("seam, request/response form", [] {
+        // Each request is one exchange: write it, read lines up to its response.
+        Child server(demo());
+        std::atomic<int> exchanges{0};
+        mcpc::Transport t = mcpc::Transport::request(
+            [&](mcpc::Exchange ex, std::string_view msg) {
+                exchanges++;
+                server.write_line(msg);
+                if (!ex.expects_response()) {
+                    ex.complete();
+                    return;
+                }
+                std::string body, line;
+                while (server.read_line(line)) {
+                    body += line + "\n";
+                    if (!contains(line, "\"method\"")) break;  // the response
+                }
+                ex.complete(body);
+            },
+            [&] { server.close_stdin(); });
+        {
+            mcpc::Client c = mcpc::Client::connect(t, quick());
+            CHECK_EQ(c.call("add", R"({"a":1,"b":2})").structured_json().value_or(""), std::string(R"({"sum":3})"));
+            std::atomic<int> progress{0};
+            c.call("slow", R"({"ms":100})",
+                   mcpc::CallOptions().with_progress([&](double, std::optional<double>, std::optional<std::string_view>) {
+                       progress++;
+                   }));
+            CHECK_EQ(progress.load(), 4);
+            CHECK_EQ(c.list_tools().size(), size_t{25});
+        }
+        CHECK(exchanges.load() >= 9);  // initialize, initialized, add, slow, 5 pages
+        server.wait();
+    });
+
+    run("seam, request/response form: a dropped exchange fails its request", [] {
+        Child server(demo());
+        std::atomic<bool> drop{false};
+        mcpc::Transport t = mcpc::Transport::request(
+            [&](mcpc::Exchange ex, std::string_view msg) {
+                if (drop.exchange(false)) return;  // ex destroyed untouched: failed
+                server.write_line(msg);
+                if (!ex.expects_response()) {
+                    ex.complete();
+                    return;
+                }
+                std::string line;
+                server.read_line(line);
+                ex.complete(line);
+            },
+            [&] { server.close_stdin(); });
+        mcpc::Client c = mcpc::Client::connect(t, quick());
+        drop = true;
+        expect_throw<mcpc::TransportError>(mcpc::Status::Transport, [&] { c.call("echo", R"({"text":"a"})"); });
+        CHECK_EQ(c.call("echo", R"({"text":"b"})").text(), std::string("b"));
+        c.close();
+        server.wait();
+    });
+
+    run("http: JSON replies, headers, bearer, a session", [] {
+        Fixture fx;
+        mcpc::Options o = quick();
+        o.header("X-Mcpc-Test", "cpp").bearer("secret-token");
+        {
+            mcpc::Client c = mcpc::Client::http(fx.url(), o);
+            CHECK_EQ(c.list_tools().size(), size_t{25});
+            CHECK_EQ(c.call("add", R"({"a":2,"b":3})").structured_json().value_or(""), std::string(R"({"sum":5})"));
+            expect_throw<mcpc::ToolError>(mcpc::Status::Tool, [&] { c.call("fail", R"({"message":"x"})"); });
+            expect_throw<mcpc::RpcError>(mcpc::Status::Rpc, [&] { c.call("nope", "{}"); });
+        }
+        std::string log = fx.log_text();
+        CHECK(contains(log, "\"x-mcpc-test\":\"cpp\""));
+        CHECK(contains(log, "\"authorization\":\"Bearer secret-token\""));
+        CHECK(contains(log, "\"session-deleted\""));
+    });
+
+    run("http: SSE replies and a token callback refreshed after 401", [] {
+        Fixture fx({"--mode", "sse", "--fault", "auth"});
+        std::vector<std::string> asked;
+        std::mutex m;
+        mcpc::Options o = quick();
+        o.token_callback([&](std::optional<std::string_view> www) -> std::optional<std::string> {
+            std::lock_guard<std::mutex> g(m);
+            asked.push_back(www ? std::string(*www) : std::string("(first)"));
+            return www ? "good-token" : "stale-token";
+        });
+        mcpc::Client c = mcpc::Client::http(fx.url(), o);
+        std::atomic<int> progress{0};
+        mcpc::Result r = c.call("slow", R"({"ms":100})",
+                                mcpc::CallOptions().with_progress(
+                                    [&](double, std::optional<double>, std::optional<std::string_view>) { progress++; }));
+        CHECK(contains(r.text(), "slept 100 ms"));
+        CHECK_EQ(progress.load(), 4);
+        std::lock_guard<std::mutex> g(m);
+        CHECK(asked.size() >= 2);
+        if (asked.size() >= 2) {
+            CHECK_EQ(asked[0], std::string("(first)"));
+            CHECK(contains(asked[1], "invalid_token"));
+        }
+    });
+
+    run("http: a 401 with no way to refresh is an auth error", [] {
+        Fixture fx({"--fault", "auth"});
+        mcpc::Options o = quick();
+        o.bearer("wrong");
+        expect_throw<mcpc::TransportError>(mcpc::Status::Auth, [&] { mcpc::Client::http(fx.url(), o); });
+    });
+
+    run("http: connect_async", [] {
+        Fixture fx;
+        Latch l(1);
+        std::string version;
+        mcpc::Options o = quick();
+        mcpc::Op op = mcpc::Client::http_async(fx.url(), &o, [&](mcpc::Status s, mcpc::Client c, const std::string&) {
+            if (s == mcpc::Status::Ok) version = c.protocol_version();
+            l.done();  // c is freed here, on the mcpc thread
+        });
+        CHECK(l.wait());
+        CHECK_EQ(version, std::string("2025-11-25"));
+    });
+
+    std::printf("test-cpp: %d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
+}
