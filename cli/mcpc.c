@@ -83,8 +83,11 @@ static const char USAGE[] =
     "Options:\n"
     "  --timeout MS            timeout in milliseconds for connecting, for the whole\n"
     "                          tool listing and for the call (default 60000)\n"
-    "  --protocol-version V    ask for protocol version V (2024-11-05, 2025-03-26,\n"
-    "                          2025-06-18, 2025-11-25; default: the newest)\n"
+    "  --protocol-version V    use protocol version V only (2026-07-28, 2025-11-25,\n"
+    "                          2025-06-18, 2025-03-26, 2024-11-05)\n"
+    "  --legacy                negotiate with initialize only (2024-11-05 to 2025-11-25);\n"
+    "                          default: probe with server/discover, use 2026-07-28 when\n"
+    "                          the server speaks it, else initialize\n"
     "  --stderr                let the server's stderr through (default: discarded)\n"
     "  --header \"Name: value\"  extra HTTP request header (repeatable; --url only)\n"
     "  --bearer TOKEN          send \"Authorization: Bearer TOKEN\" (--url only)\n"
@@ -208,6 +211,7 @@ struct config {
     /* Client settings. */
     int64_t timeout_ms; /* 0: the library default */
     const char *protocol_version;
+    bool legacy;
     bool inherit_stderr;
     /* What to do. */
     enum command command;
@@ -319,7 +323,7 @@ static bool valid_url(const char *u)
 /* The options; those with has_value take one (as the next argument or after "="). */
 enum opt_id {
     OPT_STDIO, OPT_URL, OPT_TIMEOUT, OPT_HEADER, OPT_BEARER, OPT_CACERT,
-    OPT_PROTOCOL_VERSION, OPT_STDERR, OPT_HELP, OPT_UNKNOWN
+    OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_HELP, OPT_UNKNOWN
 };
 
 static const struct {
@@ -334,6 +338,7 @@ static const struct {
     {"--bearer", OPT_BEARER, true},
     {"--cacert", OPT_CACERT, true},
     {"--protocol-version", OPT_PROTOCOL_VERSION, true},
+    {"--legacy", OPT_LEGACY, false},
     {"--stderr", OPT_STDERR, false},
     {"--help", OPT_HELP, false},
     {"-h", OPT_HELP, false},
@@ -460,6 +465,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             break;
         case OPT_STDERR:
             cfg->inherit_stderr = true;
+            break;
+        case OPT_LEGACY:
+            cfg->legacy = true;
             break;
         case OPT_UNKNOWN:
             break;
@@ -656,6 +664,9 @@ static const char *signal_name(int sig)
 /* The commands                                                               */
 /* ------------------------------------------------------------------------- */
 
+/* Prints the server's initialize (or server/discover) result, with one member added
+ * in front: "mcpc": {"protocolVersion": ..., "negotiatedBy": ...}, saying which
+ * version is in use and how it was chosen. */
 static int cmd_info(const mcpc_client_t *client)
 {
     char *json = NULL; /* owned: mcpc_string_free */
@@ -664,7 +675,23 @@ static int cmd_info(const mcpc_client_t *client)
         report_status(st);
         return exit_code_for(st);
     }
-    int code = print_json(json);
+    /* Both strings come from the library's fixed vocabulary: no escaping needed. */
+    const char *version = mcpc_client_protocol_version(client);
+    const char *how = mcpc_client_negotiated_by(client);
+    const char *rest = json + 1; /* the result is a JSON object: skip its "{" */
+    while (*rest == ' ' || *rest == '\n' || *rest == '\t' || *rest == '\r')
+        rest++;
+    size_t len = strlen(json) + strlen(version) + strlen(how) + 64;
+    char *out = malloc(len);
+    int code = EXIT_ERROR;
+    if (out != NULL) {
+        snprintf(out, len, "{\"mcpc\":{\"protocolVersion\":\"%s\",\"negotiatedBy\":\"%s\"}%s%s", version, how,
+                 *rest == '}' ? "" : ",", rest);
+        code = print_json(out);
+        free(out);
+    } else {
+        fputs("mcpc: out of memory\n", stderr);
+    }
     mcpc_string_free(json);
     return code;
 }
@@ -727,6 +754,8 @@ static int make_options(const struct config *cfg, mcpc_options_t **out)
     }
     if (cfg->timeout_ms > 0)
         st = mcpc_options_set_timeout_ms(opts, cfg->timeout_ms);
+    if (st == MCPC_OK && cfg->legacy)
+        st = mcpc_options_set_negotiation(opts, MCPC_NEGOTIATE_LEGACY);
     if (st == MCPC_OK && cfg->protocol_version != NULL)
         st = mcpc_options_set_protocol_version(opts, cfg->protocol_version);
     if (st == MCPC_OK)

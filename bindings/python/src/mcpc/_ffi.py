@@ -1,0 +1,274 @@
+"""Loading libmcpc and declaring its C ABI for ctypes (private).
+
+Lifetimes of callbacks: every C callback is one of the module-level CFUNCTYPE
+objects below (the trampolines), created once and alive for as long as the module.
+Per-call and per-object Python state travels as `userdata`: an integer key into
+`registry`, which holds the Python objects until the library is done with them
+(a completion ran, `userdata_free` ran, or a blocking call returned). So no ctypes
+callback object can be collected while C still holds a pointer to it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import itertools
+import os
+import sys
+import threading
+from ctypes import (
+    CFUNCTYPE,
+    POINTER,
+    Structure,
+    c_bool,
+    c_char_p,
+    c_double,
+    c_int,
+    c_int32,
+    c_int64,
+    c_size_t,
+    c_uint32,
+    c_void_p,
+)
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+__all__ = ["lib", "library_path", "registry", "CallOpts", "new_call_opts"]
+
+_LIBNAME = "libmcpc.dylib" if sys.platform == "darwin" else "libmcpc.so"
+
+
+def _candidates() -> List[str]:
+    """Where the library is looked for, in order (see load())."""
+    here = Path(__file__).resolve().parent
+    found: List[str] = []
+    bundled = here / _LIBNAME
+    if bundled.exists():
+        found.append(str(bundled))
+    # Running from the source tree: bindings/python/src/mcpc -> the repository root.
+    if len(here.parents) > 3:
+        repo = here.parents[3]
+        if (repo / "Cargo.toml").exists() and (repo / "include" / "mcpc.h").exists():
+            for profile in ("release", "debug"):
+                p = repo / "target" / profile / _LIBNAME
+                if p.exists():
+                    found.append(str(p))
+    system = ctypes.util.find_library("mcpc")
+    if system:
+        found.append(system)
+    return found
+
+
+def _load() -> "tuple[ctypes.CDLL, str]":
+    env = os.environ.get("MCPC_LIBRARY")
+    if env:
+        # An explicit choice is never silently replaced by another copy.
+        return ctypes.CDLL(env), env
+    errors = []
+    for path in _candidates():
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            errors.append("%s: %s" % (path, e))
+    raise ImportError(
+        "mcpc: cannot find libmcpc. Set MCPC_LIBRARY to the path of libmcpc.so, install "
+        "the package from a wheel that bundles it, or build it with `cargo build --release`"
+        + ("; tried: " + "; ".join(errors) if errors else "")
+    )
+
+
+lib, library_path = _load()
+
+# ---- types ----------------------------------------------------------------------
+
+PROGRESS_CB = CFUNCTYPE(None, c_void_p, c_double, c_double, c_char_p)
+CONNECT_DONE_CB = CFUNCTYPE(None, c_void_p, c_int, c_void_p, c_char_p)
+LIST_DONE_CB = CFUNCTYPE(None, c_void_p, c_int, c_void_p, c_char_p)
+CALL_DONE_CB = CFUNCTYPE(None, c_void_p, c_int, c_void_p, c_char_p)
+STDERR_CB = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
+FREE_CB = CFUNCTYPE(None, c_void_p)
+NOTIFICATION_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p)
+TOKEN_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p, c_size_t)
+SEND_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t)
+CLOSE_CB = CFUNCTYPE(None, c_void_p)
+REQUEST_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_void_p, c_size_t)
+
+
+class CallOpts(Structure):
+    """mcpc_call_opts_t. The library may know a longer struct than this one (it
+    grows by struct_size), so instances live in a larger zeroed buffer: see
+    new_call_opts()."""
+
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("timeout_ms", c_int64),
+        ("cancel", c_void_p),
+        ("on_progress", PROGRESS_CB),
+        ("progress_userdata", c_void_p),
+        ("reset_timeout_on_progress", c_bool),
+        ("max_total_ms", c_int64),
+    ]
+
+
+_CALL_OPTS_BUFFER = 512  # bytes; far more than any version of the struct
+
+
+def new_call_opts() -> CallOpts:
+    """An initialised mcpc_call_opts_t (mcpc_call_opts_init), in a buffer large
+    enough for whatever size this library's version of the struct has."""
+    buf = ctypes.create_string_buffer(_CALL_OPTS_BUFFER)
+    opts = CallOpts.from_buffer(buf)
+    lib.mcpc_call_opts_init(ctypes.byref(opts))
+    if opts.struct_size > _CALL_OPTS_BUFFER:  # pragma: no cover - would be a library bug
+        raise RuntimeError("mcpc_call_opts_t is larger than expected")
+    return opts
+
+
+def _declare(name: str, restype: Any, *argtypes: Any, optional: bool = False) -> None:
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        if optional:
+            return
+        raise
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+
+
+_S = c_int  # mcpc_status_t
+_P = c_void_p
+
+_declare("mcpc_version", c_char_p)
+_declare("mcpc_status_name", c_char_p, c_int32)
+_declare("mcpc_last_error_message", c_char_p)
+_declare("mcpc_last_error_status", _S)
+_declare("mcpc_last_error_rpc_code", c_int64)
+_declare("mcpc_string_free", None, _P)
+
+_declare("mcpc_cancel_new", _P)
+_declare("mcpc_cancel_trigger", None, _P)
+_declare("mcpc_cancel_is_triggered", c_bool, _P)
+_declare("mcpc_cancel_free", None, _P)
+_declare("mcpc_call_opts_init", None, POINTER(CallOpts))
+
+_declare("mcpc_options_new", _P)
+_declare("mcpc_options_free", None, _P)
+_declare("mcpc_options_set_timeout_ms", _S, _P, c_int64)
+_declare("mcpc_options_set_client_info", _S, _P, c_char_p, c_char_p)
+_declare("mcpc_options_set_protocol_version", _S, _P, c_char_p)
+_declare("mcpc_options_set_negotiation", _S, _P, c_int32, optional=True)
+_declare("mcpc_options_set_max_pages", _S, _P, c_size_t)
+_declare("mcpc_options_set_max_message_size", _S, _P, c_size_t)
+_declare("mcpc_options_set_close_grace_ms", _S, _P, c_int64, c_int64)
+_declare("mcpc_options_set_env", _S, _P, c_char_p, c_char_p)
+_declare("mcpc_options_clear_env", _S, _P)
+_declare("mcpc_options_set_cwd", _S, _P, c_char_p)
+_declare("mcpc_options_set_stderr", _S, _P, c_int32)
+_declare("mcpc_options_set_stderr_callback", _S, _P, STDERR_CB, _P, FREE_CB)
+_declare("mcpc_options_set_notification_callback", _S, _P, NOTIFICATION_CB, _P, FREE_CB)
+_declare("mcpc_options_add_header", _S, _P, c_char_p, c_char_p)
+_declare("mcpc_options_set_bearer_token", _S, _P, c_char_p)
+_declare("mcpc_options_set_token_callback", _S, _P, TOKEN_CB, _P, FREE_CB)
+_declare("mcpc_options_add_ca_pem", _S, _P, c_char_p, c_size_t)
+_declare("mcpc_options_add_ca_file", _S, _P, c_char_p)
+_declare("mcpc_options_set_standalone_stream", _S, _P, c_bool)
+
+_declare("mcpc_client_connect_stdio", _S, POINTER(c_char_p), c_size_t, _P, POINTER(_P))
+_declare("mcpc_client_connect_http", _S, c_char_p, _P, POINTER(_P))
+_declare("mcpc_client_connect_transport", _S, _P, _P, POINTER(_P))
+_declare(
+    "mcpc_client_connect_stdio_async", _S, POINTER(c_char_p), c_size_t, _P, CONNECT_DONE_CB, _P, POINTER(_P)
+)
+_declare("mcpc_client_connect_http_async", _S, c_char_p, _P, CONNECT_DONE_CB, _P, POINTER(_P))
+_declare("mcpc_client_connect_transport_async", _S, _P, _P, CONNECT_DONE_CB, _P, POINTER(_P))
+_declare("mcpc_client_server_info", _S, _P, POINTER(_P))
+_declare("mcpc_client_protocol_version", c_char_p, _P)
+_declare("mcpc_client_negotiated_by", c_char_p, _P, optional=True)
+_declare("mcpc_client_list_tools", _S, _P, POINTER(CallOpts), POINTER(_P))
+_declare("mcpc_client_list_tools_async", _S, _P, POINTER(CallOpts), LIST_DONE_CB, _P, POINTER(_P))
+_declare("mcpc_client_call_tool", _S, _P, c_char_p, c_char_p, POINTER(CallOpts), POINTER(_P))
+_declare(
+    "mcpc_client_call_tool_async", _S, _P, c_char_p, c_char_p, POINTER(CallOpts), CALL_DONE_CB, _P, POINTER(_P)
+)
+_declare("mcpc_client_close", _S, _P)
+_declare("mcpc_client_free", None, _P)
+
+_declare("mcpc_op_cancel", None, _P)
+_declare("mcpc_op_is_finished", c_bool, _P)
+_declare("mcpc_op_free", None, _P)
+
+_declare("mcpc_result_json", c_char_p, _P)
+_declare("mcpc_result_structured_json", c_char_p, _P)
+_declare("mcpc_result_text", _P, _P, POINTER(c_size_t))
+_declare("mcpc_result_text_count", c_size_t, _P)
+_declare("mcpc_result_text_at", _P, _P, c_size_t, POINTER(c_size_t))
+_declare("mcpc_result_is_error", c_bool, _P)
+_declare("mcpc_result_free", None, _P)
+
+_declare("mcpc_tool_list_len", c_size_t, _P)
+_declare("mcpc_tool_list_name", c_char_p, _P, c_size_t)
+_declare("mcpc_tool_list_json", c_char_p, _P, c_size_t)
+_declare("mcpc_tool_list_to_json", _S, _P, POINTER(_P))
+_declare("mcpc_tool_list_free", None, _P)
+
+_declare("mcpc_transport_new", _S, SEND_CB, CLOSE_CB, _P, FREE_CB, POINTER(_P))
+_declare("mcpc_transport_new_request", _S, REQUEST_CB, CLOSE_CB, _P, FREE_CB, POINTER(_P))
+_declare("mcpc_transport_deliver", _S, _P, c_char_p, c_size_t)
+_declare("mcpc_transport_end", _S, _P, c_char_p)
+_declare("mcpc_transport_free", None, _P)
+_declare("mcpc_exchange_expects_response", c_bool, _P)
+_declare("mcpc_exchange_complete", _S, _P, c_char_p, c_size_t)
+_declare("mcpc_exchange_fail", None, _P, c_char_p)
+
+
+# ---- userdata registry -----------------------------------------------------------
+
+
+class Registry:
+    """Maps integer keys (passed to C as userdata) to Python objects."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: Dict[int, Any] = {}
+        self._keys = itertools.count(1)
+
+    def add(self, obj: Any) -> int:
+        with self._lock:
+            key = next(self._keys)
+            self._items[key] = obj
+            return key
+
+    def get(self, key: Optional[int]) -> Any:
+        with self._lock:
+            return self._items.get(key or 0)
+
+    def pop(self, key: Optional[int]) -> Any:
+        with self._lock:
+            return self._items.pop(key or 0, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+
+registry = Registry()
+
+
+@FREE_CB
+def free_userdata(userdata: Optional[int]) -> None:
+    """userdata_free for everything registered: drops the registry entry."""
+    registry.pop(userdata)
+
+
+def take_string(ptr: Optional[int]) -> str:
+    """Copies an owned `char *` from the library and frees it."""
+    if not ptr:
+        return ""
+    try:
+        return ctypes.string_at(ptr).decode("utf-8", errors="replace")
+    finally:
+        lib.mcpc_string_free(ptr)
+
+
+def text(b: Optional[bytes]) -> str:
+    return b.decode("utf-8", errors="replace") if b else ""
