@@ -91,10 +91,10 @@ static inline const char *jl_number(const char *p, const char *e) {
     return p > s ? p : NULL;
 }
 
-static const char *jl_value(const char *p, const char *e, int depth);
+static inline const char *jl_value(const char *p, const char *e, int depth);
 
 /* p at '{' or '['. */
-static const char *jl_container(const char *p, const char *e, int depth) {
+static inline const char *jl_container(const char *p, const char *e, int depth) {
     if (depth > JL_MAX_DEPTH) return NULL;
     char close = *p == '{' ? '}' : ']';
     int obj = *p == '{';
@@ -119,7 +119,7 @@ static const char *jl_container(const char *p, const char *e, int depth) {
 }
 
 /* Skips one value starting at p (no leading whitespace). Returns its end or NULL. */
-static const char *jl_value(const char *p, const char *e, int depth) {
+static inline const char *jl_value(const char *p, const char *e, int depth) {
     if (p >= e) return NULL;
     switch (*p) {
     case '{': case '[': return jl_container(p, e, depth);
@@ -138,7 +138,7 @@ typedef struct {
 /* Walks the object at p (which must be '{'), validating it, and records the spans
  * of the members named in keys[0..n) (keys compared as written, without escapes).
  * Returns the end of the object or NULL. */
-static const char *jl_object(const char *p, const char *e, const char *const *keys, int n,
+static inline const char *jl_object(const char *p, const char *e, const char *const *keys, int n,
                              jl_span *out) {
     for (int i = 0; i < n; i++) out[i].s = out[i].e = NULL;
     if (p >= e || *p != '{') return NULL;
@@ -199,7 +199,7 @@ static inline char *jl_put_utf8(char *d, uint32_t cp) {
 
 /* Decodes the body of a validated string span (v.s at '"') into dst (room for
  * v.e - v.s bytes). Returns the decoded length. */
-static size_t jl_decode(jl_span v, char *dst) {
+static inline size_t jl_decode(jl_span v, char *dst) {
     const char *p = v.s + 1, *e = v.e - 1;
     char *d = dst;
     while (p < e) {
@@ -244,7 +244,7 @@ static size_t jl_decode(jl_span v, char *dst) {
 
 /* Writes src as a JSON string body (no quotes) into dst, which needs room for
  * 6 * len bytes at worst. Returns the length written. */
-static size_t jl_escape(const char *src, size_t len, char *dst) {
+static inline size_t jl_escape(const char *src, size_t len, char *dst) {
     static const char hex[] = "0123456789abcdef";
     char *d = dst;
     const char *p = src, *e = src + len;

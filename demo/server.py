@@ -14,9 +14,10 @@ otherwise ignored. stdin EOF ends the server with status 0.
 Eras (--era ERA or env MCPC_DEMO_ERA; default legacy):
     legacy  MCP 2024-11-05 .. 2025-11-25 only (initialize); the behaviour below.
     modern  MCP 2026-07-28 only (no initialize; per-request _meta; see "Modern").
-    dual    both: initialize and requests without _meta protocolVersion are served
-            the legacy way; server/discover and every request whose params._meta
-            has "io.modelcontextprotocol/protocolVersion" the modern way.
+    dual    both: server/discover and every request whose params._meta has
+            "io.modelcontextprotocol/protocolVersion" with a value other than a
+            legacy version (2024-11-05 .. 2025-11-25) are served the modern way;
+            initialize and everything else the legacy way.
 
 Legacy methods: initialize, notifications/initialized, ping, tools/list
 (paginated, cursors "c1", "c2", ... = page number), tools/call,
@@ -46,7 +47,7 @@ Modern (2026-07-28) requests, checked in this order:
     notifications/cancelled as in legacy.
 
 Tools, listed in this order: echo, add, fail, slow, multi, item_00 ... item_NN,
-then, in the modern and dual eras only (for every request, legacy ones too):
+then, in the modern and dual eras only (in dual, legacy requests see them too):
     needs_state     no requestState -> {"resultType":"input_required",
                     "requestState":"state-1"}; "state-1" -> same with "state-2";
                     "state-2" -> complete, text "done after 3 rounds"; any other
@@ -387,8 +388,11 @@ class Server:
             return False
         if method == "server/discover":
             return True
-        meta = params.get("_meta")
-        return isinstance(meta, dict) and META_VERSION in meta
+        meta = params.get("_meta")  # a legacy version here: served the legacy way
+        if not isinstance(meta, dict) or META_VERSION not in meta:
+            return False
+        version = meta[META_VERSION]
+        return not (isinstance(version, str) and version in SUPPORTED_VERSIONS)
 
     def dispatch_modern(self, rid, method, raw_params):
         if method == "initialize":

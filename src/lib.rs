@@ -8,6 +8,8 @@
 pub mod client;
 pub mod error;
 pub mod framing;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod headers;
 pub mod jsonrpc;
 pub mod protocol;

@@ -1,0 +1,104 @@
+"""mcpc: a Model Context Protocol client, over the C ABI of libmcpc.
+
+Quick start::
+
+    import mcpc
+
+    with mcpc.Client.stdio(["python3", "demo/server.py"]) as client:
+        for tool in client.tools():
+            print(tool["name"], tool["inputSchema"])
+        result = client.call("add", {"a": 2, "b": 3})
+        print(result.structured)        # {'sum': 5}
+
+- :class:`Client` connects over stdio (:meth:`Client.stdio`), Streamable HTTP
+  (:meth:`Client.http`) or a transport implemented in Python
+  (:meth:`Client.transport` with a :class:`Transport` subclass).
+- ``await client.call_async(...)`` / ``await client.tools_async()`` and the
+  ``*_async`` connect functions are the asyncio forms, on the library's async API:
+  cancelling the awaiting task cancels the request.
+- Failures raise :class:`McpcError` subclasses (see :mod:`mcpc.errors`).
+
+The library is found through ``MCPC_LIBRARY`` (a path), else the copy bundled in this
+package, else ``target/release`` or ``target/debug`` of the source tree this package
+sits in, else the system's library path. :data:`library_path` says which was loaded.
+"""
+
+from ._ffi import library_path
+from ._client import (
+    CallResult,
+    Cancel,
+    Client,
+    Exchange,
+    NotificationCallback,
+    ProgressCallback,
+    RequestTransport,
+    StderrCallback,
+    TokenCallback,
+    Transport,
+    version,
+)
+from .errors import (
+    AuthError,
+    CancelledError,
+    ClosedError,
+    HandshakeError,
+    HttpError,
+    InsecureUrlError,
+    InvalidArgumentError,
+    ListingError,
+    McpcError,
+    MessageTooLargeError,
+    NotSupportedError,
+    PanicError,
+    ProtocolError,
+    RpcError,
+    SessionExpiredError,
+    SpawnError,
+    Status,
+    TimeoutError,
+    TlsError,
+    ToolError,
+    TransportError,
+    UnsupportedVersionError,
+    WouldDeadlockError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuthError",
+    "CallResult",
+    "Cancel",
+    "CancelledError",
+    "Client",
+    "ClosedError",
+    "Exchange",
+    "HandshakeError",
+    "HttpError",
+    "InsecureUrlError",
+    "InvalidArgumentError",
+    "ListingError",
+    "McpcError",
+    "MessageTooLargeError",
+    "NotSupportedError",
+    "NotificationCallback",
+    "PanicError",
+    "ProgressCallback",
+    "ProtocolError",
+    "RequestTransport",
+    "RpcError",
+    "SessionExpiredError",
+    "SpawnError",
+    "Status",
+    "StderrCallback",
+    "TimeoutError",
+    "TlsError",
+    "TokenCallback",
+    "ToolError",
+    "Transport",
+    "TransportError",
+    "UnsupportedVersionError",
+    "WouldDeadlockError",
+    "library_path",
+    "version",
+]

@@ -1,0 +1,278 @@
+"""The blocking API against the demo server over stdio."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any, List, Optional, Tuple
+
+import pytest
+
+import mcpc
+from mcpc import _ffi
+
+from conftest import REPO, demo_argv
+
+
+def test_version_and_library() -> None:
+    assert re.fullmatch(r"\d+\.\d+\.\d+", mcpc.version())
+    cargo = (REPO / "Cargo.toml").read_text()
+    m = re.search(r'^\[package\][^\[]*?^version\s*=\s*"([^"]+)"', cargo, re.M | re.S)
+    assert m and mcpc.version() == m.group(1)
+    assert mcpc.__version__ == mcpc.version()
+    assert os.path.exists(mcpc.library_path)
+    expected = os.environ.get("MCPC_EXPECT_LIBRARY")
+    if expected:  # make test-python checks that the wheel's bundled copy is used
+        assert os.path.realpath(mcpc.library_path) == os.path.realpath(expected)
+
+
+def test_info_tools_and_results(client: mcpc.Client) -> None:
+    assert client.protocol_version in ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28")
+    info = client.server_info()
+    assert "mcpc-demo" in json.dumps(info)
+
+    tools = client.tools()
+    assert [t["name"] for t in tools[:5]] == ["echo", "add", "fail", "slow", "multi"]
+    assert len(tools) == 25 and tools[-1]["name"] == "item_19"
+    add = tools[1]
+    assert add["inputSchema"]["properties"] == {"a": {"type": "number"}, "b": {"type": "number"}}
+    assert add["outputSchema"]["required"] == ["sum"]
+
+    r = client.call("add", {"a": 2, "b": 3})
+    assert r.structured == {"sum": 5}
+    assert r.text == '{"sum":5}' and r.texts == ['{"sum":5}']
+    assert not r.is_error
+    assert r.raw["structuredContent"] == {"sum": 5}
+    assert json.loads(r.json) == r.raw
+
+    r = client.call("echo", {"text": "héllo \u2603"})
+    assert r.text == "héllo \u2603" and r.structured is None
+
+    r = client.call("multi")
+    assert r.texts == ["one", "two"] and r.text == "one\ntwo"
+    assert [c["type"] for c in r.content] == ["text", "image", "text"]
+
+    r = client.call("echo", {"text": "nul\x00inside"})
+    assert r.text == "nul\x00inside"
+
+
+def test_tool_error_carries_result(client: mcpc.Client) -> None:
+    with pytest.raises(mcpc.ToolError) as e:
+        client.call("fail", {"message": "boom"})
+    assert e.value.status == mcpc.Status.TOOL
+    assert e.value.status_name == "MCPC_ERR_TOOL"
+    assert e.value.result.is_error and e.value.result.text == "boom"
+    assert isinstance(e.value, mcpc.McpcError)
+
+
+def test_rpc_error_code(client: mcpc.Client) -> None:
+    with pytest.raises(mcpc.RpcError) as e:
+        client.call("no-such-tool", {})
+    assert e.value.rpc_code == -32602
+    assert "Unknown tool" in str(e.value)
+    assert e.value.status_name == "MCPC_ERR_RPC"
+
+
+def test_invalid_arguments(client: mcpc.Client) -> None:
+    with pytest.raises(TypeError):
+        client.call("echo", "not a dict")  # type: ignore[arg-type]
+    with pytest.raises(mcpc.InvalidArgumentError) as e:
+        client.call("echo", [1, 2])  # type: ignore[arg-type]
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(ValueError):
+        client.call("echo", {"text": "x"}, timeout=-1)
+    with pytest.raises(ValueError):
+        client.call("echo", {"x": float("nan")})
+    with pytest.raises(TypeError):
+        mcpc.Client.stdio("python3 demo/server.py")  # type: ignore[arg-type]
+    with pytest.raises(mcpc.InvalidArgumentError):
+        mcpc.Client.stdio([])
+    with pytest.raises(mcpc.InvalidArgumentError):
+        mcpc.Client.stdio(demo_argv(), protocol_version="1999-01-01")
+    with pytest.raises(ValueError):
+        mcpc.Client.stdio(demo_argv(), stderr="nowhere")
+    # Still usable.
+    assert client.call("echo", {"text": "ok"}).text == "ok"
+
+
+def test_connect_failures() -> None:
+    with pytest.raises(mcpc.SpawnError) as e:
+        mcpc.Client.stdio(["/nonexistent/mcpc-test-server"])
+    assert isinstance(e.value, mcpc.TransportError) and isinstance(e.value, ConnectionError)
+    with pytest.raises(mcpc.HandshakeError) as h:
+        mcpc.Client.stdio(demo_argv("--fault", "init-error"), timeout=10)
+    assert h.value.rpc_code == -32603
+    with pytest.raises(mcpc.InsecureUrlError):
+        mcpc.Client.http("http://example.com/mcp")
+
+
+def test_timeout(client: mcpc.Client) -> None:
+    t0 = time.monotonic()
+    with pytest.raises(mcpc.TimeoutError) as e:
+        client.call("slow", {"ms": 10000}, timeout=0.2)
+    assert time.monotonic() - t0 < 3
+    assert isinstance(e.value, TimeoutError)  # the builtin, too
+    assert "slow" in str(e.value)
+    assert client.call("echo", {"text": "after"}).text == "after"
+
+
+def test_client_default_timeout() -> None:
+    with mcpc.Client.stdio(demo_argv(), timeout=0.3) as c:
+        with pytest.raises(mcpc.TimeoutError):
+            c.call("slow", {"ms": 10000})
+        assert c.call("slow", {"ms": 500}, timeout=5).structured["slept_ms"] == 500  # a call overrides it
+
+
+def test_cancel_from_another_thread(tmp_path: Path) -> None:
+    log = tmp_path / "demo.log"
+    with mcpc.Client.stdio(demo_argv("--log", str(log)), timeout=20) as c:
+        cancel = mcpc.Cancel()
+        assert not cancel.triggered
+        threading.Timer(0.1, cancel.trigger).start()
+        t0 = time.monotonic()
+        with pytest.raises(mcpc.CancelledError) as e:
+            c.call("slow", {"ms": 20000}, cancel=cancel)
+        assert time.monotonic() - t0 < 5
+        assert cancel.triggered and e.value.status == mcpc.Status.CANCELLED
+        # A triggered handle stays triggered. (With a fast tool the response may
+        # race the cancel, so this uses a slow one.)
+        t0 = time.monotonic()
+        with pytest.raises(mcpc.CancelledError):
+            c.call("slow", {"ms": 5000}, cancel=cancel)
+        assert time.monotonic() - t0 < 2
+        assert c.call("echo", {"text": "x"}, cancel=mcpc.Cancel()).text == "x"
+    events = [json.loads(line) for line in log.read_text().splitlines() if '"event"' in line]
+    assert any(ev.get("event") == "cancelled" for ev in events)
+
+
+def test_progress(client: mcpc.Client) -> None:
+    seen: List[Tuple[float, Optional[float], Optional[str]]] = []
+    threads = set()
+
+    def on_progress(progress: float, total: Optional[float], message: Optional[str]) -> None:
+        seen.append((progress, total, message))
+        threads.add(threading.get_ident())
+
+    r = client.call("slow", {"ms": 200}, on_progress=on_progress)
+    assert r.structured == {"slept_ms": 200, "cancelled": False}
+    assert [p for p, _, _ in seen] == [1, 2, 3, 4]
+    assert all(t == 4 for _, t, _ in seen)
+    assert threading.get_ident() not in threads  # an mcpc thread
+    assert len(_ffi.registry) == 0  # nothing kept once the call returned
+
+
+def test_progress_restarts_timeout(client: mcpc.Client) -> None:
+    # 400 ms of work with progress every 100 ms: fits a 250 ms timeout only when
+    # each progress notification restarts it.
+    r = client.call("slow", {"ms": 400}, timeout=0.25, on_progress=lambda *a: None,
+                    reset_timeout_on_progress=True, max_total=5)
+    assert r.structured["slept_ms"] == 400
+    with pytest.raises(mcpc.TimeoutError):
+        client.call("slow", {"ms": 400}, timeout=0.25, on_progress=lambda *a: None)
+
+
+def test_callbacks_stderr_notifications_env(tmp_path: Path) -> None:
+    lines: List[bytes] = []
+    notes: List[Tuple[str, Any]] = []
+    with mcpc.Client.stdio(demo_argv(), env={"MCPC_DEMO_FAULT": "stderr-flood"}, stderr=lines.append,
+                           timeout=20) as c:
+        c.call("echo", {"text": "x"})
+    assert len([line for line in lines if line.startswith(b"stderr flood")]) == 1024 * 1024 // 64
+    assert all(not line.endswith(b"\n") for line in lines[:10])
+
+    def on_note(method: str, params: Any) -> None:
+        notes.append((method, params))
+
+    with mcpc.Client.stdio(demo_argv("--fault", "notify-during-call"), on_notification=on_note) as c:
+        c.call("echo", {"text": "x"})
+    assert ("notifications/message", {"level": "info", "data": "hello"}) in notes
+    assert any(m == "notifications/tools/list_changed" for m, _ in notes)
+    assert len(_ffi.registry) == 0  # the callbacks were released with the clients
+
+
+def test_cwd_and_clear_env(tmp_path: Path) -> None:
+    # The server runs from another directory: the script path must be absolute.
+    with mcpc.Client.stdio(demo_argv(), cwd=tmp_path, clear_env=True, env={"PATH": os.environ.get("PATH", "")}) as c:
+        assert c.call("echo", {"text": "elsewhere"}).text == "elsewhere"
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_server_stderr_callback_exception_does_not_break_client() -> None:
+    def bad(line: bytes) -> None:
+        raise RuntimeError("callback bug")
+
+    with mcpc.Client.stdio(demo_argv(), env={"MCPC_DEMO_FAULT": "stderr-flood"}, stderr=bad) as c:
+        assert c.call("echo", {"text": "still"}).text == "still"
+
+
+def test_close_and_closed(demo: List[str]) -> None:
+    c = mcpc.Client.stdio(demo)
+    assert not c.closed
+    c.close()
+    c.close()  # idempotent
+    assert c.closed
+    with pytest.raises(mcpc.ClosedError):
+        c.call("echo", {"text": "x"})
+    with pytest.raises(mcpc.ClosedError):
+        c.tools()
+    assert "closed" in repr(c)
+
+
+def test_close_while_a_call_is_in_flight(demo: List[str]) -> None:
+    c = mcpc.Client.stdio(demo)
+    errors: List[BaseException] = []
+
+    def call() -> None:
+        try:
+            c.call("slow", {"ms": 30000})
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    t = threading.Thread(target=call)
+    t.start()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    c.close()
+    t.join(10)
+    assert not t.is_alive() and time.monotonic() - t0 < 8
+    assert len(errors) == 1 and isinstance(errors[0], mcpc.ClosedError)
+
+
+def test_many_threads_share_one_client(client: mcpc.Client) -> None:
+    results: List[str] = []
+    lock = threading.Lock()
+
+    def worker(i: int) -> None:
+        for j in range(25):
+            r = client.call("echo", {"text": "%d-%d" % (i, j)})
+            with lock:
+                results.append(r.text)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == sorted("%d-%d" % (i, j) for i in range(8) for j in range(25))
+
+
+def test_garbage_collected_client_stops_its_server(tmp_path: Path) -> None:
+    c = mcpc.Client.stdio(demo_argv(), timeout=10)
+    c.call("echo", {"text": "x"})
+    del c
+    gc.collect()
+    # Nothing to assert directly beyond not hanging or crashing; the registry is clean.
+    assert len(_ffi.registry) == 0
+
+
+def test_exceptions_pickle() -> None:
+    import pickle
+
+    e = mcpc.RpcError("boom", mcpc.Status.RPC, -32602)
+    e2 = pickle.loads(pickle.dumps(e))
+    assert type(e2) is mcpc.RpcError and e2.rpc_code == -32602 and str(e2) == "boom"

@@ -1,0 +1,116 @@
+"""Streamable HTTP against the loopback fixture (tests/fixtures/http_server.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+
+import mcpc
+
+from conftest import HTTP_FIXTURE, PYTHON, REPO, Server
+
+
+def log_requests(server: Server) -> List[dict]:
+    return [json.loads(line) for line in server.log_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("http_fixture", [["--mode", "json"], ["--mode", "sse"]], indirect=True, ids=["json", "sse"])
+def test_http_basics(http_fixture: Server) -> None:
+    with mcpc.Client.http(http_fixture.url, headers={"X-Mcpc-Test": "py"}, bearer="secret-token",
+                          timeout=20) as c:
+        assert "mcpc-http-fixture" in json.dumps(c.server_info())
+        tools = c.tools()
+        assert len(tools) == 25 and tools[1]["outputSchema"]["required"] == ["sum"]
+        assert c.call("add", {"a": 2, "b": 3}).structured == {"sum": 5}
+        with pytest.raises(mcpc.ToolError) as e:
+            c.call("fail", {"message": "http boom"})
+        assert e.value.result.text == "http boom"
+        with pytest.raises(mcpc.RpcError) as r:
+            c.call("nope", {})
+        assert r.value.rpc_code == -32602
+        with pytest.raises(mcpc.TimeoutError):
+            c.call("slow", {"ms": 10000}, timeout=0.2)
+    posts = [r for r in log_requests(http_fixture) if r.get("method") == "POST"]
+    assert posts and all(p["headers"].get("x-mcpc-test") == "py" for p in posts)
+    assert all(p["headers"].get("authorization") == "Bearer secret-token" for p in posts)
+    assert any(r.get("event") == "session-deleted" for r in log_requests(http_fixture))
+
+
+@pytest.mark.parametrize("http_fixture", [["--mode", "sse", "--fault", "auth"]], indirect=True)
+def test_token_callback_refreshes_after_401(http_fixture: Server) -> None:
+    asked: List[Optional[str]] = []
+
+    def token(www_authenticate: Optional[str]) -> Optional[str]:
+        asked.append(www_authenticate)
+        return "good-token" if www_authenticate is not None else "stale-token"
+
+    with mcpc.Client.http(http_fixture.url, token=token, timeout=20) as c:
+        seen: List[float] = []
+        r = c.call("slow", {"ms": 100}, on_progress=lambda p, t, m: seen.append(p))
+        assert r.text == "slept 100 ms" and seen == [1, 2, 3, 4]
+    assert asked[0] is None and "invalid_token" in (asked[1] or "")
+
+
+@pytest.mark.parametrize("http_fixture", [["--fault", "auth"]], indirect=True)
+def test_auth_errors(http_fixture: Server) -> None:
+    with pytest.raises(mcpc.AuthError) as e:
+        mcpc.Client.http(http_fixture.url, bearer="wrong", timeout=10)
+    assert isinstance(e.value, mcpc.HttpError) and "wrong" not in str(e.value)
+
+    def broken(www: Optional[str]) -> Optional[str]:
+        raise RuntimeError("token service down")
+
+    with pytest.raises(mcpc.AuthError):
+        mcpc.Client.http(http_fixture.url, token=broken, timeout=10)
+
+
+@pytest.mark.parametrize("http_fixture", [["--fault", "status-500"]], indirect=True)
+def test_http_status_error(http_fixture: Server) -> None:
+    with mcpc.Client.http(http_fixture.url, timeout=10) as c:
+        with pytest.raises(mcpc.HttpError) as e:
+            c.call("echo", {"text": "x"})
+        assert "500" in str(e.value)
+
+
+def test_http_async(http_fixture: Server) -> None:
+    async def main() -> None:
+        async with await mcpc.Client.http_async(http_fixture.url, timeout=20) as c:
+            rs = await asyncio.gather(*(c.call_async("add", {"a": i, "b": 1}) for i in range(20)))
+            assert [r.structured["sum"] for r in rs] == [i + 1 for i in range(20)]
+            task = asyncio.ensure_future(c.call_async("slow", {"ms": 30000}))
+            await asyncio.sleep(0.2)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(main())
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is not installed")
+    d = tmp_path_factory.mktemp("certs")
+    subprocess.run(["sh", str(REPO / "tests" / "fixtures" / "make_certs.sh"), str(d)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return d
+
+
+def test_https_with_cacert(certs: Path) -> None:
+    s = Server([PYTHON, HTTP_FIXTURE, "--port", "0", "--tls", str(certs / "server.pem"), str(certs / "server.key")])
+    try:
+        url = "https://127.0.0.1:%d/mcp" % s.port
+        with pytest.raises(mcpc.TlsError):
+            mcpc.Client.http(url, timeout=10)
+        with mcpc.Client.http(url, cacert=certs / "ca.pem", timeout=10) as c:
+            assert c.call("echo", {"text": "tls"}).text == "tls"
+        with mcpc.Client.http(url, ca_pem=(certs / "ca.pem").read_text(), timeout=10) as c:
+            assert len(c.tools()) == 25
+    finally:
+        s.stop()

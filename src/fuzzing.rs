@@ -1,0 +1,135 @@
+//! Entry points for the fuzz targets (`fuzz/`), also replayed over their corpora by
+//! `tests/fuzz_corpus.rs` in the normal test run, so a crash once found stays fixed.
+//! Each takes arbitrary bytes and panics only when an invariant breaks.
+
+use serde_json::value::RawValue;
+
+use crate::framing::LineFramer;
+use crate::sse::SseParser;
+
+/// Split points from the input's first bytes; the rest is the stream.
+fn split(data: &[u8]) -> (Vec<usize>, &[u8]) {
+    let Some((&n, rest)) = data.split_first() else { return (Vec::new(), data) };
+    let n = (n % 4) as usize;
+    if rest.len() < n {
+        return (Vec::new(), rest);
+    }
+    let (cuts, stream) = rest.split_at(n);
+    let mut points: Vec<usize> = cuts.iter().map(|&c| (c as usize * stream.len()) / 255).collect();
+    points.sort_unstable();
+    (points, stream)
+}
+
+fn chunks<'a>(stream: &'a [u8], points: &[usize]) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &p in points {
+        out.push(&stream[at..p]);
+        at = p;
+    }
+    out.push(&stream[at..]);
+    out
+}
+
+/// The line framer gives the same lines (or the same error) however the stream is split.
+pub fn framer(data: &[u8]) {
+    let (points, stream) = split(data);
+    let run = |parts: &[&[u8]]| {
+        let mut f = LineFramer::new(64);
+        let mut lines = Vec::new();
+        for p in parts {
+            if f.feed(p, |l| lines.push(l.to_vec())).is_err() {
+                return Err(());
+            }
+        }
+        Ok(lines)
+    };
+    let whole = run(&[stream]);
+    let parts = run(&chunks(stream, &points));
+    assert_eq!(whole, parts, "framer output depends on the split");
+}
+
+/// The SSE parser gives the same events however the stream is split.
+pub fn sse(data: &[u8]) {
+    let (points, stream) = split(data);
+    let run = |parts: &[&[u8]]| {
+        let mut p = SseParser::new(256);
+        let mut events = Vec::new();
+        for c in parts {
+            if p.feed(c, |e| events.push(e)).is_err() {
+                return Err(events.len());
+            }
+        }
+        Ok((events, p.last_id().map(str::to_string), p.retry_ms()))
+    };
+    let whole = run(&[stream]);
+    let parts = run(&chunks(stream, &points));
+    match (&whole, &parts) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "SSE events depend on the split"),
+        // The cap may trip at a different event when lines arrive in pieces, never not at all.
+        (Err(_), Err(_)) => {}
+        _ => panic!("SSE cap result depends on the split: {whole:?} vs {parts:?}"),
+    }
+}
+
+/// Decoding any bytes as JSON-RPC never panics; what it accepts is well-formed.
+pub fn jsonrpc(data: &[u8]) {
+    if let Ok(crate::jsonrpc::Incoming::Response { outcome: Ok(raw), .. }) = crate::jsonrpc::decode(data) {
+        assert!(serde_json::from_str::<serde_json::Value>(raw.get()).is_ok());
+    }
+}
+
+/// Normalising any JSON as a tools/call result, a tools/list page, a discover result
+/// or a result type never panics; a normalised result's texts come from its JSON.
+pub fn results(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(raw) = RawValue::from_string(text.to_string()) else { return };
+    let _ = crate::result::parse_page(&raw);
+    let _ = crate::protocol::result_kind(&raw);
+    let _ = crate::protocol::accept_discover(raw.clone(), "discover");
+    let _ = crate::protocol::accept_initialize(raw.clone(), "initialize");
+    if let Ok(r) = crate::result::parse_call_result(raw) {
+        assert!(r.text.ends_with('\0'));
+        assert!(r.texts.iter().all(|t| t.ends_with('\0')));
+    }
+}
+
+/// The URL policy never panics, and never lets plain http reach a non-loopback host.
+pub fn url_policy(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Ok(url) = crate::url_policy::check_endpoint(text) {
+        assert!(url.scheme() == "https" || crate::url_policy::is_loopback(&url), "{url}");
+        assert!(url.username().is_empty() && url.password().is_none());
+    }
+}
+
+/// Header values come out as valid header text, and a base64 sentinel decodes back
+/// to the input; schema annotations never panic.
+pub fn headers(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let enc = crate::headers::encode_value(text);
+        assert!(enc.bytes().all(|b| b == b' ' || (0x21..=0x7e).contains(&b)), "{enc:?}");
+        if let Some(inner) = enc.strip_prefix("=?base64?").and_then(|s| s.strip_suffix("?=")) {
+            use base64::Engine as _;
+            let back = base64::engine::general_purpose::STANDARD.decode(inner).expect("valid base64");
+            assert_eq!(back, text.as_bytes());
+        } else {
+            assert_eq!(enc, text);
+        }
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+            if let Ok(hs) = crate::headers::param_headers(&v) {
+                let _ = crate::headers::param_values(&v, &hs);
+            }
+        }
+    }
+}
+
+/// Every target by name, for the corpus replay.
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("framer", framer),
+    ("sse", sse),
+    ("jsonrpc", jsonrpc),
+    ("results", results),
+    ("url_policy", url_policy),
+    ("headers", headers),
+];

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""A small MCP server on the Python `mcp` package, for mcpc's peer tests.
+
+Runs on mcp 2.x (`MCPServer`; it speaks 2026-07-28 as well as the older
+revisions) and on mcp 1.x (`FastMCP`, up to 2025-11-25): the SDK does the
+protocol, this file only adds tools and test plumbing.
+
+  stdio:  python py_server.py
+  HTTP:   python py_server.py --http [--port 0]   prints "PORT n", serves http://127.0.0.1:n/mcp
+  HTTPS:  ... --http --certfile server.pem --keyfile server.key
+Options: --stateless (no Mcp-Session-Id), --json-response (application/json, no SSE),
+         --extra-tools N (filler_01..N), --page-size N (tools/list pages of N tools,
+         nextCursor = the next offset), --log FILE (HTTP: one JSON line per request:
+         HTTP method, status, JSON-RPC method and id, session and MCP headers).
+Tools: echo(text) text only; add(a, b) structuredContent {"a","b","sum"};
+       fail(message) raises, so the result has isError; sleep(seconds) sleeps in
+       0.25 s steps, sends progress when asked, writes "sleep interrupted" to
+       stderr when cancelled.
+"""
+import argparse
+import asyncio
+import json
+import socket
+import sys
+
+try:  # mcp >= 2: FastMCP became MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
+
+    V2 = True
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import Context, FastMCP
+
+    V2 = False
+import mcp.types as types
+from pydantic import BaseModel
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--http", action="store_true")
+ap.add_argument("--host", default="127.0.0.1")
+ap.add_argument("--port", type=int, default=0)
+ap.add_argument("--certfile")
+ap.add_argument("--keyfile")
+ap.add_argument("--stateless", action="store_true")
+ap.add_argument("--json-response", action="store_true")
+ap.add_argument("--extra-tools", type=int, default=0)
+ap.add_argument("--page-size", type=int, default=0)
+ap.add_argument("--log")
+args = ap.parse_args()
+
+http_opts = dict(stateless_http=args.stateless, json_response=args.json_response)
+if V2:
+    srv = MCPServer("mcpc-peer-py")
+else:
+    srv = FastMCP("mcpc-peer-py", host=args.host, port=args.port, **http_opts)
+
+
+class Sum(BaseModel):
+    a: int
+    b: int
+    sum: int
+
+
+@srv.tool(structured_output=False)
+def echo(text: str) -> str:
+    """Returns the text unchanged, as text content only."""
+    return text
+
+
+@srv.tool()
+def add(a: int, b: int) -> Sum:
+    """Adds two integers; the sum also comes back as structuredContent."""
+    return Sum(a=a, b=b, sum=a + b)
+
+
+@srv.tool()
+def fail(message: str = "deliberate failure") -> str:
+    """Always raises: the result has isError true."""
+    raise ValueError(message)
+
+
+@srv.tool()
+async def sleep(seconds: float = 5.0, ctx: Context = None) -> str:
+    """Sleeps in 0.25 s steps, reporting progress; for cancellation and timeouts."""
+    steps = max(1, int(seconds * 4))
+    try:
+        for i in range(steps):
+            await asyncio.sleep(seconds / steps)
+            await ctx.report_progress(i + 1, steps)
+    except BaseException:  # cancellation arrives as CancelledError
+        print(f"sleep interrupted ({seconds}s)", file=sys.stderr, flush=True)
+        raise
+    return f"slept {seconds}s"
+
+
+def add_filler(i):
+    def filler() -> str:
+        return f"filler {i}"
+
+    srv.add_tool(filler, name=f"filler_{i:02d}", description=f"Filler tool {i}, for pagination")
+
+
+for n in range(1, args.extra_tools + 1):
+    add_filler(n)
+
+if args.page_size > 0:  # the SDK never paginates tools/list: replace the handler
+
+    def page(cursor, tools):
+        start = int(cursor or 0)
+        end = start + args.page_size
+        return types.ListToolsResult(tools=tools[start:end], nextCursor=str(end) if end < len(tools) else None)
+
+    if V2:
+
+        async def list_tools_v2(ctx, params):
+            return page(params.cursor, await srv.list_tools())
+
+        srv._lowlevel_server.add_request_handler("tools/list", types.PaginatedRequestParams, list_tools_v2)
+    else:
+
+        @srv._mcp_server.list_tools()
+        async def list_tools_v1(req: types.ListToolsRequest) -> types.ListToolsResult:
+            return page(req.params.cursor if req.params else None, await srv.list_tools())
+
+
+def logged(app, path):
+    """Wraps the ASGI app: one JSON line per HTTP request, written when the response
+    starts (the request body has been read by then), or with status null when the
+    client went away before any answer."""
+    out = open(path, "a", buffering=1)
+
+    async def wrapper(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        body = bytearray()
+
+        async def receive_logged():
+            msg = await receive()
+            if msg["type"] == "http.request":
+                body.extend(msg.get("body", b""))
+            return msg
+
+        started = []
+
+        def log(status):
+            rpc = {}
+            try:
+                rpc = json.loads(body) if body else {}
+            except ValueError:
+                pass
+            if not isinstance(rpc, dict):
+                rpc = {}
+            entry = {
+                "http": scope["method"],
+                "status": status,
+                "rpc": rpc.get("method"),
+                "id": rpc.get("id"),
+                "session": headers.get("mcp-session-id"),
+                "version": headers.get("mcp-protocol-version"),
+                "mcp_method": headers.get("mcp-method"),
+                "mcp_name": headers.get("mcp-name"),
+                "last_event_id": headers.get("last-event-id"),
+            }
+            out.write(json.dumps(entry) + "\n")
+
+        async def send_logged(msg):
+            if msg["type"] == "http.response.start":
+                started.append(msg["status"])
+                log(msg["status"])
+            await send(msg)
+
+        try:
+            await app(scope, receive_logged, send_logged)
+        finally:
+            if not started:  # the client went away before any answer (status null)
+                log(None)
+
+    return wrapper
+
+
+if not args.http:
+    srv.run("stdio")
+else:
+    import uvicorn
+
+    if V2:
+        app = srv.streamable_http_app(host=args.host, **http_opts)
+    else:
+        app = srv.streamable_http_app()
+    if args.log:
+        app = logged(app, args.log)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((args.host, args.port))
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        ssl_certfile=args.certfile,
+        ssl_keyfile=args.keyfile,
+        timeout_graceful_shutdown=1,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
