@@ -14,8 +14,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{quote, Error, Result, Status};
-use crate::jsonrpc::{self, Incoming, METHOD_NOT_FOUND};
 use crate::headers::{self, ParamHeader};
+use crate::jsonrpc::{self, Incoming, METHOD_NOT_FOUND};
 use crate::protocol::{
     self, negotiated, CancelledParams, ClientInfo, Discovered, InitializeParams, MetaOnly, Negotiation, RequestMeta,
     ResultKind, Session,
@@ -278,7 +278,9 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 enum Probe {
     Modern(Session),
     /// An older server: `initialize`, after restarting the server if it died.
-    Legacy { restart: bool },
+    Legacy {
+        restart: bool,
+    },
     Fail(Error),
 }
 
@@ -315,7 +317,10 @@ impl Client {
 
     async fn negotiate(&mut self, connector: Connector<'_>, ctl: &Control) -> Result<Session> {
         match self.options.negotiation.clone() {
-            Negotiation::Legacy => self.initialize(protocol::LATEST_INITIALIZE_VERSION, negotiated::INITIALIZE, ctl).await,
+            Negotiation::Legacy => {
+                self.initialize(protocol::LATEST_INITIALIZE_VERSION, negotiated::INITIALIZE, ctl)
+                    .await
+            }
             Negotiation::Pinned(v) if protocol::is_modern(&v) => {
                 self.set_modern(true);
                 match self.discover(ctl, true).await? {
@@ -334,9 +339,10 @@ impl Client {
                 self.set_modern(true);
                 let kind = self.transport.probe_kind();
                 let probe_ctl = match kind {
-                    ProbeKind::Stream { .. } => {
-                        Control { timeout: Some(self.timeout_of(ctl).min(PROBE_TIMEOUT)), ..ctl.clone() }
-                    }
+                    ProbeKind::Stream { .. } => Control {
+                        timeout: Some(self.timeout_of(ctl).min(PROBE_TIMEOUT)),
+                        ..ctl.clone()
+                    },
                     ProbeKind::Http => ctl.clone(),
                 };
                 let probe = match self.discover(&probe_ctl, false).await {
@@ -352,7 +358,8 @@ impl Client {
                             self.restart(connector).await?;
                         }
                         self.set_modern(false);
-                        self.initialize(protocol::LATEST_INITIALIZE_VERSION, negotiated::FALLBACK, ctl).await
+                        self.initialize(protocol::LATEST_INITIALIZE_VERSION, negotiated::FALLBACK, ctl)
+                            .await
                     }
                 }
             }
@@ -377,7 +384,9 @@ impl Client {
     async fn discover(&self, ctl: &Control, cancellable: bool) -> Result<Discovered> {
         let id = self.next_id();
         let params = MetaOnly { meta: self.meta(None) };
-        let raw = self.request(id, "server/discover", &params, None, ctl, cancellable, Vec::new()).await?;
+        let raw = self
+            .request(id, "server/discover", &params, None, ctl, cancellable, Vec::new())
+            .await?;
         protocol::accept_discover(raw, negotiated::DISCOVER)
     }
 
@@ -392,6 +401,8 @@ impl Client {
             .request(id, "initialize", &params, None, ctl, false, Vec::new())
             .await
             .map_err(|e| match e.status {
+                // Errors of the exchange itself are handshake errors; specific ones
+                // (auth, TLS, unsupported version, timeout...) keep their status.
                 Status::MCPC_ERR_RPC | Status::MCPC_ERR_PROTOCOL | Status::MCPC_ERR_HTTP => {
                     e.with_status(Status::MCPC_ERR_HANDSHAKE)
                 }
@@ -413,7 +424,10 @@ impl Client {
                 client_info: Some(&self.options.client_info),
             }
         } else {
-            RequestMeta { progress_token, ..RequestMeta::default() }
+            RequestMeta {
+                progress_token,
+                ..RequestMeta::default()
+            }
         }
     }
 
@@ -445,7 +459,12 @@ impl Client {
     /// Sends a notification.
     pub fn notify<P: Serialize + ?Sized>(&self, method: &'static str, params: Option<&P>) -> Result<()> {
         let body = jsonrpc::encode_notification(method, params);
-        self.transport.send(Outgoing { body, id: None, method: Some(method), headers: Vec::new() })
+        self.transport.send(Outgoing {
+            body,
+            id: None,
+            method: Some(method),
+            headers: Vec::new(),
+        })
     }
 
     fn send_cancel(&self, id: i64, reason: &str) {
@@ -474,12 +493,35 @@ impl Client {
         };
         let (tx, mut rx) = oneshot::channel();
         let progress = (ctl.progress.is_some() || ctl.reset_on_progress).then(|| {
-            Arc::new(ProgressState { callback: ctl.progress.clone(), seen: AtomicU64::new(0), notify: Notify::new() })
+            Arc::new(ProgressState {
+                callback: ctl.progress.clone(),
+                seen: AtomicU64::new(0),
+                notify: Notify::new(),
+            })
         });
-        self.shared.register(id, Waiter { tx, progress: progress.clone() }).map_err(|e| e.context(ctx()))?;
-        let mut guard = PendingGuard { client: self, id, done: false };
+        self.shared
+            .register(
+                id,
+                Waiter {
+                    tx,
+                    progress: progress.clone(),
+                },
+            )
+            .map_err(|e| e.context(ctx()))?;
+        let mut guard = PendingGuard {
+            client: self,
+            id,
+            done: false,
+        };
         let body = jsonrpc::encode_request(id, method, Some(params));
-        self.transport.send(Outgoing { body, id: Some(id), method: Some(method), headers }).map_err(|e| e.context(ctx()))?;
+        self.transport
+            .send(Outgoing {
+                body,
+                id: Some(id),
+                method: Some(method),
+                headers,
+            })
+            .map_err(|e| e.context(ctx()))?;
 
         let timeout = self.timeout_of(ctl);
         let start = Instant::now();
@@ -562,20 +604,34 @@ impl Client {
                 ));
             }
             pages += 1;
-            let page_ctl = Control { timeout: Some(deadline.saturating_duration_since(Instant::now())), ..ctl.clone() };
+            let page_ctl = Control {
+                timeout: Some(deadline.saturating_duration_since(Instant::now())),
+                ..ctl.clone()
+            };
             let id = self.next_id();
             let meta = self.meta(None);
-            let params = ListParams { cursor: cursor.as_deref(), meta: (!meta.is_empty()).then_some(meta) };
-            let raw = self.request(id, "tools/list", &params, None, &page_ctl, true, Vec::new()).await?;
+            let params = ListParams {
+                cursor: cursor.as_deref(),
+                meta: (!meta.is_empty()).then_some(meta),
+            };
+            let raw = self
+                .request(id, "tools/list", &params, None, &page_ctl, true, Vec::new())
+                .await?;
             if self.is_modern() && protocol::result_kind(&raw)? != ResultKind::Complete {
-                return Err(Error::new(Status::MCPC_ERR_PROTOCOL, "tools/list: the server asked for input on a listing"));
+                return Err(Error::new(
+                    Status::MCPC_ERR_PROTOCOL,
+                    "tools/list: the server asked for input on a listing",
+                ));
             }
             let page = result::parse_page(&raw).map_err(|e| e.context(format!("tools/list page {pages}")))?;
             for tool in page.tools {
                 if !names.insert(tool.name.clone()) {
                     return Err(Error::new(
                         Status::MCPC_ERR_DUPLICATE_TOOL,
-                        format!("tools/list: tool name {} appears twice (page {pages})", quote(&tool.name)),
+                        format!(
+                            "tools/list: tool name {} appears twice (page {pages})",
+                            quote(&tool.name)
+                        ),
                     ));
                 }
                 if mirror {
@@ -603,7 +659,10 @@ impl Client {
                     if !cursors.insert(next.clone()) {
                         return Err(Error::new(
                             Status::MCPC_ERR_CURSOR_REPEATED,
-                            format!("tools/list: cursor {} was already seen in this listing (page {pages})", quote(&next)),
+                            format!(
+                                "tools/list: cursor {} was already seen in this listing (page {pages})",
+                                quote(&next)
+                            ),
                         ));
                     }
                     cursor = Some(next);
@@ -619,7 +678,12 @@ impl Client {
             return Vec::new();
         }
         let mut out = vec![("Mcp-Name".to_string(), headers::encode_value(name))];
-        let annotated = self.param_headers.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned();
+        let annotated = self
+            .param_headers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned();
         if let (Some(hs), Some(args)) = (annotated, arguments) {
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(args.get()) {
                 out.extend(headers::param_values(&v, &hs));
@@ -631,12 +695,14 @@ impl Client {
     /// Calls a tool. A result with `isError: true` is returned as `Ok` with
     /// `is_error` set: the caller decides how to report it. Under 2026-07-28 an
     /// `input_required` result is retried with its `requestState`, a new id each
-    /// round, up to [`MAX_INPUT_ROUNDS`].
+    /// round, up to [`MAX_INPUT_ROUNDS`]. Over HTTP, a call refused for its headers
+    /// (-32020) is retried once after listing the tools again.
     pub async fn call_tool(&self, name: &str, arguments: Option<&RawValue>, ctl: &Control) -> Result<CallResult> {
         let wants_progress = ctl.progress.is_some() || ctl.reset_on_progress;
         let ctx = || format!("tools/call {}", quote(name));
         let deadline = Instant::now() + self.timeout_of(ctl);
         let mut state: Option<String> = None;
+        let mut relisted = false;
         for _round in 0..=MAX_INPUT_ROUNDS {
             let id = self.next_id();
             let meta = self.meta(wants_progress.then_some(id));
@@ -646,19 +712,38 @@ impl Client {
                 meta: (!meta.is_empty()).then_some(meta),
                 request_state: state.as_deref(),
             };
-            let round_ctl = Control { timeout: Some(deadline.saturating_duration_since(Instant::now())), ..ctl.clone() };
+            let round_ctl = Control {
+                timeout: Some(deadline.saturating_duration_since(Instant::now())),
+                ..ctl.clone()
+            };
             let headers = self.call_headers(name, arguments);
-            let raw = self.request(id, "tools/call", &params, Some(name), &round_ctl, true, headers).await?;
+            let raw = match self
+                .request(id, "tools/call", &params, Some(name), &round_ctl, true, headers)
+                .await
+            {
+                // The server wanted headers we did not send: the tool's schema is unknown
+                // or changed. Re-list the tools to learn it, and retry once.
+                Err(e) if e.status == Status::MCPC_ERR_HEADER_MISMATCH && self.mirrors_params() && !relisted => {
+                    relisted = true;
+                    let list_ctl = Control {
+                        timeout: Some(deadline.saturating_duration_since(Instant::now())),
+                        ..ctl.clone()
+                    };
+                    self.list_tools(&list_ctl).await.map_err(|le| le.context(ctx()))?;
+                    continue;
+                }
+                other => other?,
+            };
             if self.is_modern() {
                 match protocol::result_kind(&raw).map_err(|e| e.context(ctx()))? {
                     ResultKind::Complete => {}
-                    ResultKind::InputRequired { input_requests: true, .. } => {
-                        return Err(Error::new(
-                            Status::MCPC_ERR_INPUT_REQUIRED,
-                            "the server asks for input (elicitation, sampling or roots) that this client does not provide",
-                        )
-                        .context(ctx()))
-                    }
+                    ResultKind::InputRequired {
+                        input_requests: true, ..
+                    } => return Err(Error::new(
+                        Status::MCPC_ERR_INPUT_REQUIRED,
+                        "the server asks for input (elicitation, sampling or roots) that this client does not provide",
+                    )
+                    .context(ctx())),
                     ResultKind::InputRequired { request_state, .. } => {
                         state = request_state;
                         continue;
@@ -677,7 +762,8 @@ impl Client {
     /// Fails everything in flight with `MCPC_ERR_CLOSED` and shuts the transport down.
     /// Idempotent.
     pub async fn close(&self) {
-        self.shared.closed(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"));
+        self.shared
+            .closed(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"));
         self.transport.close().await;
     }
 
@@ -711,7 +797,9 @@ fn classify_probe_error(e: Error, kind: ProbeKind) -> Probe {
         Status::MCPC_ERR_RPC => Probe::Legacy { restart: false },
         Status::MCPC_ERR_HTTP if matches!(e.http_status, Some(400 | 404 | 405)) => Probe::Legacy { restart: false },
         Status::MCPC_ERR_TIMEOUT if matches!(kind, ProbeKind::Stream { .. }) => Probe::Legacy { restart: false },
-        Status::MCPC_ERR_TRANSPORT if kind == (ProbeKind::Stream { restartable: true }) => Probe::Legacy { restart: true },
+        Status::MCPC_ERR_TRANSPORT if kind == (ProbeKind::Stream { restartable: true }) => {
+            Probe::Legacy { restart: true }
+        }
         _ => Probe::Fail(e),
     }
 }

@@ -125,11 +125,21 @@ pub const MAX_QUOTED: usize = 200;
 
 impl Error {
     pub fn new(status: Status, message: impl Into<String>) -> Self {
-        Error { status, message: message.into(), rpc_code: None, http_status: None }
+        Error {
+            status,
+            message: message.into(),
+            rpc_code: None,
+            http_status: None,
+        }
     }
 
     pub fn rpc(code: i64, message: impl Into<String>) -> Self {
-        Error { status: Status::MCPC_ERR_RPC, message: message.into(), rpc_code: Some(code), http_status: None }
+        Error {
+            status: Status::MCPC_ERR_RPC,
+            message: message.into(),
+            rpc_code: Some(code),
+            http_status: None,
+        }
     }
 
     /// Prefixes the message with a context such as `tools/call "echo"`.

@@ -9,7 +9,9 @@ use crate::sse::SseParser;
 
 /// Split points from the input's first bytes; the rest is the stream.
 fn split(data: &[u8]) -> (Vec<usize>, &[u8]) {
-    let Some((&n, rest)) = data.split_first() else { return (Vec::new(), data) };
+    let Some((&n, rest)) = data.split_first() else {
+        return (Vec::new(), data);
+    };
     let n = (n % 4) as usize;
     if rest.len() < n {
         return (Vec::new(), rest);
@@ -83,7 +85,9 @@ pub fn jsonrpc(data: &[u8]) {
 /// or a result type never panics; a normalised result's texts come from its JSON.
 pub fn results(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(raw) = RawValue::from_string(text.to_string()) else { return };
+    let Ok(raw) = RawValue::from_string(text.to_string()) else {
+        return;
+    };
     let _ = crate::result::parse_page(&raw);
     let _ = crate::protocol::result_kind(&raw);
     let _ = crate::protocol::accept_discover(raw.clone(), "discover");
@@ -111,7 +115,9 @@ pub fn headers(data: &[u8]) {
         assert!(enc.bytes().all(|b| b == b' ' || (0x21..=0x7e).contains(&b)), "{enc:?}");
         if let Some(inner) = enc.strip_prefix("=?base64?").and_then(|s| s.strip_suffix("?=")) {
             use base64::Engine as _;
-            let back = base64::engine::general_purpose::STANDARD.decode(inner).expect("valid base64");
+            let back = base64::engine::general_purpose::STANDARD
+                .decode(inner)
+                .expect("valid base64");
             assert_eq!(back, text.as_bytes());
         } else {
             assert_eq!(enc, text);
@@ -124,8 +130,11 @@ pub fn headers(data: &[u8]) {
     }
 }
 
+/// A fuzz target's entry point.
+pub type Target = fn(&[u8]);
+
 /// Every target by name, for the corpus replay.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("framer", framer),
     ("sse", sse),
     ("jsonrpc", jsonrpc),

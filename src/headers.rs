@@ -76,10 +76,12 @@ fn walk(node: &Value, path: &mut Vec<String>, reachable: bool, out: &mut Vec<Par
                     Some("string") => ParamKind::String,
                     Some("integer") => ParamKind::Integer,
                     Some("boolean") => ParamKind::Boolean,
-                    other => return Err(format!(
+                    other => {
+                        return Err(format!(
                         "x-mcp-header {name:?} at {at} is on a parameter of type {}, not string, integer or boolean",
                         other.unwrap_or("(none)")
-                    )),
+                    ))
+                    }
                 };
                 out.push(ParamHeader {
                     name: name.to_string(),
@@ -120,12 +122,11 @@ fn walk(node: &Value, path: &mut Vec<String>, reachable: bool, out: &mut Vec<Par
 /// The header value for a string: as is when it is plain visible ASCII (inner
 /// spaces allowed), else base64 of its UTF-8 in the sentinel form.
 pub fn encode_value(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes().all(|b| (0x20..=0x7e).contains(&b))
-        && !s.starts_with(' ')
-        && !s.ends_with(' ')
-        && !(s.starts_with("=?base64?") && s.ends_with("?="));
-    if plain || s.is_empty() {
+    // The empty string is a plain value too.
+    let edge_space = s.starts_with(' ') || s.ends_with(' ');
+    let looks_encoded = s.starts_with("=?base64?") && s.ends_with("?=");
+    let plain = s.bytes().all(|b| (0x20..=0x7e).contains(&b)) && !edge_space && !looks_encoded;
+    if plain {
         s.to_string()
     } else {
         use base64::Engine as _;

@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 use crate::error::{quote, Error, Result, Status};
 
@@ -87,11 +86,31 @@ pub struct RpcError {
 }
 
 impl RpcError {
+    /// The error for the caller. The error codes of 2026-07-28 get their own statuses;
+    /// an unsupported-version error names the versions the server listed.
     pub fn into_error(self) -> Error {
-        Error::rpc(
-            self.code,
-            format!("server error {}: {}", self.code, quote(&self.message)),
-        )
+        let mut text = format!("server error {}: {}", self.code, quote(&self.message));
+        let status = match self.code {
+            crate::protocol::HEADER_MISMATCH => Status::MCPC_ERR_HEADER_MISMATCH,
+            crate::protocol::MISSING_CAPABILITIES => Status::MCPC_ERR_MISSING_CAPABILITY,
+            crate::protocol::UNSUPPORTED_VERSION => {
+                #[derive(Deserialize)]
+                struct Data {
+                    #[serde(default)]
+                    supported: Vec<String>,
+                }
+                if let Some(d) = self
+                    .data
+                    .as_deref()
+                    .and_then(|d| serde_json::from_str::<Data>(d.get()).ok())
+                {
+                    text.push_str(&format!(" (the server supports: {})", quote(&d.supported.join(", "))));
+                }
+                Status::MCPC_ERR_UNSUPPORTED_VERSION
+            }
+            _ => Status::MCPC_ERR_RPC,
+        };
+        Error::rpc(self.code, text).with_status(status)
     }
 }
 
@@ -106,8 +125,8 @@ struct Envelope<'a> {
     params: Option<&'a RawValue>,
     #[serde(default, borrow)]
     result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<Value>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
 }
 
 /// What an incoming message is.
@@ -169,7 +188,7 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>> {
             ))
         }
         (Some(r), None) => Ok(r.to_owned()),
-        (None, Some(e)) => Err(serde_json::from_value::<RpcError>(e).map_err(|e| {
+        (None, Some(e)) => Err(serde_json::from_str::<RpcError>(e.get()).map_err(|e| {
             Error::new(
                 Status::MCPC_ERR_PROTOCOL,
                 format!("response {id} has a malformed error object: {e}"),
@@ -207,6 +226,28 @@ mod tests {
             decode(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#).unwrap(),
             Incoming::Notification { .. }
         ));
+    }
+
+    #[test]
+    fn modern_error_codes_get_their_statuses() {
+        let e = match decode(
+            br#"{"id":1,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"],"requested":"x"}}}"#,
+        )
+        .unwrap()
+        {
+            Incoming::Response { outcome: Err(e), .. } => e.into_error(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(e.status, Status::MCPC_ERR_UNSUPPORTED_VERSION);
+        assert_eq!(e.rpc_code, Some(-32022));
+        assert!(e.message.contains("2026-07-28"), "{}", e.message);
+        let hm = RpcError {
+            code: -32020,
+            message: "m".into(),
+            data: None,
+        }
+        .into_error();
+        assert_eq!(hm.status, Status::MCPC_ERR_HEADER_MISMATCH);
     }
 
     #[test]

@@ -47,6 +47,17 @@ expect usage-unterminated-quote 1 '' -- --stdio "$PYTHON 'demo/server.py" info
 expect bad-json-args 1 '' -- --stdio "$SERVER" call echo '{"text":'
 expect help 0 'Usage' -- --help
 
+# Protocol 2026-07-28: chosen with no flag against a server that speaks it, initialize
+# against one that does not; info says which and how.
+expect modern-info 0 '"mcpc":{"protocolVersion":"2026-07-28","negotiatedBy":"discover"}' -- --stdio "$SERVER --era=modern" info
+expect modern-call 0 '"structuredContent":{"sum":5}' -- --stdio "$SERVER --era=modern" call add '{"a":2,"b":3}'
+expect modern-tools 0 '"name":"needs_state"' -- --stdio "$SERVER --era=modern" tools
+expect modern-rounds 0 '"text":"done after 3 rounds"' -- --stdio "$SERVER --era=modern" call needs_state
+expect legacy-info 0 '"mcpc":{"protocolVersion":"2025-11-25","negotiatedBy":"fallback"}' -- --stdio "$SERVER" info
+expect forced-legacy 0 '"negotiatedBy":"initialize"' -- --legacy --stdio "$SERVER --era=dual" info
+expect forced-legacy-vs-modern 3 '' -- --legacy --stdio "$SERVER --era=modern" info
+expect pinned-modern 0 '"negotiatedBy":"pinned"' -- --protocol-version 2026-07-28 --stdio "$SERVER --era=modern" info
+
 # The error message goes to stderr with the library's words.
 "$MCPC" --stdio "$SERVER" call nope '{}' >/dev/null 2>"$tmp/err"
 if grep -q 'MCPC_ERR_RPC' "$tmp/err" && grep -q 'nope' "$tmp/err"; then
@@ -101,6 +112,12 @@ expect http-tool-error 2 '"isError":true' -- --url "$url" call fail '{}'
 expect http-timeout 4 '' -- --timeout 300 --url "$url" call slow '{"ms":20000}'
 stop_fixture
 expect http-insecure-refused 3 '' -- --url http://example.com/mcp info
+
+start_fixture --era modern
+url="http://127.0.0.1:$fixture_port/mcp"
+expect http-modern-info 0 '"negotiatedBy":"discover"' -- --url "$url" info
+expect http-modern-headers 0 '"text":"ok"' -- --url "$url" call header_tool '{"region":"eu","priority":3}'
+stop_fixture
 
 start_fixture --fault auth
 url="http://127.0.0.1:$fixture_port/mcp"

@@ -37,7 +37,12 @@ impl ClientHandle {
     fn new(client: Client) -> Self {
         let version = super::boundary::c_message(&client.session().version);
         let negotiated_by = super::boundary::c_message(client.session().negotiated_by);
-        ClientHandle { client: Arc::new(client), version, negotiated_by, ops: OpTracker::new() }
+        ClientHandle {
+            client: Arc::new(client),
+            version,
+            negotiated_by,
+            ops: OpTracker::new(),
+        }
     }
 
     /// Closes the client, then waits until every async operation has completed.

@@ -191,7 +191,10 @@ pub unsafe extern "C" fn mcpc_options_set_protocol_version(
             Some(v) => {
                 return Err(Error::new(
                     Status::MCPC_ERR_INVALID_ARG,
-                    format!("protocol version {v:?} is not supported (supported: {})", protocol::ALL_VERSIONS.join(", ")),
+                    format!(
+                        "protocol version {v:?} is not supported (supported: {})",
+                        protocol::ALL_VERSIONS.join(", ")
+                    ),
                 ))
             }
         };
@@ -221,7 +224,12 @@ pub unsafe extern "C" fn mcpc_options_set_negotiation(opts: *mut mcpc_options_t,
         o.client.negotiation = match mode {
             MCPC_NEGOTIATE_AUTO => Negotiation::Auto,
             MCPC_NEGOTIATE_LEGACY => Negotiation::Legacy,
-            _ => return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, format!("unknown negotiation mode {mode}"))),
+            _ => {
+                return Err(Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("unknown negotiation mode {mode}"),
+                ))
+            }
         };
         Ok(())
     })

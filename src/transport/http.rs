@@ -217,12 +217,14 @@ async fn status_error(resp: reqwest::Response, what: &str) -> Error {
     let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("{what}: HTTP {status}"));
     err.http_status = Some(status.as_u16());
     if let Ok(e) = serde_json::from_slice::<E>(&body) {
-        err.message.push_str(&format!(
-            " (server error {}: {})",
-            e.error.code,
-            quote(&e.error.message)
-        ));
-        err.rpc_code = Some(e.error.code);
+        // The 2026-07-28 error codes keep their own statuses (an older client meeting a
+        // newer server gets "unsupported version", with the versions it lists).
+        let rpc = e.error.into_error();
+        if rpc.status != Status::MCPC_ERR_RPC {
+            err.status = rpc.status;
+        }
+        err.message.push_str(&format!(" ({})", rpc.message));
+        err.rpc_code = rpc.rpc_code;
     }
     err
 }
@@ -437,13 +439,19 @@ impl Inner {
             return Ok(()); // this revision has no client notifications over HTTP
         };
         let mut extra = HeaderMap::new();
-        extra.insert(HeaderName::from_static(MCP_PROTOCOL_VERSION), HeaderValue::from_static(version));
+        extra.insert(
+            HeaderName::from_static(MCP_PROTOCOL_VERSION),
+            HeaderValue::from_static(version),
+        );
         if let Some(m) = msg.method.and_then(|m| HeaderValue::from_str(m).ok()) {
             extra.insert(HeaderName::from_static(MCP_METHOD), m);
         }
         for (k, v) in &msg.headers {
             let (Ok(k), Ok(v)) = (HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(v)) else {
-                return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, format!("{what}: header {k:?} is not valid")));
+                return Err(Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("{what}: header {k:?} is not valid"),
+                ));
             };
             extra.insert(k, v);
         }
@@ -653,7 +661,9 @@ impl Inner {
         };
         let Some(body) = init_body else { return };
         let fresh = async {
-            let (resp, _) = self.post(&body, "initialize (fresh session)", &HeaderMap::new()).await?;
+            let (resp, _) = self
+                .post(&body, "initialize (fresh session)", &HeaderMap::new())
+                .await?;
             if !resp.status().is_success() {
                 return Err(status_error(resp, "initialize (fresh session)").await);
             }

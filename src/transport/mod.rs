@@ -31,7 +31,12 @@ pub struct Outgoing {
 impl Outgoing {
     /// A response to a server request.
     pub fn response(body: Vec<u8>) -> Self {
-        Outgoing { body, id: None, method: None, headers: Vec::new() }
+        Outgoing {
+            body,
+            id: None,
+            method: None,
+            headers: Vec::new(),
+        }
     }
 }
 

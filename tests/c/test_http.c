@@ -507,6 +507,135 @@ static void test_many_threads_over_http(void) {
     fixture_stop(&f);
 }
 
+/* ---- 2026-07-28 over HTTP ---- */
+
+static void modern_over(const char *mode) {
+    struct fixture f;
+    const char *args[] = {"--mode", mode, "--era", "modern", NULL};
+    if (fixture_start(&f, args) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        CHECK(strcmp(mcpc_client_protocol_version(c), "2026-07-28") == 0);
+        CHECK(strcmp(mcpc_client_negotiated_by(c), "discover") == 0);
+        /* Tools with invalid x-mcp-header annotations are dropped: 32 served, 30 kept. */
+        mcpc_tool_list_t *l = NULL;
+        CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+        CHECK(mcpc_tool_list_len(l) == 30);
+        for (size_t i = 0; l && i < mcpc_tool_list_len(l); i++) {
+            CHECK(strncmp(mcpc_tool_list_name(l, i), "bad_header_tool", 15) != 0);
+        }
+        mcpc_tool_list_free(l);
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"modern\"}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "modern") == 0);
+        mcpc_result_free(r);
+        /* Annotated parameters go into Mcp-Param-* headers, encoded; the server checks them. */
+        CHECK_STATUS(mcpc_client_call_tool(c, "header_tool",
+                                           "{\"region\":\"eu-west\",\"priority\":5,\"verbose\":false,"
+                                           "\"nested\":{\"zone\":\"Zürich\"},\"query\":\"q\"}",
+                                           NULL, &r),
+                     MCPC_OK);
+        mcpc_result_free(r);
+        const char *params[] = {"\"mcp-param-region\":\"eu-west\"", "\"mcp-param-priority\":\"5\"",
+                                "\"mcp-param-verbose\":\"false\"", "\"mcp-param-zone\":\"=?base64?WsO8cmljaA==?=\"",
+                                "\"mcp-name\":\"header_tool\"", NULL};
+        CHECK(log_count(&f, params) == 1);
+        const char *unannotated[] = {"mcp-param-query", NULL};
+        CHECK(log_count(&f, unannotated) == 0);
+        /* A null value is omitted. */
+        CHECK_STATUS(mcpc_client_call_tool(c, "header_tool", "{\"region\":\"x\",\"verbose\":null}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        /* input_required rounds over HTTP. */
+        CHECK_STATUS(mcpc_client_call_tool(c, "needs_state", NULL, NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "done after 3 rounds") == 0);
+        mcpc_result_free(r);
+        /* A timeout closes the reply stream: the cancel, with no notification POSTed. */
+        mcpc_call_opts_t o = timeout_opts(300);
+        CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":20000}", &o, &r), MCPC_ERR_TIMEOUT);
+        CHECK(wait_for_file_text(f.log, "\"by\":\"disconnect\"", 5000));
+        mcpc_client_free(c);
+    }
+    /* Every POST carried the version and method headers; no session, no GET, no DELETE. */
+    const char *posts[] = {"\"method\":\"POST\"", NULL};
+    const char *with_headers[] = {"\"method\":\"POST\"", "\"mcp-protocol-version\":\"2026-07-28\"", "\"mcp-method\":", NULL};
+    CHECK(log_count(&f, posts) >= 8);
+    CHECK(log_count(&f, with_headers) == log_count(&f, posts));
+    const char *notes[] = {"notifications/", NULL};
+    const char *sessions[] = {"mcp-session-id", NULL};
+    const char *others[] = {"\"method\":\"DELETE\"", NULL};
+    const char *gets[] = {"\"method\":\"GET\"", NULL};
+    CHECK(log_count(&f, notes) == 0);
+    CHECK(log_count(&f, sessions) == 0);
+    CHECK(log_count(&f, others) == 0);
+    CHECK(log_count(&f, gets) == 0);
+    fixture_stop(&f);
+}
+
+static void test_modern_json(void) { modern_over("json"); }
+static void test_modern_sse(void) { modern_over("sse"); }
+
+static void test_modern_negotiation_over_http(void) {
+    /* A dual server: 2026-07-28 by default, initialize with a session when asked. */
+    struct fixture f;
+    const char *args[] = {"--era", "dual", NULL};
+    if (fixture_start(&f, args) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    CHECK(c && strcmp(mcpc_client_negotiated_by(c), "discover") == 0);
+    mcpc_client_free(c);
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    CHECK(c && strcmp(mcpc_client_negotiated_by(c), "initialize") == 0);
+    mcpc_client_free(c);
+    const char *deleted[] = {"\"event\":\"session-deleted\"", NULL};
+    CHECK(log_count(&f, deleted) == 1);
+    /* Pinned 2026-07-28 and a legacy mode against the modern-only server: clear errors. */
+    fixture_stop(&f);
+    const char *modern[] = {"--era", "modern", NULL};
+    if (fixture_start(&f, modern) != 0) return;
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_ERR_UNSUPPORTED_VERSION);
+    CHECK(strstr(mcpc_last_error_message(), "2026-07-28") != NULL);
+    mcpc_options_free(o);
+    /* A call before any listing: the server asks for headers the client could not know
+     * (-32020), so the client lists the tools and retries once, with them. */
+    CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_OK);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "header_tool", "{\"region\":\"ap\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        const char *calls[] = {"\"name\":\"header_tool\"", NULL};
+        const char *lists[] = {"\"method\":\"tools/list\"", NULL};
+        CHECK(log_count(&f, calls) == 2);
+        CHECK(log_count(&f, lists) >= 1);
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+    /* Auth, server errors and TLS on the probe are never taken for an older server. */
+    const char *auth[] = {"--era", "dual", "--fault", "auth", NULL};
+    if (fixture_start(&f, auth) == 0) {
+        CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_ERR_AUTH);
+        const char *inits[] = {"\"method\":\"initialize\"", NULL};
+        CHECK(log_count(&f, inits) == 0);
+        fixture_stop(&f);
+    }
+    const char *boom[] = {"--era", "dual", "--fault", "status-500", NULL};
+    if (fixture_start(&f, boom) == 0) {
+        CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_ERR_HTTP);
+        CHECK(strstr(mcpc_last_error_message(), "500") != NULL);
+        const char *inits[] = {"\"method\":\"initialize\"", NULL};
+        CHECK(log_count(&f, inits) == 0);
+        fixture_stop(&f);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     snprintf(cert_dir, sizeof cert_dir, "/tmp/mcpc-certs-%d", (int)getpid());
@@ -535,6 +664,9 @@ int main(int argc, char **argv) {
     RUN(test_standalone_get_stream);
     RUN(test_header_options);
     RUN(test_many_threads_over_http);
+    RUN(test_modern_json);
+    RUN(test_modern_sse);
+    RUN(test_modern_negotiation_over_http);
     snprintf(cmd, sizeof cmd, "rm -rf %s", cert_dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", cert_dir);
     return harness_finish();

@@ -776,6 +776,193 @@ static void test_environment_and_cwd(void) {
     mcpc_options_free(o);
 }
 
+/* ---- protocol revision 2026-07-28, and choosing between the generations ---- */
+
+static int log_lines_with(const char *a, const char *b) {
+    char *s = read_file(log_path);
+    int n = 0;
+    for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) n += strstr(line, a) && (!b || strstr(line, b));
+    free(s);
+    return n;
+}
+
+static void test_modern_server_is_spoken_to_in_2026(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo_args(NULL, "--era=modern", NULL, &c), MCPC_OK);
+    if (!c) return;
+    CHECK(strcmp(mcpc_client_protocol_version(c), "2026-07-28") == 0);
+    CHECK(strcmp(mcpc_client_negotiated_by(c), "discover") == 0);
+    char *info = NULL;
+    CHECK_STATUS(mcpc_client_server_info(c, &info), MCPC_OK);
+    CHECK(info && strstr(info, "\"supportedVersions\""));
+    mcpc_string_free(info);
+    mcpc_tool_list_t *l = NULL;
+    CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+    CHECK(mcpc_tool_list_len(l) == 32);
+    mcpc_tool_list_free(l);
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"new\"}", NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "new") == 0);
+    mcpc_result_free(r);
+    /* structuredContent may be any JSON value in 2026-07-28. */
+    CHECK_STATUS(mcpc_client_call_tool(c, "any_structured", NULL, NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_structured_json(r), "[1,2,3]") == 0);
+    mcpc_result_free(r);
+    CHECK_STATUS(mcpc_client_call_tool(c, "fail", "{\"message\":\"m\"}", NULL, &r), MCPC_ERR_TOOL);
+    mcpc_result_free(r);
+    CHECK_STATUS(mcpc_client_call_tool(c, "nope", "{}", NULL, &r), MCPC_ERR_RPC);
+    /* No initialize; every request carries the version, capabilities and client info. */
+    CHECK(log_lines_with("\"method\":\"initialize\"", NULL) == 0);
+    CHECK(log_lines_with("\"method\":\"notifications/initialized\"", NULL) == 0);
+    int requests = log_lines_with("\"jsonrpc\":\"2.0\",\"id\":", "\"method\"");
+    CHECK(requests >= 10);
+    CHECK(log_lines_with("\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"",
+                         "\"io.modelcontextprotocol/clientCapabilities\":{},\"io.modelcontextprotocol/clientInfo\":{\"name\":\"mcpc\"") == requests);
+    close_and_check_cleanup(c);
+}
+
+static void test_dual_server_prefers_2026(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo_args(NULL, "--era=dual", NULL, &c), MCPC_OK);
+    if (!c) return;
+    CHECK(strcmp(mcpc_client_protocol_version(c), "2026-07-28") == 0);
+    CHECK(strcmp(mcpc_client_negotiated_by(c), "discover") == 0);
+    close_and_check_cleanup(c);
+    /* Legacy mode still uses initialize with it. */
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY), MCPC_OK);
+    CHECK_STATUS(mcpc_options_set_negotiation(o, 7), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(connect_demo_args(NULL, "--era=dual", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    CHECK(strcmp(mcpc_client_protocol_version(c), "2025-11-25") == 0);
+    CHECK(strcmp(mcpc_client_negotiated_by(c), "initialize") == 0);
+    CHECK(log_lines_with("server/discover", NULL) == 0);
+    close_and_check_cleanup(c);
+}
+
+static void test_legacy_server_falls_back(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    CHECK(strcmp(mcpc_client_protocol_version(c), "2025-11-25") == 0);
+    CHECK(strcmp(mcpc_client_negotiated_by(c), "fallback") == 0);
+    /* The probe came first, answered -32601; then initialize; later requests have no 2026 _meta. */
+    CHECK(log_lines_with("\"method\":\"server/discover\"", NULL) == 1);
+    CHECK(log_lines_with("\"method\":\"initialize\"", NULL) == 1);
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    CHECK(log_lines_with("\"method\":\"tools/call\"", "io.modelcontextprotocol") == 0);
+    close_and_check_cleanup(c);
+}
+
+static void test_pinned_versions(void) {
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_protocol_version(o, "2026-07-28"), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo_args(NULL, "--era=modern", o, &c), MCPC_OK);
+    if (c) {
+        CHECK(strcmp(mcpc_client_negotiated_by(c), "pinned") == 0);
+        close_and_check_cleanup(c);
+    }
+    /* Pinned to 2026-07-28, a legacy server is an error, never a fallback. */
+    CHECK(connect_demo(NULL, o, &c) != MCPC_OK);
+    CHECK(c == NULL);
+    CHECK(log_lines_with("\"method\":\"initialize\"", NULL) == 0);
+    CHECK(count_processes_with(log_path) == 0);
+    /* Pinned to an older version, a dual server gets initialize with it. */
+    CHECK_STATUS(mcpc_options_set_protocol_version(o, "2025-06-18"), MCPC_OK);
+    CHECK_STATUS(connect_demo_args(NULL, "--era=dual", o, &c), MCPC_OK);
+    if (c) {
+        CHECK(strcmp(mcpc_client_protocol_version(c), "2025-06-18") == 0);
+        CHECK(strcmp(mcpc_client_negotiated_by(c), "pinned") == 0);
+        close_and_check_cleanup(c);
+    }
+    /* A modern-only server refuses initialize: a clear unsupported-version error. */
+    CHECK_STATUS(mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY), MCPC_OK);
+    CHECK_STATUS(connect_demo_args(NULL, "--era=modern", o, &c), MCPC_ERR_UNSUPPORTED_VERSION);
+    CHECK(strstr(mcpc_last_error_message(), "2026-07-28") != NULL);
+    CHECK(mcpc_last_error_rpc_code() == -32022);
+    mcpc_options_free(o);
+}
+
+static void test_input_required_rounds(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo_args(NULL, "--era=modern", NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "needs_state", NULL, NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "done after 3 rounds") == 0);
+    mcpc_result_free(r);
+    /* Three rounds, each a new request id, echoing the state exactly. */
+    CHECK(log_lines_with("\"event\":\"mrtr\"", NULL) == 3);
+    CHECK(log_lines_with("\"event\":\"mrtr\",\"requestState\":null", NULL) == 1);
+    CHECK(log_lines_with("\"requestState\":\"state-1\"", "\"method\":\"tools/call\"") == 1);
+    CHECK(log_lines_with("\"requestState\":\"state-2\"", "\"method\":\"tools/call\"") == 1);
+    /* Bounded: a server that never completes is an error after 10 retries. */
+    r = (mcpc_result_t *)1;
+    CHECK_STATUS(mcpc_client_call_tool(c, "endless_state", NULL, NULL, &r), MCPC_ERR_INPUT_REQUIRED);
+    CHECK(r == NULL);
+    CHECK(log_lines_with("\"name\":\"endless_state\"", NULL) == 11);
+    /* Input this client cannot give (it declared no capabilities). */
+    CHECK_STATUS(mcpc_client_call_tool(c, "wants_input", NULL, NULL, &r), MCPC_ERR_INPUT_REQUIRED);
+    CHECK(strstr(mcpc_last_error_message(), "elicitation") != NULL);
+    close_and_check_cleanup(c);
+}
+
+static void test_empty_string_cursor(void) {
+    const char *eras[] = {"--era=modern", "--era=legacy"};
+    for (int i = 0; i < 2; i++) {
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(connect_demo_args("empty-cursor", eras[i], NULL, &c), MCPC_OK);
+        if (!c) continue;
+        mcpc_tool_list_t *l = NULL;
+        CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+        CHECK(mcpc_tool_list_len(l) == (i == 0 ? 32 : 25));
+        mcpc_tool_list_free(l);
+        CHECK(log_lines_with("\"cursor\":\"\"", NULL) == 1);
+        close_and_check_cleanup(c);
+    }
+}
+
+static void test_modern_timeout_sends_cancel(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo_args(NULL, "--era=modern", NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    mcpc_call_opts_t o = opts_timeout(300);
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":20000}", &o, &r), MCPC_ERR_TIMEOUT);
+    CHECK(wait_for_file_text(log_path, "{\"event\":\"cancelled\"", 5000));
+    CHECK(log_lines_with("notifications/cancelled", "\"reason\":\"timed out\"") == 1);
+    close_and_check_cleanup(c);
+}
+
+static void test_probe_fallback_branches(void) {
+    STDIO_ONLY();
+    /* A server that dies on the probe is started again, once, and spoken to with initialize. */
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("exit-on-discover", NULL, &c), MCPC_OK);
+    if (c) {
+        CHECK(strcmp(mcpc_client_negotiated_by(c), "fallback") == 0);
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        close_and_check_cleanup(c);
+    }
+    /* A server that ignores the probe: silence on stdio means an older server. */
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_timeout_ms(o, 1500), MCPC_OK);
+    double t0 = now_ms();
+    CHECK_STATUS(connect_demo("silent-discover", o, &c), MCPC_OK);
+    CHECK(now_ms() - t0 < 10000);
+    mcpc_options_free(o);
+    if (c) {
+        CHECK(strcmp(mcpc_client_negotiated_by(c), "fallback") == 0);
+        close_and_check_cleanup(c);
+    }
+}
+
 /* ---- tests of the seam itself ---- */
 
 static void test_seam_send_failure(void) {
@@ -895,6 +1082,14 @@ int main(int argc, char **argv) {
     RUN(test_close_while_call_in_flight);
     RUN(test_no_fd_leak);
     RUN(test_environment_and_cwd);
+    RUN(test_modern_server_is_spoken_to_in_2026);
+    RUN(test_dual_server_prefers_2026);
+    RUN(test_legacy_server_falls_back);
+    RUN(test_pinned_versions);
+    RUN(test_input_required_rounds);
+    RUN(test_empty_string_cursor);
+    RUN(test_modern_timeout_sends_cancel);
+    RUN(test_probe_fallback_branches);
     RUN(test_seam_send_failure);
     RUN(test_seam_garbage_and_late_delivery);
     RUN(test_seam_caller_errors);

@@ -76,7 +76,7 @@ def _ms(seconds: Optional[float], what: str) -> int:
         raise ValueError("%s must be a positive number of seconds, got %r" % (what, seconds))
     if math.isinf(seconds):
         return 2**62
-    return max(1, math.ceil(seconds * 1000))
+    return max(1, math.ceil(round(seconds * 1000, 6)))  # 0.2 s is 200 ms, not 201
 
 
 def _raise_last(status: int) -> "McpcError":

@@ -1,0 +1,71 @@
+# Bindings: Python (bindings/python) and C++ (bindings/cpp).
+#
+#   make test-python   a venv under build/python with pinned pytest; builds the package
+#                      as a wheel that bundles target/release/libmcpc.so and installs it;
+#                      runs its pytest suite against the demo server, the HTTP fixture and
+#                      a server built on the Python `mcp` SDK (its own venv, pinned)
+#   make test-cpp      builds tests/bindings/cpp_test.cpp (C++17, -Wall -Wextra -Werror)
+#                      and runs it under valgrind (MCPC_VALGRIND=0 skips that pass) and
+#                      again built with ASan and UBSan; compiles and runs the README's
+#                      C++ example
+#   make python-wheel  just the wheel, in build/python/dist
+
+PYTEST_PIN     := pytest==9.1.1
+SETUPTOOLS_PIN := setuptools==80.9.0
+MCP_PIN        := mcp==1.30.0
+
+PY_BUILD  := build/python
+PY_VENV   := $(PY_BUILD)/venv
+MCP_VENV  := $(PY_BUILD)/mcp-venv
+PY_SRCS   := $(shell find bindings/python/src bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md -type f -not -name '*.pyc' 2>/dev/null)
+
+.PHONY: test-python test-cpp python-wheel
+
+$(PY_VENV)/.pins: mk/bindings.mk
+	rm -rf $(PY_VENV)
+	$(PYTHON) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check $(PYTEST_PIN) $(SETUPTOOLS_PIN)
+	touch $@
+
+$(MCP_VENV)/.pins: mk/bindings.mk
+	rm -rf $(MCP_VENV)
+	$(PYTHON) -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/python -m pip install -q --disable-pip-version-check $(MCP_PIN)
+	touch $@
+
+# The wheel is built from a copy of bindings/python, so the source tree stays clean,
+# and carries the release library (MCPC_BUNDLE_LIBRARY, see bindings/python/setup.py).
+python-wheel: lib $(PY_VENV)/.pins
+	rm -rf $(PY_BUILD)/pkg $(PY_BUILD)/dist
+	mkdir -p $(PY_BUILD)/pkg
+	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src $(PY_BUILD)/pkg/
+	MCPC_BUNDLE_LIBRARY=$(CURDIR)/$(RELEASE)/libmcpc.so $(PY_VENV)/bin/python -m pip wheel -q \
+	    --disable-pip-version-check --no-deps --no-build-isolation -w $(PY_BUILD)/dist $(PY_BUILD)/pkg
+	@ls $(PY_BUILD)/dist/mcpc-*-py3-none-*.whl >/dev/null || { echo "python-wheel: expected a platform wheel"; exit 1; }
+
+# MCPC_EXPECT_BUNDLED: the tests check that the wheel's own copy of the library is the
+# one loaded. pytest exits 5 when it collected no test: make fails on any nonzero exit.
+test-python: python-wheel $(MCP_VENV)/.pins
+	$(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(PY_BUILD)/dist/mcpc-*.whl
+	cd $(PY_BUILD) && env -u MCPC_LIBRARY MCPC_REPO=$(CURDIR) MCPC_PYTHON=$(PYTHON) MCPC_EXPECT_BUNDLED=1 \
+	    MCPC_TEST_MCP_PYTHON=$(CURDIR)/$(MCP_VENV)/bin/python MCPC_REQUIRE_MCP=1 PYTHONDONTWRITEBYTECODE=1 \
+	    $(CURDIR)/$(PY_VENV)/bin/python -m pytest -p no:cacheprovider -q $(CURDIR)/bindings/python/tests
+
+CPP_TEST_DEPS := tests/bindings/cpp_test.cpp bindings/cpp/mcpc.hpp include/mcpc.h lib-debug
+
+build/bindings/cpp_test: $(CPP_TEST_DEPS)
+	@mkdir -p build/bindings
+	$(CXX) -std=c++17 $(CWARN) -g -Iinclude -Ibindings/cpp $< -L$(DEBUG) -lmcpc -lpthread \
+	    -Wl,-rpath,'$$ORIGIN/../../$(DEBUG)' -o $@
+
+build/bindings/asan/cpp_test: $(CPP_TEST_DEPS)
+	@mkdir -p build/bindings/asan
+	$(CXX) -std=c++17 $(CWARN) -g $(SANITIZE) -Iinclude -Ibindings/cpp $< -L$(DEBUG) -lmcpc -lpthread \
+	    -Wl,-rpath,'$$ORIGIN/../../../$(DEBUG)' -o $@
+
+test-cpp: build/bindings/cpp_test build/bindings/asan/cpp_test
+	$(RUNNER) build/bindings/cpp_test
+	build/bindings/asan/cpp_test
+	CXX="$(CXX)" LIB=$(DEBUG) tests/bindings/cpp_examples.sh
+
+EXTRA_TESTS += test-python test-cpp

@@ -1,0 +1,1174 @@
+/* mcpc against MCP software no one here wrote, through the public C API and the CLI:
+ *   - @modelcontextprotocol/server-everything (the TypeScript reference server),
+ *     over stdio and Streamable HTTP;
+ *   - a server on the Python `mcp` package (tests/peers/py_server.py), 2.x (which
+ *     speaks 2026-07-28 as well as the older revisions) and 1.x, over stdio, HTTP,
+ *     HTTPS with a test CA, stateless and JSON-response modes, with pagination.
+ * Each quirk in which these servers differ is a test of its own (see the "quirk"
+ * comments). The peers come from tests/peers/install.sh; the test reads where they
+ * are from the MCPC_PEERS_* variables of its peers.env. A missing peer is a failure.
+ * Closing line: "N passed, N failed, N skipped". */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+
+#define PY_SERVER "tests/peers/py_server.py"
+
+/* ---- the peers ---------------------------------------------------------- */
+
+/* The value of a MCPC_PEERS_* variable; a missing one fails the running test. */
+static const char *peer(const char *var) {
+    const char *v = getenv(var);
+    if (!v || !*v) {
+        fprintf(stderr, "  %s is not set: install the peers (tests/peers/install.sh) and source their peers.env\n",
+                var);
+        harness_failures_in_test++;
+        return NULL;
+    }
+    return v;
+}
+
+static char tmpdir[256];
+
+static void tmp_path(char *out, size_t n, const char *name) {
+    static int counter;
+    snprintf(out, n, "%s/%d-%s", tmpdir, ++counter, name);
+}
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits until `cond(arg)` holds, polling; true if it did within `limit_ms`. */
+static bool wait_until(bool (*cond)(void *), void *arg, int limit_ms) {
+    double end = now_ms() + limit_ms;
+    while (now_ms() < end) {
+        if (cond(arg)) return true;
+        sleep_ms(10);
+    }
+    return cond(arg);
+}
+
+/* ---- server processes --------------------------------------------------- */
+
+struct server {
+    pid_t pid;
+    int port;
+    char url[128];
+    char out[256]; /* its stdout */
+    char err[256]; /* its stderr */
+    char log[256]; /* py_server.py --log */
+};
+
+/* Starts argv (NULL-terminated) in its own process group, stdin from /dev/null,
+ * stdout and stderr to files, with `extra_env` ("NAME=value" or NULL) added. */
+static pid_t spawn_logged(const char *const *argv, const char *out, const char *err, const char *extra_env) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = calloc(n + 2, sizeof *env);
+    memcpy(env, environ, n * sizeof *env);
+    env[n] = (char *)extra_env;
+    pid_t pid = -1;
+    if (posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, env) != 0) pid = -1;
+    free(env);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    return pid;
+}
+
+/* Stops a process group: SIGTERM, then SIGKILL after 3 s; always reaps. */
+static int stop_pid(pid_t pid) {
+    if (pid <= 0) return -1;
+    kill(-pid, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 300; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid) return status;
+        sleep_ms(10);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return status;
+}
+
+static void server_stop(struct server *s) {
+    stop_pid(s->pid);
+    s->pid = 0;
+}
+
+static bool port_open(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+/* A loopback port that was free a moment ago (server-everything takes PORT from
+ * its environment and cannot report the one it got). */
+static int free_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* server-everything over Streamable HTTP on `port` (0: a free one). Its stdout (a
+ * line per request, session ids) goes to s->out. */
+static int everything_http_start(struct server *s, int port) {
+    const char *node = peer("MCPC_PEERS_NODE"), *ev = peer("MCPC_PEERS_EVERYTHING");
+    if (!node || !ev) return -1;
+    memset(s, 0, sizeof *s);
+    s->port = port ? port : free_port();
+    tmp_path(s->out, sizeof s->out, "everything.out");
+    tmp_path(s->err, sizeof s->err, "everything.err");
+    char env[32];
+    snprintf(env, sizeof env, "PORT=%d", s->port);
+    const char *argv[] = {node, ev, "streamableHttp", NULL};
+    s->pid = spawn_logged(argv, s->out, s->err, env);
+    if (s->pid <= 0 || !wait_for_file_text(s->out, "listening on port", 20000) || !port_open(s->port)) {
+        fprintf(stderr, "  server-everything did not start on port %d\n", s->port);
+        server_stop(s);
+        return -1;
+    }
+    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d/mcp", s->port);
+    return 0;
+}
+
+/* py_server.py over HTTP with the Python at MCPC_PEERS_<py_var>, `args` NULL-terminated
+ * extra arguments; `port` 0 lets the server choose (it prints "PORT n"). */
+static int py_http_start(struct server *s, const char *py_var, int port, const char *const *args) {
+    const char *py = peer(py_var);
+    if (!py) return -1;
+    memset(s, 0, sizeof *s);
+    tmp_path(s->out, sizeof s->out, "py.out");
+    tmp_path(s->err, sizeof s->err, "py.err");
+    tmp_path(s->log, sizeof s->log, "py.log");
+    char port_arg[16];
+    snprintf(port_arg, sizeof port_arg, "%d", port);
+    const char *argv[32] = {py, PY_SERVER, "--http", "--port", port_arg, "--log", s->log};
+    size_t n = 7;
+    for (size_t i = 0; args && args[i] && n < 30; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    s->pid = spawn_logged(argv, s->out, s->err, NULL);
+    if (s->pid <= 0 || !wait_for_file_text(s->out, "PORT ", 20000)) {
+        fprintf(stderr, "  py_server.py did not start\n");
+        server_stop(s);
+        return -1;
+    }
+    char *o = read_file(s->out);
+    sscanf(strstr(o, "PORT "), "PORT %d", &s->port);
+    free(o);
+    const char *scheme = "http";
+    for (size_t i = 0; args && args[i]; i++) {
+        if (strcmp(args[i], "--certfile") == 0) scheme = "https";
+    }
+    snprintf(s->url, sizeof s->url, "%s://127.0.0.1:%d/mcp", scheme, s->port);
+    return 0;
+}
+
+/* Number of lines of `path` holding every one of the NULL-terminated needles. */
+static int count_lines(const char *path, ...) {
+    const char *needles[8];
+    size_t k = 0;
+    va_list ap;
+    va_start(ap, path);
+    const char *x;
+    while ((x = va_arg(ap, const char *)) != NULL && k < 8) needles[k++] = x;
+    va_end(ap);
+    char *s = read_file(path);
+    int count = 0;
+    for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+        bool all = true;
+        for (size_t i = 0; i < k; i++) all &= strstr(line, needles[i]) != NULL;
+        count += all;
+    }
+    free(s);
+    return count;
+}
+#define LINES(path, ...) count_lines(path, __VA_ARGS__, (const char *)NULL)
+
+/* ---- callbacks that record -------------------------------------------- */
+
+/* Collected text lines (stderr lines, notification methods), thread-safe. */
+struct lines {
+    pthread_mutex_t mu;
+    char *buf;
+    size_t len;
+    int count;
+};
+
+static void lines_add(struct lines *l, const char *s, size_t n) {
+    pthread_mutex_lock(&l->mu);
+    l->buf = realloc(l->buf, l->len + n + 2);
+    memcpy(l->buf + l->len, s, n);
+    l->len += n;
+    l->buf[l->len++] = '\n';
+    l->buf[l->len] = 0;
+    l->count++;
+    pthread_mutex_unlock(&l->mu);
+}
+
+static int lines_count_with(struct lines *l, const char *needle) {
+    pthread_mutex_lock(&l->mu);
+    int count = 0;
+    for (const char *p = l->buf; p && (p = strstr(p, needle)) != NULL; p += strlen(needle)) count++;
+    pthread_mutex_unlock(&l->mu);
+    return count;
+}
+
+static void lines_free(struct lines *l) {
+    free(l->buf);
+    l->buf = NULL;
+}
+
+#define LINES_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0}
+
+static void on_stderr(void *ud, const char *line, size_t len) { lines_add(ud, line, len); }
+
+static void on_notification(void *ud, const char *method, const char *params) {
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "%s %s", method, params ? params : "");
+    lines_add(ud, buf, (size_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1));
+}
+
+struct lines_wait {
+    struct lines *l;
+    const char *needle;
+    int at_least;
+};
+
+static bool lines_have(void *arg) {
+    struct lines_wait *w = arg;
+    return lines_count_with(w->l, w->needle) >= w->at_least;
+}
+
+static bool wait_lines(struct lines *l, const char *needle, int at_least, int limit_ms) {
+    struct lines_wait w = {l, needle, at_least};
+    return wait_until(lines_have, &w, limit_ms);
+}
+
+/* Progress of one call. Once `returned` is set, any further callback is a bug: the
+ * progress userdata need only live until the call returns. */
+struct progress {
+    pthread_mutex_t mu;
+    int count;
+    double last, total;
+    bool increasing;
+    const mcpc_cancel_t *cancel_at; /* trigger this on the first progress */
+    atomic_bool returned;
+    atomic_int late;
+};
+
+#define PROGRESS_INIT {PTHREAD_MUTEX_INITIALIZER, 0, -1, 0, true, NULL, false, 0}
+
+static void on_progress(void *ud, double progress, double total, const char *message) {
+    (void)message;
+    struct progress *p = ud;
+    if (atomic_load(&p->returned)) atomic_fetch_add(&p->late, 1);
+    pthread_mutex_lock(&p->mu);
+    if (progress <= p->last) p->increasing = false;
+    p->last = progress;
+    p->total = total;
+    p->count++;
+    pthread_mutex_unlock(&p->mu);
+    if (p->cancel_at) mcpc_cancel_trigger(p->cancel_at);
+}
+
+static mcpc_call_opts_t progress_opts(struct progress *p, int64_t timeout_ms) {
+    mcpc_call_opts_t o;
+    mcpc_call_opts_init(&o);
+    o.timeout_ms = timeout_ms;
+    o.on_progress = on_progress;
+    o.progress_userdata = p;
+    return o;
+}
+
+/* ---- call helpers ------------------------------------------------------- */
+
+/* Calls a tool; on MCPC_OK or MCPC_ERR_TOOL gives the result. */
+static mcpc_status_t call(mcpc_client_t *c, const char *tool, const char *args, const mcpc_call_opts_t *o,
+                          mcpc_result_t **r) {
+    *r = NULL;
+    return mcpc_client_call_tool(c, tool, args, o, r);
+}
+
+/* Calls a tool expecting MCPC_OK and text equal to `want_text` (NULL: any). */
+static void call_ok(mcpc_client_t *c, const char *tool, const char *args, const char *want_text) {
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(call(c, tool, args, NULL, &r), MCPC_OK);
+    if (r && want_text && strcmp(mcpc_result_text(r, NULL), want_text) != 0) {
+        fprintf(stderr, "  %s: text %s, want %s\n", tool, mcpc_result_text(r, NULL), want_text);
+        CHECK(0);
+    }
+    mcpc_result_free(r);
+}
+
+static bool list_has(const mcpc_tool_list_t *l, const char *name) {
+    for (size_t i = 0; i < mcpc_tool_list_len(l); i++) {
+        if (strcmp(mcpc_tool_list_name(l, i), name) == 0) return true;
+    }
+    return false;
+}
+
+static void check_negotiation(mcpc_client_t *c, const char *version, const char *how) {
+    const char *v = mcpc_client_protocol_version(c), *h = mcpc_client_negotiated_by(c);
+    if (!v || !h || strcmp(v, version) != 0 || strcmp(h, how) != 0) {
+        fprintf(stderr, "  negotiated %s by %s, want %s by %s\n", v ? v : "(null)", h ? h : "(null)", version, how);
+        CHECK(0);
+    }
+}
+
+static mcpc_options_t *options(int64_t timeout_ms) {
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_timeout_ms(o, timeout_ms);
+    mcpc_options_set_client_info(o, "mcpc-peer-tests", mcpc_version());
+    return o;
+}
+
+/* ======================================================================== */
+/* server-everything                                                         */
+/* ======================================================================== */
+
+static mcpc_status_t everything_stdio(mcpc_options_t *o, mcpc_client_t **c) {
+    const char *node = peer("MCPC_PEERS_NODE"), *ev = peer("MCPC_PEERS_EVERYTHING");
+    *c = NULL;
+    if (!node || !ev) return MCPC_ERR_SPAWN;
+    const char *argv[] = {node, ev, "stdio"};
+    return mcpc_client_connect_stdio(argv, 3, o, c);
+}
+
+/* What every transport to server-everything must show: the handshake (it does not
+ * speak 2026-07-28, so auto negotiation falls back to initialize), its 13 tools
+ * in one page, text, structured content, and isError results. */
+static void everything_basics(mcpc_client_t *c, struct lines *notes) {
+    check_negotiation(c, "2025-11-25", "fallback");
+    char *info = NULL;
+    CHECK_STATUS(mcpc_client_server_info(c, &info), MCPC_OK);
+    CHECK(info && strstr(info, "\"name\":\"mcp-servers/everything\""));
+    mcpc_string_free(info);
+
+    mcpc_tool_list_t *l = NULL;
+    CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+    CHECK(mcpc_tool_list_len(l) == 13);
+    CHECK(list_has(l, "echo") && list_has(l, "get-sum") && list_has(l, "get-structured-content") &&
+          list_has(l, "trigger-long-running-operation") && list_has(l, "get-tiny-image"));
+    mcpc_tool_list_free(l);
+
+    call_ok(c, "echo", "{\"message\":\"hi from mcpc\"}", "Echo: hi from mcpc");
+    call_ok(c, "get-sum", "{\"a\":1,\"b\":2}", "The sum of 1 and 2 is 3.");
+
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(call(c, "get-structured-content", "{\"location\":\"Chicago\"}", NULL, &r), MCPC_OK);
+    const char *sc = mcpc_result_structured_json(r);
+    CHECK(sc && strstr(sc, "\"temperature\":") && strstr(sc, "\"conditions\":") && strstr(sc, "\"humidity\":"));
+    /* The text block carries the same JSON as the structured content. */
+    CHECK(sc && r && strcmp(mcpc_result_text(r, NULL), sc) == 0);
+    mcpc_result_free(r);
+
+    /* Mixed content: text, an image, text; the text accessors see only the text. */
+    CHECK_STATUS(call(c, "get-tiny-image", NULL, NULL, &r), MCPC_OK);
+    CHECK(r && mcpc_result_text_count(r) == 2 && strstr(mcpc_result_json(r), "\"type\":\"image\""));
+    mcpc_result_free(r);
+
+    /* Quirk: bad arguments come back as a result with isError (TS SDK), not as a
+     * JSON-RPC error: MCPC_ERR_TOOL with the result handed out. */
+    CHECK_STATUS(call(c, "echo", "{}", NULL, &r), MCPC_ERR_TOOL);
+    CHECK(r && mcpc_result_is_error(r) && strstr(mcpc_result_text(r, NULL), "-32602"));
+    mcpc_result_free(r);
+    /* ...and so does an unknown tool. */
+    CHECK_STATUS(call(c, "no-such-tool", "{}", NULL, &r), MCPC_ERR_TOOL);
+    CHECK(r && mcpc_result_is_error(r) && strstr(mcpc_result_text(r, NULL), "no-such-tool"));
+    mcpc_result_free(r);
+
+    /* Quirk: it announces notifications/tools/list_changed right after initialized. */
+    CHECK(wait_lines(notes, "notifications/tools/list_changed", 1, 3000));
+}
+
+/* Progress from trigger-long-running-operation: one notification per step. */
+static void everything_progress(mcpc_client_t *c) {
+    struct progress p = PROGRESS_INIT;
+    mcpc_call_opts_t o = progress_opts(&p, 20000);
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(call(c, "trigger-long-running-operation", "{\"duration\":1,\"steps\":4}", &o, &r), MCPC_OK);
+    atomic_store(&p.returned, true);
+    CHECK(p.count == 4 && p.last == 4 && p.total == 4 && p.increasing);
+    CHECK(r && strstr(mcpc_result_text(r, NULL), "Long running operation completed"));
+    mcpc_result_free(r);
+}
+
+/* Quirk: server-everything never stops a cancelled operation; it goes on sending
+ * progress for the cancelled call's token, and no response. Those must reach neither
+ * the cancelled call's progress callback nor break later calls. */
+static void everything_cancel(mcpc_client_t *c, struct lines *notes) {
+    mcpc_cancel_t *cancel = mcpc_cancel_new();
+    struct progress p = PROGRESS_INIT;
+    p.cancel_at = cancel;
+    mcpc_call_opts_t o = progress_opts(&p, 20000);
+    o.cancel = cancel;
+    mcpc_result_t *r = NULL;
+    double t0 = now_ms();
+    CHECK_STATUS(call(c, "trigger-long-running-operation", "{\"duration\":2,\"steps\":4}", &o, &r), MCPC_ERR_CANCELLED);
+    atomic_store(&p.returned, true);
+    double took = now_ms() - t0;
+    CHECK(r == NULL);
+    CHECK(took < 1500); /* the first progress comes after 0.5 s; the cancel follows at once */
+    CHECK(p.count == 1);
+    int notes_before = lines_count_with(notes, "notifications/progress");
+    /* While stale progress keeps coming, the client works on. */
+    call_ok(c, "echo", "{\"message\":\"after cancel\"}", "Echo: after cancel");
+    sleep_ms(1800); /* the operation would have run to its end: 3 more steps */
+    CHECK(atomic_load(&p.late) == 0);
+    call_ok(c, "get-sum", "{\"a\":20,\"b\":22}", "The sum of 20 and 22 is 42.");
+    /* Stale progress is dropped, not handed to the notification callback. */
+    CHECK(lines_count_with(notes, "notifications/progress") == notes_before);
+    mcpc_cancel_free(cancel);
+}
+
+/* A timeout on the slow tool returns in time; the client works on. */
+static void everything_timeout(mcpc_client_t *c) {
+    mcpc_call_opts_t o;
+    mcpc_call_opts_init(&o);
+    o.timeout_ms = 700;
+    mcpc_result_t *r = NULL;
+    double t0 = now_ms();
+    CHECK_STATUS(call(c, "trigger-long-running-operation", "{\"duration\":3,\"steps\":3}", &o, &r), MCPC_ERR_TIMEOUT);
+    double took = now_ms() - t0;
+    CHECK(took >= 650 && took < 2000);
+    CHECK(strstr(mcpc_last_error_message(), "timed out after"));
+    call_ok(c, "echo", "{\"message\":\"after timeout\"}", "Echo: after timeout");
+}
+
+/* Progress restarts the timeout (under a total limit) with a real server. */
+static void everything_progress_timeout(mcpc_client_t *c) {
+    struct progress p = PROGRESS_INIT;
+    mcpc_call_opts_t o = progress_opts(&p, 700); /* steps come every 0.25 s */
+    o.reset_timeout_on_progress = true;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(call(c, "trigger-long-running-operation", "{\"duration\":1.5,\"steps\":6}", &o, &r), MCPC_OK);
+    atomic_store(&p.returned, true);
+    CHECK(p.count == 6);
+    mcpc_result_free(r);
+
+    struct progress q = PROGRESS_INIT;
+    o = progress_opts(&q, 700);
+    o.reset_timeout_on_progress = true;
+    o.max_total_ms = 1000;
+    double t0 = now_ms();
+    CHECK_STATUS(call(c, "trigger-long-running-operation", "{\"duration\":3,\"steps\":12}", &o, &r), MCPC_ERR_TIMEOUT);
+    atomic_store(&q.returned, true);
+    double took = now_ms() - t0;
+    CHECK(took >= 950 && took < 2000);
+    CHECK(q.count >= 2);
+}
+
+static void test_everything_stdio(void) {
+    struct lines notes = LINES_INIT;
+    mcpc_options_t *o = options(20000);
+    mcpc_options_set_notification_callback(o, on_notification, &notes, NULL);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(everything_stdio(o, &c), MCPC_OK);
+    if (c) {
+        everything_basics(c, &notes);
+        everything_progress(c);
+        everything_cancel(c, &notes);
+        everything_timeout(c);
+        everything_progress_timeout(c);
+    }
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    lines_free(&notes);
+}
+
+/* The session id server-everything logged last ("Session initialized with ID: X"). */
+static char *everything_session(struct server *s) {
+    char *out = read_file(s->out), *id = NULL;
+    const char *key = "Session initialized with ID: ";
+    for (char *p = out; (p = strstr(p, key)) != NULL; p += strlen(key)) {
+        free(id);
+        id = strndup(p + strlen(key), strcspn(p + strlen(key), "\n"));
+    }
+    free(out);
+    return id;
+}
+
+static void test_everything_http(void) {
+    struct server s;
+    if (everything_http_start(&s, 0) != 0) {
+        CHECK(0);
+        return;
+    }
+    struct lines notes = LINES_INIT;
+    mcpc_options_t *o = options(20000);
+    mcpc_options_set_notification_callback(o, on_notification, &notes, NULL);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    char *session = everything_session(&s);
+    CHECK(session && strlen(session) == 36);
+    if (c) {
+        everything_basics(c, &notes);
+        everything_progress(c);
+        everything_cancel(c, &notes);
+        everything_timeout(c);
+        everything_progress_timeout(c);
+    }
+    /* Close sends DELETE with the session id; the server logs the termination. */
+    mcpc_client_free(c);
+    if (session) {
+        char want[128];
+        snprintf(want, sizeof want, "Received session termination request for session %s", session);
+        CHECK(wait_for_file_text(s.out, want, 3000));
+    }
+    free(session);
+    mcpc_options_free(o);
+    lines_free(&notes);
+    server_stop(&s);
+}
+
+/* Quirk: server-everything answers a request with a session id it does not know
+ * (after a restart, or after DELETE) with 400 "No valid session ID provided", not
+ * the 404 of the spec. mcpc cannot tell that from any other bad request: it reports
+ * MCPC_ERR_HTTP naming the status, never hangs, and a new client gets a new session. */
+static void test_everything_http_unknown_session_400(void) {
+    struct server s;
+    if (everything_http_start(&s, 0) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = options(10000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    call_ok(c, "echo", "{\"message\":\"before\"}", "Echo: before");
+    int port = s.port;
+    server_stop(&s); /* the server forgets every session */
+    if (everything_http_start(&s, port) != 0) {
+        CHECK(0);
+        mcpc_client_free(c);
+        mcpc_options_free(o);
+        return;
+    }
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(call(c, "echo", "{\"message\":\"after restart\"}", NULL, &r), MCPC_ERR_HTTP);
+    CHECK(strstr(mcpc_last_error_message(), "400"));
+    mcpc_client_free(c);
+    c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    if (c) call_ok(c, "echo", "{\"message\":\"new client\"}", "Echo: new client");
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    server_stop(&s);
+}
+
+/* ======================================================================== */
+/* Python mcp                                                                */
+/* ======================================================================== */
+
+/* py_server.py over stdio, on the Python of MCPC_PEERS_<py_var>. */
+static mcpc_status_t py_stdio(const char *py_var, const char *const *args, mcpc_options_t *o, mcpc_client_t **c) {
+    const char *py = peer(py_var);
+    *c = NULL;
+    if (!py) return MCPC_ERR_SPAWN;
+    const char *argv[16] = {py, PY_SERVER};
+    size_t n = 2;
+    for (size_t i = 0; args && args[i] && n < 15; i++) argv[n++] = args[i];
+    return mcpc_client_connect_stdio(argv, n, o, c);
+}
+
+/* The four tools, as every Python server must show them. `v2` selects the fail
+ * text: mcp 2.x hides the exception's message, 1.x shows it. */
+static void py_basics(mcpc_client_t *c, bool v2) {
+    mcpc_tool_list_t *l = NULL;
+    CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+    CHECK(mcpc_tool_list_len(l) == 4 && list_has(l, "echo") && list_has(l, "add") && list_has(l, "fail") &&
+          list_has(l, "sleep"));
+    mcpc_tool_list_free(l);
+    call_ok(c, "echo", "{\"text\":\"h\\u00e9llo\"}", "h\xc3\xa9llo");
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(call(c, "add", "{\"a\":2,\"b\":3}", NULL, &r), MCPC_OK);
+    CHECK(r && mcpc_result_structured_json(r) &&
+          strcmp(mcpc_result_structured_json(r), "{\"a\":2,\"b\":3,\"sum\":5}") == 0);
+    mcpc_result_free(r);
+    CHECK_STATUS(call(c, "fail", "{\"message\":\"boom\"}", NULL, &r), MCPC_ERR_TOOL);
+    CHECK(r && mcpc_result_is_error(r) &&
+          strcmp(mcpc_result_text(r, NULL), v2 ? "Error executing tool fail" : "Error executing tool fail: boom") == 0);
+    mcpc_result_free(r);
+    CHECK_STATUS(call(c, "nope", "{}", NULL, &r), MCPC_ERR_TOOL);
+    CHECK(r && strstr(mcpc_result_text(r, NULL), "Unknown tool"));
+    mcpc_result_free(r);
+
+    struct progress p = PROGRESS_INIT;
+    mcpc_call_opts_t o = progress_opts(&p, 20000);
+    CHECK_STATUS(call(c, "sleep", "{\"seconds\":1}", &o, &r), MCPC_OK);
+    atomic_store(&p.returned, true);
+    CHECK(p.count == 4 && p.last == 4 && p.total == 4 && p.increasing);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "slept 1.0s") == 0);
+    mcpc_result_free(r);
+}
+
+/* Cancel `sleep` after its first progress; the server must stop the tool (it writes
+ * "sleep interrupted" to stderr, read through `stderr_lines`, or its stderr file
+ * when NULL), and the next call on the same client must get its own answer. */
+static void py_cancel(mcpc_client_t *c, struct lines *stderr_lines, const char *stderr_file) {
+    mcpc_cancel_t *cancel = mcpc_cancel_new();
+    struct progress p = PROGRESS_INIT;
+    p.cancel_at = cancel;
+    mcpc_call_opts_t o = progress_opts(&p, 20000);
+    o.cancel = cancel;
+    mcpc_result_t *r = NULL;
+    double t0 = now_ms();
+    CHECK_STATUS(call(c, "sleep", "{\"seconds\":5}", &o, &r), MCPC_ERR_CANCELLED);
+    atomic_store(&p.returned, true);
+    CHECK(now_ms() - t0 < 2000);
+    CHECK(p.count == 1);
+    /* At once, before any late answer for the cancelled id could be mistaken for it. */
+    call_ok(c, "echo", "{\"text\":\"next\"}", "next");
+    if (stderr_lines) {
+        CHECK(wait_lines(stderr_lines, "sleep interrupted", 1, 3000));
+    } else {
+        CHECK(wait_for_file_text(stderr_file, "sleep interrupted", 3000));
+    }
+    call_ok(c, "echo", "{\"text\":\"still fine\"}", "still fine");
+    CHECK(atomic_load(&p.late) == 0);
+    mcpc_cancel_free(cancel);
+}
+
+static void py_timeout(mcpc_client_t *c) {
+    mcpc_call_opts_t o;
+    mcpc_call_opts_init(&o);
+    o.timeout_ms = 600;
+    mcpc_result_t *r = NULL;
+    double t0 = now_ms();
+    CHECK_STATUS(call(c, "sleep", "{\"seconds\":5}", &o, &r), MCPC_ERR_TIMEOUT);
+    double took = now_ms() - t0;
+    CHECK(took >= 550 && took < 2000);
+    call_ok(c, "add", "{\"a\":1,\"b\":1}", NULL);
+}
+
+/* A page-size-7 server with 20 extra tools: 24 tools in 4 pages, in order. */
+static void py_pages(mcpc_client_t *c) {
+    mcpc_tool_list_t *l = NULL;
+    CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+    CHECK(mcpc_tool_list_len(l) == 24);
+    CHECK(l && strcmp(mcpc_tool_list_name(l, 0), "echo") == 0 &&
+          strcmp(mcpc_tool_list_name(l, 23), "filler_20") == 0);
+    mcpc_tool_list_free(l);
+}
+
+static const char *const PAGED[] = {"--extra-tools", "20", "--page-size", "7", NULL};
+
+static void test_py2_stdio_modern(void) {
+    struct lines err = LINES_INIT;
+    mcpc_options_t *o = options(20000);
+    mcpc_options_set_stderr_callback(o, on_stderr, &err, NULL);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(py_stdio("MCPC_PEERS_PY", NULL, o, &c), MCPC_OK);
+    if (c) {
+        check_negotiation(c, "2026-07-28", "discover");
+        char *info = NULL;
+        CHECK_STATUS(mcpc_client_server_info(c, &info), MCPC_OK);
+        CHECK(info && strstr(info, "\"supportedVersions\":[\"2026-07-28\"]") && strstr(info, "mcpc-peer-py"));
+        mcpc_string_free(info);
+        py_basics(c, true);
+        py_cancel(c, &err, NULL);
+        py_timeout(c);
+    }
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    lines_free(&err);
+}
+
+static void test_py2_stdio_legacy(void) {
+    struct lines err = LINES_INIT;
+    mcpc_options_t *o = options(20000);
+    mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+    mcpc_options_set_stderr_callback(o, on_stderr, &err, NULL);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(py_stdio("MCPC_PEERS_PY", NULL, o, &c), MCPC_OK);
+    if (c) {
+        check_negotiation(c, "2025-11-25", "initialize");
+        py_basics(c, true);
+        /* Quirk: mcp 2.x stops a cancelled tool and sends no response at all. */
+        py_cancel(c, &err, NULL);
+        py_timeout(c);
+    }
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    lines_free(&err);
+}
+
+static void test_py2_stdio_pages(void) {
+    mcpc_options_t *o = options(20000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(py_stdio("MCPC_PEERS_PY", PAGED, o, &c), MCPC_OK);
+    if (c) py_pages(c);
+    mcpc_client_free(c);
+    /* The page guard, against a real server. */
+    mcpc_options_set_max_pages(o, 3);
+    CHECK_STATUS(py_stdio("MCPC_PEERS_PY", PAGED, o, &c), MCPC_OK);
+    mcpc_tool_list_t *l = NULL;
+    if (c) CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_ERR_TOO_MANY_PAGES);
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+}
+
+/* HTTP, 2026-07-28: no session, no initialize, Mcp-Method and Mcp-Name headers. */
+static void test_py2_http_modern(void) {
+    struct server s;
+    if (py_http_start(&s, "MCPC_PEERS_PY", 0, PAGED) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = options(20000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    if (c) {
+        check_negotiation(c, "2026-07-28", "discover");
+        py_pages(c);
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(call(c, "add", "{\"a\":40,\"b\":2}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_structured_json(r), "{\"a\":40,\"b\":2,\"sum\":42}") == 0);
+        mcpc_result_free(r);
+        call_ok(c, "echo", "{\"text\":\"modern\"}", "modern");
+        CHECK_STATUS(call(c, "fail", "{}", NULL, &r), MCPC_ERR_TOOL);
+        mcpc_result_free(r);
+        struct progress p = PROGRESS_INIT;
+        mcpc_call_opts_t po = progress_opts(&p, 20000);
+        CHECK_STATUS(call(c, "sleep", "{\"seconds\":0.5}", &po, &r), MCPC_OK);
+        atomic_store(&p.returned, true);
+        CHECK(p.count == 2 && p.total == 2);
+        mcpc_result_free(r);
+        /* Over HTTP a 2026-07-28 cancel is the end of the request's exchange. */
+        py_cancel(c, NULL, s.err);
+        py_timeout(c);
+    }
+    mcpc_client_free(c);
+    /* On the wire: every POST under 2026-07-28 names its method, calls name their
+     * tool, no request carries a session, and nothing is sent to close. */
+    CHECK(LINES(s.log, "\"rpc\": \"server/discover\"", "\"mcp_method\": \"server/discover\"",
+                "\"version\": \"2026-07-28\"") == 1);
+    CHECK(LINES(s.log, "\"rpc\": \"tools/list\"", "\"mcp_method\": \"tools/list\"") == 4);
+    CHECK(LINES(s.log, "\"rpc\": \"tools/call\"", "\"mcp_method\": \"tools/call\"", "\"mcp_name\": \"add\"") == 1);
+    CHECK(LINES(s.log, "\"rpc\": \"initialize\"") == 0);
+    CHECK(LINES(s.log, "\"session\": null") == LINES(s.log, "\"http\": "));
+    CHECK(LINES(s.log, "\"http\": \"DELETE\"") == 0);
+    mcpc_options_free(o);
+    server_stop(&s);
+}
+
+/* HTTP, forced 2025-11-25: a session from initialize on every request, the
+ * cancelled notification on cancel, DELETE on close. */
+static void test_py2_http_legacy(void) {
+    struct server s;
+    if (py_http_start(&s, "MCPC_PEERS_PY", 0, PAGED) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = options(20000);
+    mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    if (c) {
+        check_negotiation(c, "2025-11-25", "initialize");
+        py_pages(c);
+        call_ok(c, "echo", "{\"text\":\"legacy\"}", "legacy");
+        py_cancel(c, NULL, s.err);
+        CHECK(LINES(s.log, "\"rpc\": \"notifications/cancelled\"", "\"status\": 202") == 1);
+        py_timeout(c);
+        CHECK(LINES(s.log, "\"rpc\": \"notifications/cancelled\"", "\"status\": 202") == 2);
+    }
+    mcpc_client_free(c);
+    CHECK(LINES(s.log, "\"rpc\": \"server/discover\"") == 0);
+    CHECK(LINES(s.log, "\"rpc\": \"initialize\"", "\"session\": null", "\"status\": 200") == 1);
+    /* Every later request carries the session and the version. */
+    int all = LINES(s.log, "\"http\": ");
+    CHECK(LINES(s.log, "\"version\": \"2025-11-25\"") == all - 1);
+    CHECK(LINES(s.log, "\"session\": null") == 1);
+    CHECK(wait_for_file_text(s.log, "\"http\": \"DELETE\", \"status\": 200", 3000));
+    mcpc_options_free(o);
+    server_stop(&s);
+}
+
+/* Quirk (the spec's behaviour, unlike server-everything): the Python server answers
+ * an unknown session with 404. mcpc reports MCPC_ERR_SESSION_EXPIRED for that call,
+ * starts a fresh session before returning, and the next call works. */
+static void test_py2_http_session_expired_404(void) {
+    struct server s;
+    if (py_http_start(&s, "MCPC_PEERS_PY", 0, NULL) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = options(20000);
+    mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    if (c) call_ok(c, "echo", "{\"text\":\"one\"}", "one");
+    int port = s.port;
+    server_stop(&s);
+    if (py_http_start(&s, "MCPC_PEERS_PY", port, NULL) != 0) {
+        CHECK(0);
+    } else if (c) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(call(c, "echo", "{\"text\":\"two\"}", NULL, &r), MCPC_ERR_SESSION_EXPIRED);
+        call_ok(c, "echo", "{\"text\":\"three\"}", "three");
+        CHECK(LINES(s.log, "\"rpc\": \"tools/call\"", "\"status\": 404") == 1);
+        CHECK(LINES(s.log, "\"rpc\": \"initialize\"", "\"status\": 200") == 1);
+    }
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    server_stop(&s);
+}
+
+/* HTTPS on loopback with the test CA given to mcpc; refused without it. */
+static void test_py2_https(void) {
+    const char *tls = peer("MCPC_PEERS_TLS");
+    if (!tls) return;
+    char cert[300], key[300], ca[300];
+    snprintf(cert, sizeof cert, "%s/server.pem", tls);
+    snprintf(key, sizeof key, "%s/server.key", tls);
+    snprintf(ca, sizeof ca, "%s/ca.pem", tls);
+    const char *args[] = {"--certfile", cert, "--keyfile", key, NULL};
+    struct server s;
+    if (py_http_start(&s, "MCPC_PEERS_PY", 0, args) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = options(20000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_ERR_TLS);
+    CHECK_STATUS(mcpc_options_add_ca_file(o, ca), MCPC_OK);
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    if (c) {
+        check_negotiation(c, "2026-07-28", "discover");
+        call_ok(c, "echo", "{\"text\":\"over tls\"}", "over tls");
+    }
+    mcpc_client_free(c);
+    c = NULL;
+    /* The certificate names localhost too; and the legacy revision works over TLS. */
+    char url[128];
+    snprintf(url, sizeof url, "https://localhost:%d/mcp", s.port);
+    mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+    CHECK_STATUS(mcpc_client_connect_http(url, o, &c), MCPC_OK);
+    if (c) {
+        check_negotiation(c, "2025-11-25", "initialize");
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(call(c, "add", "{\"a\":1,\"b\":2}", NULL, &r), MCPC_OK);
+        CHECK(r && strstr(mcpc_result_structured_json(r), "\"sum\":3"));
+        mcpc_result_free(r);
+    }
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    server_stop(&s);
+}
+
+/* Stateless mode: no session id at all; close sends no DELETE (nothing to end). */
+static void test_py2_http_stateless(void) {
+    const char *args[] = {"--stateless", NULL};
+    struct server s;
+    if (py_http_start(&s, "MCPC_PEERS_PY", 0, args) != 0) {
+        CHECK(0);
+        return;
+    }
+    for (int legacy = 0; legacy < 2; legacy++) {
+        mcpc_options_t *o = options(20000);
+        if (legacy) mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+        if (c) {
+            check_negotiation(c, legacy ? "2025-11-25" : "2026-07-28", legacy ? "initialize" : "discover");
+            py_basics(c, true);
+        }
+        mcpc_client_free(c);
+        mcpc_options_free(o);
+    }
+    CHECK(LINES(s.log, "\"session\": null") == LINES(s.log, "\"http\": "));
+    CHECK(LINES(s.log, "\"http\": \"DELETE\"") == 0);
+    server_stop(&s);
+}
+
+/* JSON-response mode: application/json replies, so no progress can come. */
+static void test_py2_http_json_response(void) {
+    const char *args[] = {"--json-response", NULL};
+    struct server s;
+    if (py_http_start(&s, "MCPC_PEERS_PY", 0, args) != 0) {
+        CHECK(0);
+        return;
+    }
+    for (int legacy = 0; legacy < 2; legacy++) {
+        mcpc_options_t *o = options(20000);
+        if (legacy) mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+        if (c) {
+            call_ok(c, "echo", "{\"text\":\"json\"}", "json");
+            mcpc_result_t *r = NULL;
+            CHECK_STATUS(call(c, "add", "{\"a\":2,\"b\":2}", NULL, &r), MCPC_OK);
+            CHECK(r && strstr(mcpc_result_structured_json(r), "\"sum\":4"));
+            mcpc_result_free(r);
+            struct progress p = PROGRESS_INIT;
+            mcpc_call_opts_t po = progress_opts(&p, 20000);
+            CHECK_STATUS(call(c, "sleep", "{\"seconds\":0.5}", &po, &r), MCPC_OK);
+            atomic_store(&p.returned, true);
+            CHECK(p.count == 0);
+            mcpc_result_free(r);
+        }
+        mcpc_client_free(c);
+        mcpc_options_free(o);
+    }
+    server_stop(&s);
+}
+
+/* ---- Python mcp 1.x ---------------------------------------------------- */
+
+/* mcp 1.x knows nothing of 2026-07-28: auto negotiation falls back to initialize.
+ * Quirk: its cancellation answers the cancelled id with an error
+ * ({"code":0,"message":"Request cancelled"}); mcpc drops it. */
+static void test_py1_stdio(void) {
+    struct lines err = LINES_INIT;
+    mcpc_options_t *o = options(20000);
+    mcpc_options_set_stderr_callback(o, on_stderr, &err, NULL);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(py_stdio("MCPC_PEERS_PY_V1", NULL, o, &c), MCPC_OK);
+    if (c) {
+        check_negotiation(c, "2025-11-25", "fallback");
+        py_basics(c, false);
+        py_cancel(c, &err, NULL);
+        py_timeout(c);
+        /* Quirk: it logs every request to stderr ("Processing request of type ...");
+         * the callback sees each line. */
+        CHECK(lines_count_with(&err, "Processing request of type CallToolRequest") >= 8);
+    }
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    lines_free(&err);
+}
+
+/* Quirk: with stderr discarded (the default), 1.x's per-request logging must never
+ * fill the pipe and block the server: 1500 calls write ~200 KB to stderr. */
+static void test_py1_stdio_stderr_flood(void) {
+    mcpc_options_t *o = options(20000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(py_stdio("MCPC_PEERS_PY_V1", NULL, o, &c), MCPC_OK);
+    double t0 = now_ms();
+    int ok = 0;
+    for (int i = 0; c && i < 1500; i++) {
+        mcpc_result_t *r = NULL;
+        if (call(c, "add", "{\"a\":1,\"b\":1}", NULL, &r) == MCPC_OK) ok++;
+        mcpc_result_free(r);
+        if (now_ms() - t0 > 60000) break;
+    }
+    CHECK(ok == 1500);
+    fprintf(stderr, "  1500 calls in %.0f ms\n", now_ms() - t0);
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+}
+
+static void test_py1_http(void) {
+    struct server s;
+    if (py_http_start(&s, "MCPC_PEERS_PY_V1", 0, PAGED) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = options(20000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    if (c) {
+        check_negotiation(c, "2025-11-25", "fallback");
+        py_pages(c);
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(call(c, "fail", "{\"message\":\"boom\"}", NULL, &r), MCPC_ERR_TOOL);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "Error executing tool fail: boom") == 0);
+        mcpc_result_free(r);
+        struct progress p = PROGRESS_INIT;
+        mcpc_call_opts_t po = progress_opts(&p, 20000);
+        CHECK_STATUS(call(c, "sleep", "{\"seconds\":0.5}", &po, &r), MCPC_OK);
+        atomic_store(&p.returned, true);
+        CHECK(p.count == 2);
+        mcpc_result_free(r);
+        py_cancel(c, NULL, s.err);
+        py_timeout(c);
+    }
+    mcpc_client_free(c);
+    /* The probe meets an older server: server/discover is refused with 400, then
+     * initialize; DELETE on close. */
+    CHECK(LINES(s.log, "\"rpc\": \"server/discover\"", "\"status\": 400") == 1);
+    CHECK(LINES(s.log, "\"rpc\": \"initialize\"", "\"status\": 200") == 1);
+    CHECK(wait_for_file_text(s.log, "\"http\": \"DELETE\", \"status\": 200", 3000));
+    mcpc_options_free(o);
+    server_stop(&s);
+}
+
+/* ======================================================================== */
+/* The mcpc CLI                                                              */
+/* ======================================================================== */
+
+/* Runs the CLI with `args` (NULL-terminated); gives its exit code (-1 if it did not
+ * exit within 30 s) and its stdout. `sigint_after_ms` > 0 sends SIGINT then. */
+static int cli(char **out, int sigint_after_ms, ...) {
+    const char *mcpc = getenv("MCPC");
+    if (!mcpc || !*mcpc) mcpc = "build/debug/mcpc";
+    const char *argv[32] = {mcpc};
+    size_t n = 1;
+    va_list ap;
+    va_start(ap, sigint_after_ms);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) != NULL && n < 31) argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    char o[256], e[256];
+    tmp_path(o, sizeof o, "cli.out");
+    tmp_path(e, sizeof e, "cli.err");
+    pid_t pid = spawn_logged(argv, o, e, NULL);
+    int status = 0, code = -1;
+    double t0 = now_ms();
+    bool sent = false;
+    while (now_ms() - t0 < 30000) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            break;
+        }
+        if (sigint_after_ms > 0 && !sent && now_ms() - t0 >= sigint_after_ms) {
+            kill(pid, SIGINT);
+            sent = true;
+        }
+        sleep_ms(10);
+    }
+    if (code == -1) stop_pid(pid);
+    *out = read_file(o);
+    if (code != 0) {
+        char *err = read_file(e);
+        fprintf(stderr, "  mcpc exit %d: %.300s\n", code, err);
+        free(err);
+    }
+    return code;
+}
+
+static void test_cli(void) {
+    const char *node = peer("MCPC_PEERS_NODE"), *ev = peer("MCPC_PEERS_EVERYTHING");
+    const char *py = peer("MCPC_PEERS_PY"), *py1 = peer("MCPC_PEERS_PY_V1"), *tls = peer("MCPC_PEERS_TLS");
+    if (!node || !ev || !py || !py1 || !tls) return;
+    char ev_cmd[600], py_cmd[600], py1_cmd[600], ca[300], cert[300], key[300];
+    snprintf(ev_cmd, sizeof ev_cmd, "'%s' '%s' stdio", node, ev);
+    snprintf(py_cmd, sizeof py_cmd, "'%s' %s", py, PY_SERVER);
+    snprintf(py1_cmd, sizeof py1_cmd, "'%s' %s", py1, PY_SERVER);
+    snprintf(ca, sizeof ca, "%s/ca.pem", tls);
+    snprintf(cert, sizeof cert, "%s/server.pem", tls);
+    snprintf(key, sizeof key, "%s/server.key", tls);
+    char *out = NULL;
+
+    /* server-everything over stdio: all tools; an isError call exits 2. */
+    CHECK(cli(&out, 0, "--stdio", ev_cmd, "tools", NULL) == 0);
+    CHECK(strstr(out, "\"name\":\"trigger-long-running-operation\"") && out[0] == '[');
+    free(out);
+    CHECK(cli(&out, 0, "--stdio", ev_cmd, "call", "echo", "{}", NULL) == 2);
+    CHECK(strstr(out, "\"isError\":true"));
+    free(out);
+
+    /* Python 2.x: info says how the version was chosen; --legacy forces initialize;
+     * 1.x falls back. */
+    CHECK(cli(&out, 0, "--stdio", py_cmd, "info", NULL) == 0);
+    CHECK(strstr(out, "{\"mcpc\":{\"protocolVersion\":\"2026-07-28\",\"negotiatedBy\":\"discover\"}"));
+    free(out);
+    CHECK(cli(&out, 0, "--legacy", "--stdio", py_cmd, "info", NULL) == 0);
+    CHECK(strstr(out, "{\"mcpc\":{\"protocolVersion\":\"2025-11-25\",\"negotiatedBy\":\"initialize\"}"));
+    free(out);
+    CHECK(cli(&out, 0, "--stdio", py1_cmd, "call", "add", "{\"a\":2,\"b\":3}", NULL) == 0);
+    CHECK(strstr(out, "\"structuredContent\":{\"a\":2,\"b\":3,\"sum\":5}"));
+    free(out);
+    CHECK(cli(&out, 0, "--timeout", "500", "--stdio", py_cmd, "call", "sleep", "{\"seconds\":5}", NULL) == 4);
+    free(out);
+    /* Ctrl-C cancels the call in flight: exit 5, at once. */
+    double t0 = now_ms();
+    CHECK(cli(&out, 1500, "--stdio", py_cmd, "call", "sleep", "{\"seconds\":10}", NULL) == 5);
+    CHECK(now_ms() - t0 < 5000);
+    free(out);
+
+    /* server-everything over HTTP: structured content. */
+    struct server s;
+    if (everything_http_start(&s, 0) == 0) {
+        CHECK(cli(&out, 0, "--url", s.url, "call", "get-structured-content", "{\"location\":\"Los Angeles\"}", NULL) ==
+              0);
+        CHECK(strstr(out, "\"structuredContent\":{\"temperature\":"));
+        free(out);
+        server_stop(&s);
+    } else {
+        CHECK(0);
+    }
+
+    /* HTTPS: trusted with --cacert, refused (exit 3) without. */
+    const char *args[] = {"--certfile", cert, "--keyfile", key, NULL};
+    if (py_http_start(&s, "MCPC_PEERS_PY", 0, args) == 0) {
+        CHECK(cli(&out, 0, "--cacert", ca, "--url", s.url, "call", "add", "{\"a\":20,\"b\":22}", NULL) == 0);
+        CHECK(strstr(out, "\"sum\":42"));
+        free(out);
+        CHECK(cli(&out, 0, "--url", s.url, "tools", NULL) == 3);
+        free(out);
+        server_stop(&s);
+    } else {
+        CHECK(0);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/mcpc-peers-test-%d", (int)getpid());
+    mkdir(tmpdir, 0700);
+    double t0 = now_ms();
+
+    RUN(test_everything_stdio);
+    RUN(test_everything_http);
+    RUN(test_everything_http_unknown_session_400);
+    RUN(test_py2_stdio_modern);
+    RUN(test_py2_stdio_legacy);
+    RUN(test_py2_stdio_pages);
+    RUN(test_py2_http_modern);
+    RUN(test_py2_http_legacy);
+    RUN(test_py2_http_session_expired_404);
+    RUN(test_py2_https);
+    RUN(test_py2_http_stateless);
+    RUN(test_py2_http_json_response);
+    RUN(test_py1_stdio);
+    RUN(test_py1_stdio_stderr_flood);
+    RUN(test_py1_http);
+    RUN(test_cli);
+
+    fprintf(stderr, "peer tests took %.1f s\n", (now_ms() - t0) / 1000);
+    if (harness_failed == 0) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    } else {
+        fprintf(stderr, "logs kept in %s\n", tmpdir);
+    }
+    return harness_finish();
+}

