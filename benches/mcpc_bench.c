@@ -1611,6 +1611,9 @@ typedef struct {
     int is_mcpc;
 } kid_t;
 
+static kid_t g_kids[2];
+static int g_nkids;
+
 static kid_t kid_spawn(int is_mcpc) {
     int c[2], a[2];
     if (pipe2(c, O_CLOEXEC) < 0 || pipe2(a, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
@@ -1621,15 +1624,14 @@ static kid_t kid_spawn(int is_mcpc) {
     if (pid == 0) {
         close(c[1]);
         close(a[0]);
+        /* the other client's pipes are not ours: its EOF must not wait on us */
+        for (int i = 0; i < g_nkids; i++) close(g_kids[i].cmd_fd), close(g_kids[i].ack_fd);
         child_main(is_mcpc, c[0], a[1]);
     }
     close(c[0]);
     close(a[1]);
     return (kid_t){pid, c[1], a[0], is_mcpc};
 }
-
-static kid_t g_kids[2];
-static int g_nkids;
 
 static void kids_abort(void) {
     for (int i = 0; i < g_nkids; i++) {
@@ -1653,8 +1655,8 @@ static void kid_do(kid_t *k, int op, int variant, long n, long arg) {
 }
 
 static void kids_finish(void) {
+    for (int i = 0; i < g_nkids; i++) close(g_kids[i].cmd_fd);
     for (int i = 0; i < g_nkids; i++) {
-        close(g_kids[i].cmd_fd);
         close(g_kids[i].ack_fd);
         int st;
         waitpid(g_kids[i].pid, &st, 0);

@@ -17,7 +17,6 @@ MCP_PIN        := mcp==1.30.0
 PY_BUILD  := build/python
 PY_VENV   := $(PY_BUILD)/venv
 MCP_VENV  := $(PY_BUILD)/mcp-venv
-PY_SRCS   := $(shell find bindings/python/src bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md -type f -not -name '*.pyc' 2>/dev/null)
 
 .PHONY: test-python test-cpp python-wheel
 

@@ -142,6 +142,7 @@ check "pkg-config --static: no libmcpc.so needed, and it runs" sh -c \
     "! readelf -d '$B/hello_static' | grep -q 'NEEDED.*libmcpc' && cd '$REPO' && '$B/hello_static' | grep -qxF 'tool: echo'"
 
 # ---- CMake -----------------------------------------------------------------------------
+check "README.md shows tests/install/example/CMakeLists.txt" tests/bindings/readme_check.sh tests/install/example/CMakeLists.txt
 C=$WORK/cmake
 mkdir -p "$C/src"
 cp "$REPO/tests/install/example/CMakeLists.txt" "$SRC/hello.c" "$SRC/hello.cpp" "$C/src/"

@@ -1,11 +1,15 @@
-"""The examples in bindings/python/examples (README.md shows them word for word;
-tests/bindings/readme_check.sh checks the copies) run and print what they should."""
+"""The examples in bindings/python/examples run and print what they should, and
+README.md shows each word for word (in the fenced block after the line
+"<!-- example: bindings/python/examples/NAME -->"; MCPC_README names another file)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import subprocess
 import sys
+
+import pytest
 
 from conftest import REPO
 
@@ -35,3 +39,24 @@ def test_async_calls() -> None:
 
 def test_seam() -> None:
     assert run_example("seam.py").splitlines() == ["echo: over the seam"]
+
+
+def readme_block(readme: str, marker: str) -> "str | None":
+    lines = readme.splitlines()
+    try:
+        i = lines.index(marker)
+    except ValueError:
+        return None
+    j = i + 1
+    if j >= len(lines) or not lines[j].startswith("```"):
+        return None
+    k = lines.index("```", j + 1)
+    return "\n".join(lines[j + 1:k])
+
+
+@pytest.mark.parametrize("name", ["hello.py", "async_calls.py", "seam.py"])
+def test_readme_shows_the_example(name: str) -> None:
+    readme = Path(os.environ.get("MCPC_README") or REPO / "README.md").read_text()
+    block = readme_block(readme, "<!-- example: bindings/python/examples/%s -->" % name)
+    assert block is not None, "README.md has no block marked for %s" % name
+    assert block == (EXAMPLES / name).read_text().rstrip("\n")
