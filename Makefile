@@ -22,7 +22,7 @@ VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite 
 RUNNER   := $(if $(filter 1,$(MCPC_VALGRIND)),$(VALGRIND),)
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all lib lib-debug cli demo test test-rust test-c test-asan test-cli test-readme check-header check-symbols lint clean
+.PHONY: all lib lib-debug cli demo test test-rust test-c test-asan soak test-cli test-readme check-header check-symbols lint clean
 
 all: lib cli
 
@@ -85,8 +85,10 @@ build/header_twice: tests/c/header_twice.cpp include/mcpc.h lib-debug
 
 # Under valgrind (about 30x slower) the async and concurrency tests run a tenth of
 # their calls; the ASan pass runs them all (8 threads x 1000 calls, 1000 in flight).
-test-c: build/test_protocol build/test_async build/test_http build/header_twice
+# The soak runs bare: memory use under valgrind or ASan (its quarantine) says nothing.
+test-c: build/test_protocol build/test_async build/test_http build/test_soak build/header_twice
 	build/header_twice
+	build/test_soak
 	$(RUNNER) build/test_http
 	MCPC_STRESS_SCALE=0.1 $(RUNNER) build/test_async
 	MCPC_TEST_TRANSPORT=stdio $(RUNNER) build/test_protocol
@@ -99,6 +101,10 @@ test-asan: build/asan/test_protocol build/asan/test_async build/asan/test_http
 	MCPC_TEST_TRANSPORT=stdio build/asan/test_protocol
 	MCPC_TEST_TRANSPORT=seam build/asan/test_protocol
 	MCPC_TEST_TRANSPORT=exchange build/asan/test_protocol
+
+# A long soak by hand: thousands of cycles over stdio and HTTP.
+soak: build/test_soak
+	MCPC_SOAK_CYCLES=3000 MCPC_SOAK_HTTP_CYCLES=10000 MCPC_LOAD_CLIENTS=100 MCPC_LOAD_CALLS=100 build/test_soak
 
 test-cli: build/debug/mcpc
 	MCPC=build/debug/mcpc PYTHON=$(PYTHON) tests/cli_test.sh

@@ -175,14 +175,14 @@ static reply_kind handle_message(const char *s, const char *e, buf_t *o) {
     if (jl_eq(method, "tools/call")) {
         static const char *const pkeys[] = {"name", "arguments"};
         jl_span pv[2];
-        if (!params.s || !jl_object(params.s, params.e, pkeys, 2, pv) || !jl_is_string(pv[0])) {
+        if (!params.s || !jl_object_trusted(params.s, params.e, pkeys, 2, pv) || !jl_is_string(pv[0])) {
             put_error(o, id, -32602, "tools/call needs params.name");
             return R_REPLY;
         }
         if (jl_eq(pv[0], "echo")) {
             static const char *const akeys[] = {"text"};
             jl_span text;
-            if (!pv[1].s || *pv[1].s != '{' || !jl_object(pv[1].s, pv[1].e, akeys, 1, &text) ||
+            if (!pv[1].s || *pv[1].s != '{' || !jl_object_trusted(pv[1].s, pv[1].e, akeys, 1, &text) ||
                 !jl_is_string(text)) {
                 put_error(o, id, -32602, "echo needs a string argument text");
                 return R_REPLY;
@@ -218,7 +218,7 @@ static reply_kind handle_message(const char *s, const char *e, buf_t *o) {
         int start = 0;
         static const char *const pkeys[] = {"cursor"};
         jl_span cur = {0};
-        if (params.s && *params.s == '{' && jl_object(params.s, params.e, pkeys, 1, &cur) &&
+        if (params.s && *params.s == '{' && jl_object_trusted(params.s, params.e, pkeys, 1, &cur) &&
             cur.s && *cur.s == '"') {
             /* cursors are "p<page>" */
             if (cur.e - cur.s < 4 || cur.s[1] != 'p') {
@@ -244,7 +244,7 @@ static reply_kind handle_message(const char *s, const char *e, buf_t *o) {
     if (jl_eq(method, "initialize")) {
         static const char *const pkeys[] = {"protocolVersion"};
         jl_span ver = {0};
-        if (params.s && *params.s == '{') jl_object(params.s, params.e, pkeys, 1, &ver);
+        if (params.s && *params.s == '{') jl_object_trusted(params.s, params.e, pkeys, 1, &ver);
         buf_puts(o, "{\"jsonrpc\":\"2.0\",\"id\":");
         buf_put(o, id.s, (size_t)(id.e - id.s));
         buf_puts(o, ",\"result\":{\"protocolVersion\":");

@@ -23,6 +23,23 @@ static const unsigned char jl_stop[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 /* '\\' */, 0, 0, 0,
 };
 
+/* The first byte in [p, e) that is '"', '\\' or a control character (e if none):
+ * eight bytes at a time (SWAR; the lowest flagged byte is always exact). */
+static inline const char *jl_scan_stop(const char *p, const char *e) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    while (e - p >= 8) {
+        uint64_t x, q, b;
+        memcpy(&x, p, 8);
+        q = x ^ (ones * '"');
+        b = x ^ (ones * '\\');
+        uint64_t t = (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x)) & highs;
+        if (t) return p + (__builtin_ctzll(t) >> 3);
+        p += 8;
+    }
+    while (p < e && !jl_stop[(unsigned char)*p]) p++;
+    return p;
+}
+
 static inline const char *jl_ws(const char *p, const char *e) {
     while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
     return p;
@@ -42,7 +59,7 @@ static inline const char *jl_string(const char *p, const char *e, int *has_esc) 
     p++;
     int esc = 0;
     for (;;) {
-        while (p < e && !jl_stop[(unsigned char)*p]) p++;
+        p = jl_scan_stop(p, e);
         if (p >= e) return NULL;
         if (*p == '"') break;
         if (*p != '\\') return NULL; /* a raw control character */
@@ -64,6 +81,25 @@ static inline const char *jl_string(const char *p, const char *e, int *has_esc) 
     }
     if (has_esc) *has_esc = esc;
     return p + 1;
+}
+
+/* The end of a string already validated (inside a span a validating walk passed):
+ * finds the closing quote with memchr, skipping escaped quotes. */
+static inline const char *jl_string_trusted(const char *p, const char *e) {
+    p++;
+    for (;;) {
+        const char *q = memchr(p, '"', (size_t)(e - p));
+        if (!q) return NULL;
+        const char *b = q;
+        while (b > p && b[-1] == '\\') b--;
+        if (((q - b) & 1) == 0) return q + 1;
+        p = q + 1;
+    }
+}
+
+static inline const char *jl_str(const char *p, const char *e, int tr) {
+    if (!tr) return jl_string(p, e, NULL);
+    return (p < e && *p == '"') ? jl_string_trusted(p, e) : NULL;
 }
 
 static inline const char *jl_number(const char *p, const char *e) {
@@ -91,10 +127,10 @@ static inline const char *jl_number(const char *p, const char *e) {
     return p > s ? p : NULL;
 }
 
-static inline const char *jl_value(const char *p, const char *e, int depth);
+static inline const char *jl_value(const char *p, const char *e, int depth, int tr);
 
 /* p at '{' or '['. */
-static inline const char *jl_container(const char *p, const char *e, int depth) {
+static inline const char *jl_container(const char *p, const char *e, int depth, int tr) {
     if (depth > JL_MAX_DEPTH) return NULL;
     char close = *p == '{' ? '}' : ']';
     int obj = *p == '{';
@@ -102,13 +138,13 @@ static inline const char *jl_container(const char *p, const char *e, int depth) 
     if (p < e && *p == close) return p + 1;
     for (;;) {
         if (obj) {
-            p = jl_string(p, e, NULL);
+            p = jl_str(p, e, tr);
             if (!p) return NULL;
             p = jl_ws(p, e);
             if (p >= e || *p != ':') return NULL;
             p = jl_ws(p + 1, e);
         }
-        p = jl_value(p, e, depth + 1);
+        p = jl_value(p, e, depth + 1, tr);
         if (!p) return NULL;
         p = jl_ws(p, e);
         if (p >= e) return NULL;
@@ -119,11 +155,11 @@ static inline const char *jl_container(const char *p, const char *e, int depth) 
 }
 
 /* Skips one value starting at p (no leading whitespace). Returns its end or NULL. */
-static inline const char *jl_value(const char *p, const char *e, int depth) {
+static inline const char *jl_value(const char *p, const char *e, int depth, int tr) {
     if (p >= e) return NULL;
     switch (*p) {
-    case '{': case '[': return jl_container(p, e, depth);
-    case '"': return jl_string(p, e, NULL);
+    case '{': case '[': return jl_container(p, e, depth, tr);
+    case '"': return jl_str(p, e, tr);
     case 't': return (e - p >= 4 && !memcmp(p, "true", 4)) ? p + 4 : NULL;
     case 'f': return (e - p >= 5 && !memcmp(p, "false", 5)) ? p + 5 : NULL;
     case 'n': return (e - p >= 4 && !memcmp(p, "null", 4)) ? p + 4 : NULL;
@@ -135,25 +171,26 @@ typedef struct {
     const char *s, *e; /* the value's span, NULL when absent */
 } jl_span;
 
-/* Walks the object at p (which must be '{'), validating it, and records the spans
- * of the members named in keys[0..n) (keys compared as written, without escapes).
- * Returns the end of the object or NULL. */
-static inline const char *jl_object(const char *p, const char *e, const char *const *keys, int n,
-                             jl_span *out) {
+/* Walks the object at p (which must be '{'), validating it unless tr (a span a
+ * validating walk already passed), and records the spans of the members named in
+ * keys[0..n) (keys compared as written, without escapes). Returns the end of the
+ * object or NULL. */
+static inline const char *jl_object_x(const char *p, const char *e, const char *const *keys,
+                                      int n, jl_span *out, int tr) {
     for (int i = 0; i < n; i++) out[i].s = out[i].e = NULL;
     if (p >= e || *p != '{') return NULL;
     p = jl_ws(p + 1, e);
     if (p < e && *p == '}') return p + 1;
     for (;;) {
         const char *ks = p;
-        p = jl_string(p, e, NULL);
+        p = jl_str(p, e, tr);
         if (!p) return NULL;
         const char *ke = p;
         p = jl_ws(p, e);
         if (p >= e || *p != ':') return NULL;
         p = jl_ws(p + 1, e);
         const char *vs = p;
-        p = jl_value(p, e, 1);
+        p = jl_value(p, e, 1, tr);
         if (!p) return NULL;
         size_t klen = (size_t)(ke - ks - 2);
         for (int i = 0; i < n; i++) {
@@ -168,6 +205,16 @@ static inline const char *jl_object(const char *p, const char *e, const char *co
         if (*p != ',') return NULL;
         p = jl_ws(p + 1, e);
     }
+}
+
+static inline const char *jl_object(const char *p, const char *e, const char *const *keys,
+                                    int n, jl_span *out) {
+    return jl_object_x(p, e, keys, n, out, 0);
+}
+
+static inline const char *jl_object_trusted(const char *p, const char *e,
+                                            const char *const *keys, int n, jl_span *out) {
+    return jl_object_x(p, e, keys, n, out, 1);
 }
 
 static inline int jl_is_string(jl_span v) { return v.s && *v.s == '"'; }
@@ -203,8 +250,8 @@ static inline size_t jl_decode(jl_span v, char *dst) {
     const char *p = v.s + 1, *e = v.e - 1;
     char *d = dst;
     while (p < e) {
-        const char *q = p;
-        while (q < e && *q != '\\') q++;
+        const char *q = memchr(p, '\\', (size_t)(e - p));
+        if (!q) q = e;
         memcpy(d, p, (size_t)(q - p));
         d += q - p;
         if (q >= e) break;
@@ -249,8 +296,7 @@ static inline size_t jl_escape(const char *src, size_t len, char *dst) {
     char *d = dst;
     const char *p = src, *e = src + len;
     while (p < e) {
-        const char *q = p;
-        while (q < e && !jl_stop[(unsigned char)*q]) q++;
+        const char *q = jl_scan_stop(p, e);
         memcpy(d, p, (size_t)(q - p));
         d += q - p;
         if (q >= e) break;

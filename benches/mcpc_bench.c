@@ -453,7 +453,7 @@ static int sse_response(rconn_t *c, const char *s, const char *e, const char **m
                 static const char *const k[] = {"id", "method"};
                 jl_span v[2];
                 const char *q = jl_ws(xs, xe);
-                if (jl_object(q, xe, k, 2, v) && v[0].s && !v[1].s) {
+                if (jl_object_trusted(q, xe, k, 2, v) && v[0].s && !v[1].s) {
                     *ms = xs, *me = xe;
                     return 1;
                 }
@@ -619,12 +619,12 @@ static int parse_response(const char *s, const char *e, uint64_t *id, jl_span *r
 static int result_text(raw_t *r, jl_span result, const char **text, size_t *len) {
     static const char *const k[] = {"content", "isError"};
     jl_span v[2];
-    if (!jl_object(result.s, result.e, k, 2, v) || !v[0].s || *v[0].s != '[') return -1;
+    if (!jl_object_trusted(result.s, result.e, k, 2, v) || !v[0].s || *v[0].s != '[') return -1;
     if (v[1].s && !(v[1].e - v[1].s == 5 && !memcmp(v[1].s, "false", 5))) return -1;
     const char *p = jl_ws(v[0].s + 1, v[0].e);
     static const char *const bk[] = {"type", "text"};
     jl_span b[2];
-    const char *end = jl_object(p, v[0].e, bk, 2, b);
+    const char *end = jl_object_trusted(p, v[0].e, bk, 2, b);
     if (!end || !jl_eq(b[0], "text") || !jl_is_string(b[1])) return -1;
     if (*jl_ws(end, v[0].e) != ']') return -1; /* one block */
     char *d = raw_scratch(r, (size_t)(b[1].e - b[1].s));
@@ -687,7 +687,7 @@ static int raw_handshake(raw_t *r) {
     if (raw_request(r, &p, &l, 1, id, &result) < 0) return -1;
     static const char *const k[] = {"protocolVersion"};
     jl_span v;
-    if (!jl_object(result.s, result.e, k, 1, &v) || !jl_is_string(v)) return -1;
+    if (!jl_object_trusted(result.s, result.e, k, 1, &v) || !jl_is_string(v)) return -1;
     return raw_notify(r, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
 }
 
@@ -803,13 +803,13 @@ static int raw_list(raw_t *r, long expect) {
         if (++pages > 1000) goto out;
         static const char *const k[] = {"tools", "nextCursor"};
         jl_span v[2];
-        if (!jl_object(result.s, result.e, k, 2, v) || !v[0].s || *v[0].s != '[') goto out;
+        if (!jl_object_trusted(result.s, result.e, k, 2, v) || !v[0].s || *v[0].s != '[') goto out;
         const char *q = jl_ws(v[0].s + 1, v[0].e);
         if (*q != ']') {
             for (;;) {
                 static const char *const tk[] = {"name"};
                 jl_span name;
-                const char *te = jl_object(q, v[0].e, tk, 1, &name);
+                const char *te = jl_object_trusted(q, v[0].e, tk, 1, &name);
                 if (!te || !jl_is_string(name)) goto out;
                 if (ntools == capt) {
                     capt *= 2;

@@ -223,6 +223,15 @@ struct Latch {
 
 bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
 
+// A protocol revision the library speaks (which one depends on the server and the
+// library's negotiation).
+bool known_version(const std::string& v) {
+    for (const char* k : {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"})
+        if (v == k) return true;
+    std::fprintf(stderr, "  unexpected protocol version '%s'\n", v.c_str());
+    return false;
+}
+
 mcpc::Options quick() {
     mcpc::Options o;
     o.timeout(10s).close_grace(2000ms, 2000ms);
@@ -243,7 +252,7 @@ int main() {
     run("stdio: info, tools with schemas, structured and text results", [] {
         mcpc::Client c = mcpc::Client::stdio(demo(), quick());
         CHECK(static_cast<bool>(c));
-        CHECK_EQ(c.protocol_version(), std::string("2025-11-25"));
+        CHECK(known_version(c.protocol_version()));
         CHECK(contains(c.server_info(), "\"mcpc-demo\""));
         mcpc::ToolList tools = c.list_tools();
         CHECK_EQ(tools.size(), size_t{25});
@@ -526,7 +535,8 @@ int main() {
         Child server(demo());
         mcpc::Transport t = mcpc::Transport::stream(
             [&](std::string_view msg) {
-                if (fail_next.exchange(false)) throw std::runtime_error("refused");
+                if (contains(std::string(msg), "\"tools/call\"") && fail_next.exchange(false))
+                    throw std::runtime_error("refused");
                 server.write_line(msg);
             },
             [&] { server.close_stdin(); });
@@ -584,7 +594,9 @@ int main() {
         std::atomic<bool> drop{false};
         mcpc::Transport t = mcpc::Transport::request(
             [&](mcpc::Exchange ex, std::string_view msg) {
-                if (drop.exchange(false)) return;  // ex destroyed untouched: failed
+                // ex destroyed untouched: failed. (Only a call: notifications/initialized
+                // may still be on its way after connect returned.)
+                if (contains(std::string(msg), "\"tools/call\"") && drop.exchange(false)) return;
                 server.write_line(msg);
                 if (!ex.expects_response()) {
                     ex.complete();
@@ -662,7 +674,7 @@ int main() {
             l.done();  // c is freed here, on the mcpc thread
         });
         CHECK(l.wait());
-        CHECK_EQ(version, std::string("2025-11-25"));
+        CHECK(known_version(version));
     });
 
     std::printf("test-cpp: %d passed, %d failed\n", g_passed, g_failed);

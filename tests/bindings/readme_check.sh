@@ -2,10 +2,10 @@
 # README.md shows examples word for word: the fenced block that follows the line
 # "<!-- example: FILE -->" must equal FILE.
 #
-# Usage: tests/bindings/readme_check.sh FILE...     (README=PATH checks another file)
+# Usage: tests/bindings/readme_check.sh FILE...     (MCPC_README=PATH checks another file)
 # Prints "ok"/"FAIL" per file; exits nonzero when any copy differs or is missing.
 set -u
-README=${README:-README.md}
+README=${MCPC_README:-README.md}
 status=0
 for file in "$@"; do
     block=$(awk -v m="<!-- example: $file -->" '$0 == m {f=1; next} f && /^```[a-z+]*$/ && !g {g=1; next} g && /^```$/ {exit} g' "$README")

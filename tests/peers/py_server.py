@@ -192,6 +192,7 @@ else:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((args.host, args.port))
+    sock.listen(128)  # connections wait in the backlog until uvicorn serves them
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(
         app,

@@ -29,7 +29,7 @@ def test_hello() -> None:
     assert "structured: {'sum': 5}" in out
     assert 'text: {"sum":5}' in out
     assert "tool failed: no luck" in out
-    assert 'timed out: tools/call "slow": timed out after 200 ms' in out
+    assert any(line.startswith('timed out: tools/call "slow": timed out after ') for line in out)
 
 
 def test_async_calls() -> None:

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Runs mcpc_bench over stdio, HTTP with JSON replies and HTTP with SSE replies
+against bench_server, checks every run, saves the JSON lines and prints the tables.
+
+    python3 benches/run.py --bin build/bench [--quick | --curves] [--out FILE]
+                           [--transports stdio,http-json,http-sse] [--client both]
+
+Sizes come from the BENCH_* variables (see benches/README.md); --quick sets small
+defaults for the ones not set. Exit status 1 if any run fails or prints bad output.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+STD_KEYS = ("client init_ms w1_n w1_calls_s w1_mean_us w1_p50_us w1_p99_us w2_n w2_conc "
+            "w2_calls_s w3_reps w3_ms_per_list w4_reps w4_bytes w4_mib_s w4_ms_per_call "
+            "rss_kb cpu_s wall_s").split()
+
+QUICK = {
+    "BENCH_W1_N": "300", "BENCH_W2_N": "2000", "BENCH_W3_REPS": "2", "BENCH_W4_REPS": "3",
+    "BENCH_WARMUP": "50", "BENCH_BLOCKS": "2", "BENCH_INIT_REPS": "2", "BENCH_IDLE_MS": "100",
+    "BENCH_CURVE_N": "400", "BENCH_CURVE_CONCS": "1,64", "BENCH_CURVE_CLIENTS": "1,4",
+    "BENCH_CURVE_SIZES": "32,1048576", "BENCH_CURVE_BYTES": "4194304",
+}
+
+
+def machine():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else -1
+    return (f"{datetime.date.today().isoformat()}, {os.cpu_count()} cores ({cpu}), "
+            f"Linux {platform.release()}, load average {load:.2f} at start")
+
+
+def start_http_server(server, sse):
+    args = [server, "http", "--port", "0"] + (["--sse"] if sse else [])
+    p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline().split()
+    if len(line) != 2 or line[0] != "PORT":
+        p.kill()
+        raise SystemExit(f"bench_server did not say its port: {line}")
+    return p, int(line[1])
+
+
+def stop_http_server(p):
+    p.stdin.close()
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def run_one(bench, server, transport, mode, client, env, timeout):
+    srv = None
+    if transport == "stdio":
+        args = [bench, "stdio", f"{server} stdio"]
+    else:
+        srv, port = start_http_server(server, transport == "http-sse")
+        args = [bench, "http", f"http://127.0.0.1:{port}/mcp"]
+    args += ["--label", transport, "--mode", mode, "--client", client]
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(args, env=env, stdout=subprocess.PIPE, timeout=timeout, text=True)
+    finally:
+        if srv:
+            stop_http_server(srv)
+    took = time.monotonic() - t0
+    if r.returncode != 0:
+        raise SystemExit(f"FAILED: {' '.join(args)} (exit {r.returncode})")
+    lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    want = {"both": {"mcpc", "raw"}}.get(client, {client})
+    if mode == "std":
+        if {l["client"] for l in lines} != want or len(lines) != len(want):
+            raise SystemExit(f"FAILED: {transport}: expected one line per client, got {r.stdout!r}")
+        for l in lines:
+            missing = [k for k in STD_KEYS if k not in l]
+            if missing:
+                raise SystemExit(f"FAILED: {transport}: keys missing: {missing}")
+            if l["w1_n"] != int(env.get("BENCH_W1_N", "5000")):
+                raise SystemExit(f"FAILED: {transport}: w1_n {l['w1_n']}")
+    elif not lines:
+        raise SystemExit(f"FAILED: {transport} {mode}: no output")
+    print(f"# {transport} {mode}: {took:.1f} s", file=sys.stderr)
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build/bench")
+    ap.add_argument("--quick", action="store_true", help="small sizes (CI smoke test), curves too")
+    ap.add_argument("--curves", action="store_true", help="the growth curves instead of W1..W4")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--transports", default="stdio,http-json,http-sse")
+    ap.add_argument("--client", default="both", choices=["both", "mcpc", "raw"])
+    a = ap.parse_args()
+    bench = os.path.join(a.bin, "mcpc_bench")
+    server = os.path.join(a.bin, "bench_server")
+    env = dict(os.environ)
+    if a.quick:
+        for k, v in QUICK.items():
+            env.setdefault(k, v)
+    modes = ["std"]
+    if a.curves:
+        modes = ["inflight", "clients", "sizes"]
+    elif a.quick:
+        modes = ["std", "inflight", "clients", "sizes"]
+    timeout = 120 if a.quick else 3600
+    head = machine()
+    print(f"# {head}", file=sys.stderr)
+    t0 = time.monotonic()
+    rows = []
+    for t in a.transports.split(","):
+        if t not in ("stdio", "http-json", "http-sse"):
+            raise SystemExit(f"unknown transport {t}")
+        for m in modes:
+            rows += run_one(bench, server, t, m, a.client, env, timeout)
+    if a.out:
+        os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
+        with open(a.out, "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+    print(f"Measured {head}; mcpc and the raw floor interleaved in one run per transport.\n")
+    print(report.render(rows))
+    print(f"# all runs passed their checks in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

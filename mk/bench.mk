@@ -1,0 +1,32 @@
+# Benchmarks (issue 9): mcpc against a raw floor, over stdio, HTTP+JSON and HTTP+SSE.
+#   make bench          W1..W4 at full size, table of figures and ratios (mcpc/raw)
+#   make bench-quick    the same at small sizes plus a few curve points (smoke test, < 30 s)
+#   make bench-curves   calls in flight 1..1024, clients 1..100, sizes 32 B..16 MiB
+# Sizes: the BENCH_* variables (benches/README.md). Results: build/bench/*.jsonl.
+# Benchmarks are never timed tests: bench-quick checks results, not speed.
+
+BENCH_DIR    := build/bench
+BENCH_CFLAGS := -std=c11 -O2 $(CWARN) -g -Iinclude -Ibenches
+BENCH_PROGS  := $(BENCH_DIR)/bench_server $(BENCH_DIR)/mcpc_bench
+
+.PHONY: bench bench-quick bench-curves bench-build
+
+$(BENCH_DIR)/bench_server: benches/bench_server.c benches/json_lite.h
+	@mkdir -p $(BENCH_DIR)
+	$(CC) $(BENCH_CFLAGS) $< -o $@
+
+$(BENCH_DIR)/mcpc_bench: benches/mcpc_bench.c benches/json_lite.h include/mcpc.h lib
+	@mkdir -p $(BENCH_DIR)
+	$(CC) $(BENCH_CFLAGS) $< -L$(RELEASE) -lmcpc -lpthread -lm \
+		-Wl,-rpath,'$$ORIGIN/../../$(RELEASE)' -o $@
+
+bench-build: $(BENCH_PROGS)
+
+bench: $(BENCH_PROGS)
+	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --out $(BENCH_DIR)/results.jsonl
+
+bench-quick: $(BENCH_PROGS)
+	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --quick --out $(BENCH_DIR)/quick.jsonl
+
+bench-curves: $(BENCH_PROGS)
+	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --curves --out $(BENCH_DIR)/curves.jsonl
