@@ -158,7 +158,7 @@ static void buf_free(buf_t *b) {
 /* ------------------------------------------------------------------ config */
 
 static long W1_N, W2_N, W2_CONC, W3_REPS, TOOLS, W4_REPS, W4_BYTES, WARMUP, BLOCKS, INIT_REPS,
-    IDLE_MS, CURVE_N;
+    IDLE_MS, CURVE_N, W2_BOTH;
 
 typedef enum { T_STDIO, T_HTTP } transport_kind;
 static transport_kind g_kind;
@@ -890,6 +890,10 @@ static void set_nonblock(int fd, int on) {
     fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
 }
 
+/* When set, every request is written at once with its own write(), as a simple
+ * client would; otherwise requests queued while handling one read go out in one. */
+static int g_raw_unbatched;
+
 static void inflight_send(rconn_t *c, owner_t *o, const payload_t *pl) {
     char pre[256];
     const char *piece[3];
@@ -899,6 +903,7 @@ static void inflight_send(rconn_t *c, owner_t *o, const payload_t *pl) {
     echo_pieces(id, pl, pre, sizeof pre, piece, plen);
     rconn_queue(c, piece, plen, 3);
     c->inflight++;
+    if (g_raw_unbatched) rconn_flush(c); /* an error shows at the next flush */
 }
 
 static int raw_inflight(rconn_t **chans, int nch, int depth, long n, const payload_t *pl) {
@@ -1018,12 +1023,16 @@ out:
     return rc;
 }
 
-/* W2 for one raw client: `conc` in flight; HTTP opens a connection per call in
- * flight (pipelined: one connection carrying them all). */
-static int raw_w2(raw_t *r, long n, int conc, int pipelined, const payload_t *pl) {
-    if (g_kind == T_STDIO || pipelined) {
+/* W2 for one raw client: `conc` in flight. stdio: all on the one pipe, writes
+ * batched (variant 1: one write per request). HTTP: a connection per call in flight
+ * (variant 1: HTTP/1.1 pipelining, one connection carrying them all). */
+static int raw_w2(raw_t *r, long n, int conc, int variant, const payload_t *pl) {
+    if (g_kind == T_STDIO || variant == 1) {
         rconn_t *c = &r->conns[0];
-        return raw_inflight(&c, 1, conc, n, pl);
+        g_raw_unbatched = g_kind == T_STDIO && variant == 1;
+        int rc = raw_inflight(&c, 1, conc, n, pl);
+        g_raw_unbatched = 0;
+        return rc;
     }
     while (r->nconns < conc)
         if (!raw_add_conn(r)) {
@@ -1043,6 +1052,13 @@ static int raw_w2(raw_t *r, long n, int conc, int pipelined, const payload_t *pl
 static mcpc_options_t *mcpc_opts(void) {
     mcpc_options_t *o = mcpc_options_new();
     if (!o) die("mcpc_options_new failed");
+    const char *neg = getenv("BENCH_MCPC_NEGOTIATION");
+    if (neg && *neg && strcmp(neg, "auto")) {
+        mcpc_status_t st = !strcmp(neg, "legacy")
+                               ? mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY)
+                               : mcpc_options_set_protocol_version(o, neg);
+        if (st != MCPC_OK) die("BENCH_MCPC_NEGOTIATION=%s: %s", neg, mcpc_last_error_message());
+    }
     if (g_max_message && mcpc_options_set_max_message_size(o, g_max_message) != MCPC_OK)
         die("mcpc_options_set_max_message_size: %s", mcpc_last_error_message());
     return o;
@@ -1290,14 +1306,15 @@ static double cl_server_cpu(client_t *c) {
     return c->is_mcpc ? mc_server_cpu(c->mc) : raw_server_cpu(c->raw);
 }
 
-/* variant: mcpc 0 async, 1 threads; raw 0 floor, 1 pipelined (HTTP). Returns seconds. */
+/* variant: mcpc 0 async, 1 threads; raw 0 the floor, 1 the other way (raw_w2).
+ * Returns seconds. */
 static double cl_inflight(client_t *c, int variant, int conc, long n, const payload_t *pl) {
     uint64_t t0 = now_ns();
     if (c->is_mcpc) {
         if (variant == 1) return mc_inflight_threads(c->mc, conc, n, pl);
         if (mc_inflight_async(&c->mc, 1, conc, n, pl) < 0) return -1;
     } else {
-        if (raw_w2(c->raw, n, conc, variant == 1, pl) < 0) return -1;
+        if (raw_w2(c->raw, n, conc, variant, pl) < 0) return -1;
     }
     return (double)(now_ns() - t0) / 1e9;
 }
@@ -1340,6 +1357,7 @@ typedef struct {
     long w4_reps;
     double w4_s;
     double idle_cpu_ms, idle_ms;
+    long rss_base_kb; /* VmRSS before the client did anything (harness, payloads) */
 } child_t;
 
 static int cmp_double(const void *a, const void *b) {
@@ -1386,20 +1404,23 @@ static void report_std(child_t *ch) {
     for (int v = 0; v < 3; v++) rate[v] = ch->w2_s[v] > 0 ? (double)ch->w2_calls[v] / ch->w2_s[v] : 0;
     int best = rate[1] > rate[0] && ch->cl.is_mcpc ? 1 : 0;
     const char *mode = ch->cl.is_mcpc ? (best ? "threads" : "async")
-                                      : (g_kind == T_STDIO ? "pipelined-pipe" : "conn-per-call");
+                                      : (g_kind == T_STDIO ? "one-pipe-batched" : "conn-per-call");
     printf(",\"w2_n\":%ld,\"w2_conc\":%ld,\"w2_calls_s\":%.1f,\"w2_mode\":\"%s\"", ch->w2_calls[best],
            W2_CONC, rate[best], mode);
     if (ch->cl.is_mcpc)
         printf(",\"w2_async_calls_s\":%.1f,\"w2_threads_calls_s\":%.1f", rate[0], rate[1]);
     else if (g_kind == T_HTTP)
         printf(",\"w2_pipelined_calls_s\":%.1f", rate[1]);
+    else
+        printf(",\"w2_unbatched_calls_s\":%.1f", rate[1]);
     printf(",\"w3_reps\":%ld,\"w3_ms_per_list\":%.3f", ch->w3_reps,
            ch->w3_reps ? ch->w3_s * 1e3 / (double)ch->w3_reps : 0);
     double mib = (double)W4_BYTES * (double)ch->w4_reps / (1024.0 * 1024.0);
     printf(",\"w4_reps\":%ld,\"w4_bytes\":%ld,\"w4_mib_s\":%.1f,\"w4_ms_per_call\":%.3f", ch->w4_reps,
            W4_BYTES, ch->w4_s > 0 ? mib / ch->w4_s : 0,
            ch->w4_reps ? ch->w4_s * 1e3 / (double)ch->w4_reps : 0);
-    printf(",\"rss_kb\":%.0f,\"cpu_s\":%.3f,\"wall_s\":%.3f", rss, cpu, ch->wall);
+    printf(",\"rss_kb\":%.0f,\"rss_base_kb\":%ld,\"cpu_s\":%.3f,\"wall_s\":%.3f", rss,
+           ch->rss_base_kb, cpu, ch->wall);
     printf(",\"idle_ms\":%.0f,\"idle_cpu_ms\":%.3f", ch->idle_ms, ch->idle_cpu_ms);
     printf(",\"srv_cpu_w1_pct\":%.1f,\"srv_cpu_w2_pct\":%.1f}\n",
            ch->w1_s > 0 && ch->w1_srv >= 0 ? 100 * ch->w1_srv / ch->w1_s : -1,
@@ -1446,7 +1467,7 @@ static int child_op(child_t *ch, const cmd_t *cmd) {
         long wn = W2_CONC * 4 > cmd->n ? W2_CONC * 4 : cmd->n;
         if (W2_CONC > 0) {
             CHECK(cl_inflight(cl, 0, (int)W2_CONC, wn, &ch->small));
-            if (cl->is_mcpc || g_kind == T_HTTP) CHECK(cl_inflight(cl, 1, (int)W2_CONC, wn, &ch->small));
+            if (W2_BOTH) CHECK(cl_inflight(cl, 1, (int)W2_CONC, wn, &ch->small));
         }
         CHECK(cl_list(cl));
         if (W4_REPS > 0) CHECK(cl_call(cl, &ch->big));
@@ -1586,8 +1607,10 @@ static void child_main(int is_mcpc, int cmd_fd, int ack_fd) {
     memset(&ch, 0, sizeof ch);
     ch.cl.is_mcpc = is_mcpc;
     payload_make(&ch.small, 32);
-    payload_make(&ch.big, (size_t)W4_BYTES);
+    if (W4_REPS > 0) payload_make(&ch.big, (size_t)W4_BYTES);
     ch.lat_us = xmalloc(sizeof(double) * (size_t)(W1_N + 1));
+    memset(ch.lat_us, 0, sizeof(double) * (size_t)(W1_N + 1));
+    ch.rss_base_kb = proc_status_kb("VmRSS");
     for (;;) {
         cmd_t cmd;
         ssize_t n = read(cmd_fd, &cmd, sizeof cmd);
@@ -1697,15 +1720,15 @@ static void run_std(void) {
     for (long r = 0; r < B && W2_CONC > 0; r++) {
         long n = part(W2_N, B, r);
         if (!n) continue;
-        /* mcpc: async chains, then blocking threads; the raw floor, and for HTTP the
-         * pipelined variant too */
+        /* mcpc: async chains, then blocking threads; raw: the floor, then the other
+         * way (stdio: a write per request; HTTP: pipelining on one connection) */
         for (int j = 0; j < g_nkids; j++) {
             int i = (r % 2) ? g_nkids - 1 - j : j;
             kid_do(&g_kids[i], OP_W2, 0, n, 0);
         }
-        for (int j = 0; j < g_nkids; j++) {
+        for (int j = 0; j < g_nkids && W2_BOTH; j++) {
             int i = (r % 2) ? j : g_nkids - 1 - j;
-            if (g_kids[i].is_mcpc || g_kind == T_HTTP) kid_do(&g_kids[i], OP_W2, 1, n, 0);
+            kid_do(&g_kids[i], OP_W2, 1, n, 0);
         }
     }
     for (long r = 0; r < B; r++)
@@ -1866,6 +1889,8 @@ int main(int argc, char **argv) {
     INIT_REPS = env_long("BENCH_INIT_REPS", 5);
     IDLE_MS = env_long("BENCH_IDLE_MS", 500);
     CURVE_N = env_long("BENCH_CURVE_N", 10000);
+    /* 1: W2 also runs mcpc's blocking-threads way and the raw floor's other way */
+    W2_BOTH = env_long("BENCH_W2_BOTH", 1);
     if (INIT_REPS > 64) INIT_REPS = 64;
     if ((size_t)W4_BYTES * 2 + (1u << 20) > (16u << 20))
         g_max_message = (size_t)W4_BYTES * 2 + (1u << 20);

@@ -20,6 +20,7 @@ STD_ROWS = [
     ("w4_mib_s", "W4 1 MiB echo (MiB/s)", "high", {"stdio": 0.85, "http": 0.85}),
     ("w4_ms_per_call", "W4 ms per 1 MiB call", "low", None),
     ("rss_kb", "peak RSS of the client process (kB)", "low", None),
+    ("rss_base_kb", "… of which the harness before connecting (kB)", None, None),
     ("cpu_s", "client CPU seconds, whole run", "low", None),
     ("wall_s", "client active wall seconds", "low", None),
     ("idle_cpu_ms", "CPU while connected and idle (ms)", "low", None),
@@ -98,6 +99,8 @@ def std_tables(rows, out):
                     extra = ""
                     if "w2_pipelined_calls_s" in w:
                         extra = f"; HTTP/1.1 pipelined on one connection {fmt(w['w2_pipelined_calls_s'])}"
+                    if "w2_unbatched_calls_s" in w:
+                        extra = f"; a write per request {fmt(w['w2_unbatched_calls_s'])}"
                     modes.append(f"raw {w['w2_mode']}{extra}")
                 if modes:
                     label2 += " (" + "; ".join(modes) + ")"

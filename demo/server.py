@@ -97,6 +97,15 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
                         id 987654, then one with both result and error
     long-line           tools/call echo answers a 2 MiB text block
     stderr-flood        tools/call first writes 1 MiB of lines to stderr
+    truncate-exit       tools/call: writes half a response line, then exits 4
+    invalid-utf8        before each tools/call response: a line with the same id
+                        whose text holds bytes that are not UTF-8
+    dup-response        each tools/call response is written twice
+    string-id           before each tools/call response: the same response with
+                        the id as a string ("5" for 5)
+    notification-flood  tools/call first sends 20000 notifications/message
+    stop-reading        on tools/call, stops reading stdin and never answers
+                        (never sees EOF either; SIGTERM ends it)
     ping-during-call    legacy tools/call first sends requests "ping" and
                         "sampling/createMessage" to the client and waits (<= 5 s)
                         for both responses (modern requests: no effect)
@@ -135,6 +144,7 @@ FAULTS = {
     "empty-cursor", "bad-version", "empty-version", "init-error",
     "exit-on-discover", "silent-discover", "exit-during-call",
     "garbage-line", "bad-responses", "long-line", "stderr-flood",
+    "truncate-exit", "invalid-utf8", "dup-response", "string-id", "notification-flood", "stop-reading",
     "ping-during-call", "notify-during-call", "stubborn", "linger", "grandchild",
     "close-stdout",
 }
@@ -513,6 +523,18 @@ class Server:
         fault = self.fault
         if fault == "exit-during-call":
             os._exit(3)
+        if fault == "truncate-exit":
+            with self.write_lock:
+                self.out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":{"cont')
+                self.out.flush()
+            os._exit(4)
+        if fault == "stop-reading":
+            sleep_forever()
+        if fault == "notification-flood":
+            note = {"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": "flood"}}
+            for _ in range(20):
+                self.write_lines(*([note] * 1000))
         if fault == "close-stdout":
             with self.write_lock:
                 os.close(1)
@@ -577,7 +599,13 @@ class Server:
             before = [{"jsonrpc": "2.0", "id": 987654, "result": {}},
                       {"jsonrpc": "2.0", "id": rid, "result": {},
                        "error": {"code": 1, "message": "x"}}]
-        self.write_lines(*before, reply)
+        elif self.fault == "invalid-utf8":
+            before = [b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode()
+                      + b',"result":{"content":[{"type":"text","text":"bad \xff\xfe bytes"}]}}']
+        elif self.fault == "string-id" and isinstance(rid, int):
+            before = [dict(reply, id=str(rid))]
+        after = [reply] if self.fault == "dup-response" else []
+        self.write_lines(*before, reply, *after)
 
     def run_tool(self, rid, params, cancel):
         name = params.get("name")

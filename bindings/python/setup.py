@@ -14,6 +14,7 @@ from typing import Optional
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
 
 try:
     from setuptools.command.bdist_wheel import bdist_wheel
@@ -45,12 +46,15 @@ class BuildPy(build_py):
             dest.unlink()  # left over from an earlier build
 
 
-class BdistWheel(bdist_wheel):
-    def finalize_options(self) -> None:
-        super().finalize_options()
-        if library_to_bundle() is not None:
-            self.root_is_pure = False
+class BinaryDistribution(Distribution):
+    """With a library inside, the package is platform-specific (installed to
+    platlib, and the wheel's root is not pure)."""
 
+    def has_ext_modules(self) -> bool:
+        return library_to_bundle() is not None
+
+
+class BdistWheel(bdist_wheel):
     def get_tag(self):  # type: ignore[no-untyped-def]
         python, abi, plat = super().get_tag()
         if not self.root_is_pure:
@@ -58,4 +62,4 @@ class BdistWheel(bdist_wheel):
         return python, abi, plat
 
 
-setup(cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel})
+setup(distclass=BinaryDistribution, cmdclass={"build_py": BuildPy, "bdist_wheel": BdistWheel})

@@ -776,6 +776,98 @@ static void test_environment_and_cwd(void) {
     mcpc_options_free(o);
 }
 
+/* ---- hostile servers ---- */
+
+static void test_bad_messages_fail_only_themselves(void) {
+    ONLY_IN(mode != MODE_EXCHANGE, "a request/response host hands over the first line with the id as the response");
+    /* Invalid UTF-8, a duplicate response, a response with a mistyped (string) id: each
+     * is dropped on its own, and the call gets its real answer. */
+    const char *faults[] = {"invalid-utf8", "dup-response", "string-id"};
+    for (int i = 0; i < 3; i++) {
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(connect_demo(faults[i], NULL, &c), MCPC_OK);
+        if (!c) continue;
+        for (int k = 0; k < 2; k++) {
+            mcpc_result_t *r = NULL;
+            CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"real\"}", NULL, &r), MCPC_OK);
+            CHECK(r && strcmp(mcpc_result_text(r, NULL), "real") == 0);
+            mcpc_result_free(r);
+        }
+        close_and_check_cleanup(c);
+    }
+}
+
+static void test_truncated_message_then_exit(void) {
+    ONLY_IN(mode != MODE_EXCHANGE, "a request/response host hands over the truncated line as the response");
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("truncate-exit", NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    mcpc_call_opts_t o = opts_timeout(30000);
+    double t0 = now_ms();
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &o, &r), MCPC_ERR_TRANSPORT);
+    CHECK(now_ms() - t0 < 5000);
+    if (mode == MODE_STDIO) {
+        CHECK(strstr(mcpc_last_error_message(), "in the middle of a message") != NULL);
+        CHECK(strstr(mcpc_last_error_message(), "status 4") != NULL);
+    }
+    close_and_check_cleanup(c);
+}
+
+static atomic_int flood_seen;
+
+static void on_flood(void *ud, const char *method, const char *params) {
+    (void)ud;
+    (void)params;
+    if (strcmp(method, "notifications/message") == 0) atomic_fetch_add(&flood_seen, 1);
+}
+
+static void test_notification_flood(void) {
+    atomic_store(&flood_seen, 0);
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_notification_callback(o, on_flood, NULL, NULL);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("notification-flood", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"after the flood\"}", NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "after the flood") == 0);
+    mcpc_result_free(r);
+    /* All delivered, in order, before the response. */
+    CHECK(atomic_load(&flood_seen) == 20000);
+    close_and_check_cleanup(c);
+}
+
+static void test_server_that_stops_reading(void) {
+    STDIO_ONLY();
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_close_grace_ms(o, 200, 2000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("stop-reading", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    mcpc_call_opts_t co = opts_timeout(300);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &co, &r), MCPC_ERR_TIMEOUT);
+    /* Big messages fill the pipe it no longer reads: calls still end at their deadline. */
+    size_t big = 512 * 1024;
+    char *args = malloc(big + 32);
+    strcpy(args, "{\"text\":\"");
+    memset(args + 9, 'y', big);
+    strcpy(args + 9 + big, "\"}");
+    for (int i = 0; i < 4; i++) {
+        double t0 = now_ms();
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", args, &co, &r), MCPC_ERR_TIMEOUT);
+        CHECK(now_ms() - t0 < 5000);
+    }
+    free(args);
+    /* And close is bounded: stdin never drains, so SIGTERM ends it. */
+    double t0 = now_ms();
+    close_and_check_cleanup(c);
+    CHECK(now_ms() - t0 < 10000);
+}
+
 /* ---- protocol revision 2026-07-28, and choosing between the generations ---- */
 
 static int log_lines_with(const char *a, const char *b) {
@@ -1082,6 +1174,10 @@ int main(int argc, char **argv) {
     RUN(test_close_while_call_in_flight);
     RUN(test_no_fd_leak);
     RUN(test_environment_and_cwd);
+    RUN(test_bad_messages_fail_only_themselves);
+    RUN(test_truncated_message_then_exit);
+    RUN(test_notification_flood);
+    RUN(test_server_that_stops_reading);
     RUN(test_modern_server_is_spoken_to_in_2026);
     RUN(test_dual_server_prefers_2026);
     RUN(test_legacy_server_falls_back);

@@ -71,7 +71,7 @@ def test_task_cancel_cancels_the_request(tmp_path: Path) -> None:
 
     run(main())
     deadline = time.monotonic() + 5
-    cancelled = []
+    cancelled: List[str] = []
     while time.monotonic() < deadline and len(cancelled) < 2:
         cancelled = [ln for ln in log.read_text().splitlines() if '"event":"cancelled"' in ln]
         time.sleep(0.05)

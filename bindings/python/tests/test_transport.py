@@ -210,3 +210,10 @@ def test_transport_subclass_must_implement_send() -> None:
     t = Lazy()
     with pytest.raises(mcpc.TransportError):  # send() raises NotImplementedError: the handshake fails
         mcpc.Client.transport(t, timeout=2)
+    t.release()
+    t.release()  # idempotent
+    with pytest.raises(mcpc.ClosedError):
+        t.deliver(b"{}")
+    del t
+    gc.collect()
+    assert len(_ffi.registry) == 0

@@ -14,22 +14,19 @@ from ctypes import byref, c_char_p, c_size_t, c_void_p
 from dataclasses import dataclass, field
 from typing import (
     Any,
-    Awaitable,
     Callable,
     Dict,
-    Generator,
     List,
     Mapping,
     Optional,
     Sequence,
     Tuple,
-    TypeVar,
     Union,
 )
 
 from . import _ffi
 from ._ffi import lib, registry
-from .errors import ClosedError, McpcError, Status, WouldDeadlockError, error_for
+from .errors import ClosedError, McpcError, Status, error_for
 
 __all__ = [
     "CallResult",
@@ -51,8 +48,6 @@ StderrCallback = Callable[[bytes], None]
 TokenCallback = Callable[[Optional[str]], Optional[str]]
 """token(www_authenticate): the bearer token; www_authenticate is None for the first
 token and the server's WWW-Authenticate value after a 401. None means "no token"."""
-
-T = TypeVar("T")
 
 
 def version() -> str:
@@ -189,11 +184,13 @@ class Cancel:
 # ---- per-call options --------------------------------------------------------------
 
 
-@_ffi.PROGRESS_CB
-def _progress_trampoline(userdata: Optional[int], progress: float, total: float, message: Optional[bytes]) -> None:
+def _progress_py(userdata: Optional[int], progress: float, total: float, message: Optional[bytes]) -> None:
     fn = registry.get(userdata)
     if fn is not None:
         fn(progress, total if total >= 0 else None, message.decode("utf-8", "replace") if message is not None else None)
+
+
+_progress_trampoline = _ffi.PROGRESS_CB(_progress_py)
 
 
 def _call_opts(timeout: Optional[float], cancel: Optional[Cancel], progress_key: Optional[int],
@@ -223,22 +220,25 @@ def _arguments_json(arguments: Optional[Mapping[str, Any]]) -> Optional[bytes]:
 # ---- client options ---------------------------------------------------------------
 
 
-@_ffi.STDERR_CB
-def _stderr_trampoline(userdata: Optional[int], line: Optional[int], length: int) -> None:
+def _stderr_py(userdata: Optional[int], line: Optional[int], length: int) -> None:
     fn = registry.get(userdata)
     if fn is not None:
         fn(ctypes.string_at(line, length) if line else b"")
 
 
-@_ffi.NOTIFICATION_CB
-def _notification_trampoline(userdata: Optional[int], method: Optional[bytes], params: Optional[bytes]) -> None:
+_stderr_trampoline = _ffi.STDERR_CB(_stderr_py)
+
+
+def _notification_py(userdata: Optional[int], method: Optional[bytes], params: Optional[bytes]) -> None:
     fn = registry.get(userdata)
     if fn is not None:
         fn(_ffi.text(method), json.loads(params) if params is not None else None)
 
 
-@_ffi.TOKEN_CB
-def _token_trampoline(userdata: Optional[int], www: Optional[bytes], buf: Optional[int], size: int) -> int:
+_notification_trampoline = _ffi.NOTIFICATION_CB(_notification_py)
+
+
+def _token_py(userdata: Optional[int], www: Optional[bytes], buf: Optional[int], size: int) -> int:
     try:
         fn = registry.get(userdata)
         if fn is None or not buf:
@@ -253,6 +253,9 @@ def _token_trampoline(userdata: Optional[int], www: Optional[bytes], buf: Option
         return 0
     except BaseException:  # noqa: BLE001 - an exception means "no token"
         return 1
+
+
+_token_trampoline = _ffi.TOKEN_CB(_token_py)
 
 
 class _Options:
@@ -440,13 +443,12 @@ class _Pending:
 
 
 def _make_done(cb_type: Any) -> Any:
-    @cb_type
     def done(userdata: Optional[int], status: int, value: Optional[int], error: Optional[bytes]) -> None:
         pending = registry.pop(userdata)
         if pending is not None:
             pending.complete(status, value, error)
 
-    return done
+    return cb_type(done)
 
 
 # Module-level, so they live as long as the module (see _ffi).
@@ -880,7 +882,7 @@ class Client:
         lib.mcpc_client_free(handle)
         _live_clients.discard(self)
         if self._transport is not None:
-            self._transport._release()
+            self._transport.release()
 
     async def aclose(self) -> None:
         """:meth:`close` without blocking the event loop (it runs in a worker thread)."""
@@ -912,8 +914,7 @@ class Client:
 # ---- the caller-supplied transport -----------------------------------------------------
 
 
-@_ffi.SEND_CB
-def _send_trampoline(userdata: Optional[int], data: Optional[int], length: int) -> int:
+def _send_py(userdata: Optional[int], data: Optional[int], length: int) -> int:
     try:
         t = registry.get(userdata)
         if t is None:
@@ -924,15 +925,19 @@ def _send_trampoline(userdata: Optional[int], data: Optional[int], length: int) 
         return 1
 
 
-@_ffi.CLOSE_CB
-def _close_trampoline(userdata: Optional[int]) -> None:
+_send_trampoline = _ffi.SEND_CB(_send_py)
+
+
+def _close_py(userdata: Optional[int]) -> None:
     t = registry.get(userdata)
     if t is not None:
         t.close()
 
 
-@_ffi.REQUEST_CB
-def _request_trampoline(userdata: Optional[int], exchange: Optional[int], data: Optional[int], length: int) -> int:
+_close_trampoline = _ffi.CLOSE_CB(_close_py)
+
+
+def _request_py(userdata: Optional[int], exchange: Optional[int], data: Optional[int], length: int) -> int:
     ex = Exchange(exchange or 0)
     try:
         t = registry.get(userdata)
@@ -943,6 +948,9 @@ def _request_trampoline(userdata: Optional[int], exchange: Optional[int], data: 
     except BaseException as e:  # noqa: BLE001
         ex.fail("%s: %s" % (type(e).__name__, e))  # no-op if the host consumed it
     return 0  # the exchange is consumed either way
+
+
+_request_trampoline = _ffi.REQUEST_CB(_request_py)
 
 
 class Transport:
@@ -1034,9 +1042,10 @@ class Transport:
             raise ClosedError("the transport was closed", Status.CLOSED)
         return self._handle
 
-    def _release(self) -> None:
-        """Frees the host's handle once no thread is inside deliver() (called when
-        its client closes)."""
+    def release(self) -> None:
+        """Frees the host's handle once no thread is inside :meth:`deliver`; later
+        deliveries raise :class:`~mcpc.ClosedError`. Closing the client does this;
+        call it for a transport that never got connected. Idempotent."""
         with self._lock:
             handle, self._handle = self._handle, None
             if handle is None:

@@ -254,10 +254,12 @@ class Registry:
 registry = Registry()
 
 
-@FREE_CB
-def free_userdata(userdata: Optional[int]) -> None:
+def _free_userdata_py(userdata: Optional[int]) -> None:
     """userdata_free for everything registered: drops the registry entry."""
     registry.pop(userdata)
+
+
+free_userdata = FREE_CB(_free_userdata_py)
 
 
 def take_string(ptr: Optional[int]) -> str:
