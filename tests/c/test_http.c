@@ -351,6 +351,20 @@ static void test_tls(void) {
     CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
     mcpc_client_free(c);
     fixture_stop(&f);
+    /* The right CA but the wrong name: the certificate is for 127.0.0.1 and localhost,
+     * and the fixture answers on 127.0.0.2 (loopback too). */
+    char certp[300], keyp[300];
+    snprintf(certp, sizeof certp, "%s/server.pem", cert_dir);
+    snprintf(keyp, sizeof keyp, "%s/server.key", cert_dir);
+    const char *other_host[] = {"--host", "127.0.0.2", "--tls", certp, keyp, NULL};
+    if (fixture_start(&f, other_host) == 0) {
+        snprintf(f.url, sizeof f.url, "https://127.0.0.2:%d/mcp", f.port);
+        CHECK_STATUS(connect_to(&f, o, &c), MCPC_ERR_TLS);
+        CHECK(strstr(mcpc_last_error_message(), "127.0.0.2") != NULL);
+        fixture_stop(&f);
+    } else {
+        CHECK(0);
+    }
     /* A self-signed certificate is refused even with our CA loaded. */
     if (tls_start(&f, "untrusted.pem", "untrusted.key") == 0) {
         CHECK_STATUS(connect_to(&f, o, &c), MCPC_ERR_TLS);
