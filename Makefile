@@ -26,11 +26,15 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 
 all: lib cli
 
+# The library carries the soname libmcpc.so.$(MCPC_SOVERSION) (build.rs; mk/install.mk),
+# so programs linked against the build tree need that name beside it.
 lib:
 	$(CARGO) build --release
+	ln -sfn libmcpc.so $(RELEASE)/libmcpc.so.$(MCPC_SOVERSION)
 
 lib-debug:
 	$(CARGO) build
+	ln -sfn libmcpc.so $(DEBUG)/libmcpc.so.$(MCPC_SOVERSION)
 
 build/release/mcpc: cli/mcpc.c include/mcpc.h lib
 	@mkdir -p build/release

@@ -12,6 +12,14 @@ fn main() {
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=tools/header_gen.rs");
     println!("cargo:rerun-if-env-changed=MCPC_CHECK_HEADER");
+    // The shared library's soname: libmcpc.so.MAJOR, or libmcpc.so.0.MINOR while MAJOR is 0
+    // (mk/install.mk installs it under the same name).
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
+        let minor = std::env::var("CARGO_PKG_VERSION_MINOR").expect("cargo sets CARGO_PKG_VERSION_MINOR");
+        let soversion = if major == "0" { format!("0.{minor}") } else { major };
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmcpc.so.{soversion}");
+    }
     let version = std::env::var("CARGO_PKG_VERSION").expect("cargo sets CARGO_PKG_VERSION");
     let header = header_gen::generate(&crate_dir, &version);
     let path = crate_dir.join("include").join("mcpc.h");

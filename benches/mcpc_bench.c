@@ -487,6 +487,7 @@ static int rconn_take(rconn_t *c, const char **ms, const char **me) {
     if (!c->http) {
         char *base = c->in.p + c->in.off;
         size_t avail = c->in.len - c->in.off;
+        if (avail == c->scanned) return 0;
         char *nl = memchr(base + c->scanned, '\n', avail - c->scanned);
         if (!nl) {
             c->scanned = avail;
@@ -500,6 +501,7 @@ static int rconn_take(rconn_t *c, const char **ms, const char **me) {
     }
     char *base = c->in.p + c->in.off;
     size_t avail = c->in.len - c->in.off;
+    if (avail == 0) return 0;
     if (!c->hdr_done) {
         char *he = memmem(base, avail, "\r\n\r\n", 4);
         if (!he) return 0;

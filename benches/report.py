@@ -11,6 +11,7 @@ import sys
 # Goals are ratios mcpc/raw from issue 9 (RSS: an absolute bound).
 STD_ROWS = [
     ("init_ms", "init: spawn/connect + handshake (ms, median)", "low", None),
+    ("init_first_ms", "init, the first in the process (ms)", "low", None),
     ("w1_mean_us", "W1 sequential call, mean (µs)", "low", {"stdio": 1.3, "http": 1.5}),
     ("w1_p50_us", "W1 p50 (µs)", "low", None),
     ("w1_p99_us", "W1 p99 (µs)", "low", None),

@@ -71,7 +71,7 @@ uninstall:
 
 # Needs cmake and pkg-config (Debian: apt-get install cmake pkg-config).
 test-install: lib
-	MAKE="$(MAKE)" CC="$(CC)" CXX="$(CXX)" PYTHON="$(PYTHON)" MCPC_VERSION="$(MCPC_VERSION)" \
+	CC="$(CC)" CXX="$(CXX)" PYTHON="$(PYTHON)" MCPC_VERSION="$(MCPC_VERSION)" \
 	MCPC_SOVERSION="$(MCPC_SOVERSION)" MCPC_SHARED_LIB="$(MCPC_SHARED_LIB)" MCPC_STATIC_LIB="$(MCPC_STATIC_LIB)" \
 	tests/install/test_install.sh
 

@@ -491,6 +491,10 @@ impl Client {
             Some(n) => format!("{method} {}", quote(n)),
             None => method.to_string(),
         };
+        // A handle triggered before the call never lets it start.
+        if ctl.cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
+            return Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled before it was sent").context(ctx()));
+        }
         let (tx, mut rx) = oneshot::channel();
         let progress = (ctl.progress.is_some() || ctl.reset_on_progress).then(|| {
             Arc::new(ProgressState {

@@ -3,13 +3,50 @@
 use nix::sys::signal::{killpg, pthread_sigmask, SigSet, SigmaskHow, Signal};
 use nix::unistd::Pid;
 
+thread_local! {
+    static SIGPIPE_BLOCKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Blocks SIGPIPE on the calling thread, so that a write to a pipe whose reader
 /// has gone returns EPIPE instead of killing the host process. Called on every
-/// runtime thread at start; all pipe writes happen on those threads.
+/// runtime thread at start.
 pub fn block_sigpipe_on_this_thread() {
     let mut set = SigSet::empty();
     set.add(Signal::SIGPIPE);
     let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None);
+    SIGPIPE_BLOCKED.with(|b| b.set(true));
+}
+
+/// Writes to a pipe from any thread without raising SIGPIPE in the host: on a
+/// thread that does not block SIGPIPE already, it is blocked for the write, and a
+/// SIGPIPE the write raised is taken off the thread before the mask is restored.
+pub fn write_nosigpipe(fd: std::os::fd::BorrowedFd<'_>, buf: &[u8]) -> nix::Result<usize> {
+    if SIGPIPE_BLOCKED.with(|b| b.get()) {
+        return nix::unistd::write(fd, buf);
+    }
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGPIPE);
+    let mut old = SigSet::empty();
+    let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old));
+    let result = nix::unistd::write(fd, buf);
+    if !old.contains(Signal::SIGPIPE) {
+        if result == Err(nix::errno::Errno::EPIPE) {
+            take_pending_sigpipe(&set);
+        }
+        let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+    }
+    result
+}
+
+/// Accepts a pending SIGPIPE of this thread, if there is one, without waiting.
+fn take_pending_sigpipe(set: &SigSet) {
+    let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    #[allow(unsafe_code)]
+    // SAFETY: sigtimedwait reads a valid signal set and timeout, and writes no
+    // siginfo (NULL); with a zero timeout it never blocks.
+    unsafe {
+        libc::sigtimedwait(set.as_ref(), std::ptr::null_mut(), &zero);
+    }
 }
 
 /// Sends `sig` to the process group `pgid`. Errors (group gone) are ignored.

@@ -11,9 +11,13 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, watch};
+use std::collections::VecDeque;
+use std::os::fd::{AsFd, OwnedFd};
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 use super::{BoxFuture, Outgoing, SinkRef, Transport};
@@ -76,8 +80,62 @@ const READ_CHUNK: usize = 64 * 1024;
 /// After stdout ends, how long to wait for the exit status to name it in the error.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(200);
 
+/// The write side of the child's stdin. A message goes straight out from the
+/// sending thread when nothing is queued and the pipe takes it whole (the common
+/// case: no hand-off to another thread); otherwise it waits in the queue, which the
+/// writer task drains as the pipe drains. One lock keeps the order.
+struct Writer {
+    state: Mutex<WriteState>,
+    wake: Notify,
+}
+
+struct WriteState {
+    /// The pipe (non-blocking); `None` once closed.
+    fd: Option<Arc<AsyncFd<OwnedFd>>>,
+    /// Messages (with their `\n`) not yet fully written; `front_done` bytes of the
+    /// first have gone out.
+    queue: VecDeque<Vec<u8>>,
+    front_done: usize,
+    /// No more messages: drain, then close stdin.
+    closing: bool,
+}
+
+impl Writer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, WriteState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sends one message (ending in `\n`), or queues it for the writer task.
+    fn send(&self, msg: Vec<u8>) -> Result<()> {
+        let mut st = self.lock();
+        if st.closing {
+            return Err(Error::new(Status::MCPC_ERR_TRANSPORT, "the server's stdin is closed"));
+        }
+        let Some(fd) = st.fd.clone() else {
+            return Err(Error::new(Status::MCPC_ERR_TRANSPORT, "the server's stdin is closed"));
+        };
+        if st.queue.is_empty() {
+            match crate::sys::write_nosigpipe(fd.get_ref().as_fd(), &msg) {
+                Ok(n) if n == msg.len() => return Ok(()),
+                Ok(n) => st.front_done = n,
+                // Full pipe, or a broken one: the writer task waits, or reports it.
+                Err(_) => st.front_done = 0,
+            }
+        }
+        st.queue.push_back(msg);
+        drop(st);
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    fn close(&self) {
+        self.lock().closing = true;
+        self.wake.notify_one();
+    }
+}
+
 pub struct StdioTransport {
-    tx: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    writer: Arc<Writer>,
     close_tx: watch::Sender<bool>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     supervisor: Mutex<Option<JoinHandle<()>>>,
@@ -180,14 +238,32 @@ impl StdioTransport {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take();
 
-        let (tx, rx) = mpsc::unbounded_channel();
+        let fd = stdin
+            .into_owned_fd()
+            .map_err(|e| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's stdin: {e}")))?;
+        nix::fcntl::fcntl(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        )
+        .map_err(|e| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's stdin: {e}")))?;
+        // `new` is deprecated for fds a value may not own; an OwnedFd owns its fd.
+        #[allow(deprecated)]
+        let fd = AsyncFd::new(fd)
+            .map_err(|e| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's stdin: {e}")))?;
+        let writer = Arc::new(Writer {
+            state: Mutex::new(WriteState {
+                fd: Some(Arc::new(fd)),
+                queue: VecDeque::new(),
+                front_done: 0,
+                closing: false,
+            }),
+            wake: Notify::new(),
+        });
         let (exit_tx, exit_rx) = watch::channel::<Option<ExitStatus>>(None);
         let (close_tx, close_rx) = watch::channel(false);
-        // The reader holds a weak sender, so that close() dropping the one strong
-        // sender ends the writer and closes the child's stdin.
-        let (sink_for_reader, replies) = (sink.clone(), tx.downgrade());
+        let (sink_for_reader, replies) = (sink.clone(), writer.clone());
         let mut tasks = Vec::new();
-        tasks.push(tokio::spawn(write_loop(stdin, rx, sink.clone(), exit_rx.clone())));
+        tasks.push(tokio::spawn(write_loop(writer.clone(), sink.clone(), exit_rx.clone())));
         let (read_done_tx, read_done_rx) = watch::channel(false);
         let max = cfg.max_message_size;
         tasks.push(tokio::spawn(async move {
@@ -207,7 +283,7 @@ impl StdioTransport {
             read_done_rx,
         ));
         Ok(Arc::new(StdioTransport {
-            tx: Mutex::new(Some(tx)),
+            writer,
             close_tx,
             tasks: Mutex::new(tasks),
             supervisor: Mutex::new(Some(supervisor)),
@@ -223,17 +299,13 @@ impl Transport for StdioTransport {
     fn send(&self, msg: Outgoing) -> Result<()> {
         let mut body = msg.body;
         body.push(b'\n');
-        let guard = self.tx.lock().unwrap_or_else(|p| p.into_inner());
-        match guard.as_ref() {
-            Some(tx) if tx.send(body).is_ok() => Ok(()),
-            _ => Err(Error::new(Status::MCPC_ERR_TRANSPORT, "the server's stdin is closed")),
-        }
+        self.writer.send(body)
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            // Dropping the sender ends the writer, which closes the child's stdin.
-            self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
+            // The writer drains what is queued, then closes the child's stdin.
+            self.writer.close();
             let _ = self.close_tx.send(true);
             let supervisor = self.supervisor.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(s) = supervisor {
@@ -264,43 +336,74 @@ async fn exit_status_soon(exit_rx: &mut watch::Receiver<Option<ExitStatus>>) -> 
         .and_then(|r| r.ok().and_then(|s| *s))
 }
 
-async fn write_loop(
-    mut stdin: ChildStdin,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
-    sink: SinkRef,
-    mut exit_rx: watch::Receiver<Option<ExitStatus>>,
-) {
-    let mut batch: Vec<u8> = Vec::new();
-    while let Some(first) = rx.recv().await {
-        // Coalesce whatever is queued into one write.
-        let buf = if let Ok(second) = rx.try_recv() {
-            batch.clear();
-            batch.extend_from_slice(&first);
-            batch.extend_from_slice(&second);
-            while let Ok(more) = rx.try_recv() {
-                batch.extend_from_slice(&more);
+/// Drains the queue as the pipe takes it; closes stdin once closing and drained.
+async fn write_loop(writer: Arc<Writer>, sink: SinkRef, mut exit_rx: watch::Receiver<Option<ExitStatus>>) {
+    loop {
+        let outcome = {
+            let mut st = writer.lock();
+            let Some(fd) = st.fd.clone() else { return };
+            match st.queue.front() {
+                None if st.closing => {
+                    st.fd = None; // the last reference: closing it gives the child EOF
+                    return;
+                }
+                None => None,
+                Some(front) => {
+                    let len = front.len();
+                    let r = crate::sys::write_nosigpipe(fd.get_ref().as_fd(), &front[st.front_done..]);
+                    match r {
+                        Ok(n) => {
+                            st.front_done += n;
+                            if st.front_done == len {
+                                st.queue.pop_front();
+                                st.front_done = 0;
+                            }
+                            continue;
+                        }
+                        Err(nix::errno::Errno::EAGAIN) => Some(Ok(fd)),
+                        Err(e) => Some(Err(e)),
+                    }
+                }
             }
-            &batch
-        } else {
-            &first
         };
-        if let Err(e) = stdin.write_all(buf).await {
-            let status = exit_status_soon(&mut exit_rx).await;
-            sink.closed(Error::new(
-                Status::MCPC_ERR_TRANSPORT,
-                format!("writing to the server failed: {e} ({})", describe(status)),
-            ));
-            return;
+        match outcome {
+            None => writer.wake.notified().await,
+            Some(Ok(fd)) => {
+                // Full pipe: wait until it drains (or something new arrives).
+                tokio::select! {
+                    ready = fd.writable() => {
+                        if let Ok(mut guard) = ready {
+                            guard.clear_ready();
+                        }
+                    }
+                    _ = writer.wake.notified() => {}
+                }
+            }
+            Some(Err(e)) => {
+                let status = exit_status_soon(&mut exit_rx).await;
+                sink.closed(Error::new(
+                    Status::MCPC_ERR_TRANSPORT,
+                    format!(
+                        "writing to the server failed: {} ({})",
+                        std::io::Error::from(e),
+                        describe(status)
+                    ),
+                ));
+                let mut st = writer.lock();
+                st.fd = None;
+                st.queue.clear();
+                st.closing = true;
+                return;
+            }
         }
     }
-    let _ = stdin.shutdown().await;
 }
 
 async fn read_loop(
     mut stdout: ChildStdout,
     max: usize,
     sink: SinkRef,
-    replies: mpsc::WeakUnboundedSender<Vec<u8>>,
+    replies: Arc<Writer>,
     mut exit_rx: watch::Receiver<Option<ExitStatus>>,
 ) {
     let mut framer = LineFramer::new(max);
@@ -319,9 +422,7 @@ async fn read_loop(
         let fed = framer.feed(&buf[..n], |line| {
             if let Ok(Some(mut reply)) = sink.deliver(line) {
                 reply.body.push(b'\n');
-                if let Some(tx) = replies.upgrade() {
-                    let _ = tx.send(reply.body);
-                }
+                let _ = replies.send(reply.body);
             }
         });
         if let Err(too_long) = fed {

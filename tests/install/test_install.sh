@@ -6,7 +6,7 @@
 # install that is moved elsewhere (both pkg-config --define-prefix and CMake find it),
 # static linking, find_package's version check, and uninstall.
 #
-# Run from the repository root by `make test-install` (which passes MAKE, CC, CXX,
+# Run from the repository root by `make test-install` (which passes CC, CXX,
 # PYTHON, MCPC_VERSION, MCPC_SOVERSION). Needs cmake and pkg-config; as root with
 # apt-get it installs them when they are missing. Ends with "N passed, N failed".
 set -u

@@ -14,8 +14,8 @@ Options: --stateless (no Mcp-Session-Id), --json-response (application/json, no 
          HTTP method, status, JSON-RPC method and id, session and MCP headers).
 Tools: echo(text) text only; add(a, b) structuredContent {"a","b","sum"};
        fail(message) raises, so the result has isError; sleep(seconds) sleeps in
-       0.25 s steps, sends progress when asked, writes "sleep interrupted" to
-       stderr when cancelled.
+       0.25 s steps, sends progress when asked, and writes "sleep started" and,
+       when cancelled, "sleep interrupted" to stderr.
 """
 import argparse
 import asyncio
@@ -82,6 +82,7 @@ def fail(message: str = "deliberate failure") -> str:
 async def sleep(seconds: float = 5.0, ctx: Context = None) -> str:
     """Sleeps in 0.25 s steps, reporting progress; for cancellation and timeouts."""
     steps = max(1, int(seconds * 4))
+    print(f"sleep started ({seconds}s)", file=sys.stderr, flush=True)
     try:
         for i in range(steps):
             await asyncio.sleep(seconds / steps)
@@ -124,8 +125,9 @@ if args.page_size > 0:  # the SDK never paginates tools/list: replace the handle
 
 def logged(app, path):
     """Wraps the ASGI app: one JSON line per HTTP request, written when the response
-    starts (the request body has been read by then), or with status null when the
-    client went away before any answer."""
+    starts (the request body has been read by then; for an error status, with the
+    start of its body as "reply"), or with status null when the client went away
+    before any answer."""
     out = open(path, "a", buffering=1)
 
     async def wrapper(scope, receive, send):
@@ -142,7 +144,7 @@ def logged(app, path):
 
         started = []
 
-        def log(status):
+        def log(status, reply=None):
             rpc = {}
             try:
                 rpc = json.loads(body) if body else {}
@@ -161,12 +163,18 @@ def logged(app, path):
                 "mcp_name": headers.get("mcp-name"),
                 "last_event_id": headers.get("last-event-id"),
             }
+            if reply is not None:
+                entry["reply"] = reply[:300].decode("utf-8", "replace")
             out.write(json.dumps(entry) + "\n")
 
         async def send_logged(msg):
             if msg["type"] == "http.response.start":
                 started.append(msg["status"])
-                log(msg["status"])
+                if msg["status"] < 400:
+                    log(msg["status"])
+            elif msg["type"] == "http.response.body" and started and started[-1] >= 400:
+                log(started[-1], msg.get("body", b""))  # an error: with the start of its body
+                started.append(0)
             await send(msg)
 
         try:
@@ -174,6 +182,8 @@ def logged(app, path):
         finally:
             if not started:  # the client went away before any answer (status null)
                 log(None)
+            elif started[-1] >= 400:  # an error whose body never went out
+                log(started[-1], b"")
 
     return wrapper
 

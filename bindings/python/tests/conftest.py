@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Iterator, List
 
@@ -138,3 +139,15 @@ class PipeChild:
         finally:
             if self.proc.stdout:
                 self.proc.stdout.close()
+
+
+def assert_registry_empty(limit: float = 10.0) -> None:
+    """Every Python object handed to the library as userdata was released. Some are
+    released on an mcpc thread after the call that made them returned (a cancelled
+    connect completes once its server is gone), so this waits a little."""
+    from mcpc import _ffi
+
+    deadline = time.monotonic() + limit
+    while len(_ffi.registry) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(_ffi.registry) == 0

@@ -12,9 +12,8 @@ from typing import Any, List, Optional, Tuple
 import pytest
 
 import mcpc
-from mcpc import _ffi
 
-from conftest import demo_argv
+from conftest import assert_registry_empty, demo_argv
 
 
 def run(coro: Any) -> Any:
@@ -39,7 +38,7 @@ def test_call_async_and_tools_async() -> None:
         assert c.closed
 
     run(main())
-    assert len(_ffi.registry) == 0
+    assert_registry_empty()
 
 
 def test_many_calls_in_flight() -> None:
@@ -109,7 +108,7 @@ def test_progress_runs_on_the_loop() -> None:
 
     run(main())
     assert [p for p, _ in seen] == [1, 2, 3, 4]
-    assert len(_ffi.registry) == 0
+    assert_registry_empty()
 
 
 def test_close_completes_calls_in_flight() -> None:

@@ -14,9 +14,8 @@ from typing import Any, List, Optional, Tuple
 import pytest
 
 import mcpc
-from mcpc import _ffi
 
-from conftest import REPO, demo_argv
+from conftest import assert_registry_empty, REPO, demo_argv
 
 
 def test_version_and_library() -> None:
@@ -164,7 +163,7 @@ def test_progress(client: mcpc.Client) -> None:
     assert [p for p, _, _ in seen] == [1, 2, 3, 4]
     assert all(t == 4 for _, t, _ in seen)
     assert threading.get_ident() not in threads  # an mcpc thread
-    assert len(_ffi.registry) == 0  # nothing kept once the call returned
+    assert_registry_empty()  # nothing kept once the call returned
 
 
 def test_progress_restarts_timeout(client: mcpc.Client) -> None:
@@ -193,7 +192,7 @@ def test_callbacks_stderr_notifications_env(tmp_path: Path) -> None:
         c.call("echo", {"text": "x"})
     assert ("notifications/message", {"level": "info", "data": "hello"}) in notes
     assert any(m == "notifications/tools/list_changed" for m, _ in notes)
-    assert len(_ffi.registry) == 0  # the callbacks were released with the clients
+    assert_registry_empty()  # the callbacks were released with the clients
 
 
 def test_cwd_and_clear_env(tmp_path: Path) -> None:
@@ -268,7 +267,7 @@ def test_garbage_collected_client_stops_its_server(tmp_path: Path) -> None:
     del c
     gc.collect()
     # Nothing to assert directly beyond not hanging or crashing; the registry is clean.
-    assert len(_ffi.registry) == 0
+    assert_registry_empty()
 
 
 def test_exceptions_pickle() -> None:

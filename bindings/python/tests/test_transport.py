@@ -13,9 +13,8 @@ from typing import List, Optional
 import pytest
 
 import mcpc
-from mcpc import _ffi
 
-from conftest import PipeChild, demo_argv
+from conftest import assert_registry_empty, PipeChild, demo_argv
 
 
 class PipeTransport(mcpc.Transport):
@@ -79,7 +78,7 @@ def test_stream_transport() -> None:
         t.deliver(b'{"jsonrpc":"2.0","method":"x"}')
     del t, c
     gc.collect()
-    assert len(_ffi.registry) == 0
+    assert_registry_empty()
 
 
 def test_deliver_protocol_error_and_end() -> None:
@@ -216,4 +215,4 @@ def test_transport_subclass_must_implement_send() -> None:
         t.deliver(b"{}")
     del t
     gc.collect()
-    assert len(_ffi.registry) == 0
+    assert_registry_empty()

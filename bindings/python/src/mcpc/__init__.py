@@ -65,6 +65,9 @@ from .errors import (
 
 __version__ = "0.1.0"
 
+# TimeoutError is left out of __all__ so that `from mcpc import *` does not shadow the
+# builtin (mcpc.TimeoutError subclasses it, but the builtin would no longer catch
+# other timeouts). Use mcpc.TimeoutError, or catch the builtin TimeoutError.
 __all__ = [
     "AuthError",
     "CallResult",
@@ -91,7 +94,6 @@ __all__ = [
     "SpawnError",
     "Status",
     "StderrCallback",
-    "TimeoutError",
     "TlsError",
     "TokenCallback",
     "ToolError",

@@ -1,0 +1,33 @@
+# Tests against MCP software no one here wrote (issue 6):
+#   test-peers        tests/c/test_peers.c, through the C ABI and the CLI, against
+#                     @modelcontextprotocol/server-everything and servers on the Python
+#                     mcp package (2.x and 1.x), over stdio, HTTP and HTTPS
+#   test-conformance  the official conformance suite (@modelcontextprotocol/conformance,
+#                     stable and next runner) against tests/conformance/client.c
+# Both first run tests/peers/install.sh, which installs the pinned peers outside the
+# tree (MCPC_PEERS_DIR, default ~/.cache/mcpc-peers) or, when they are installed
+# already, only checks them (offline, a few seconds). A missing peer fails the tests.
+# Neither runs under valgrind: both measure timeouts, retry delays and progress
+# timing with real servers, and the library is under valgrind and ASan in test-c
+# and test-asan.
+
+MCPC_PEERS_DIR ?= $(HOME)/.cache/mcpc-peers
+PEERS_ENV := $(MCPC_PEERS_DIR)/peers.env
+
+.PHONY: peers test-peers test-conformance
+
+peers:
+	tests/peers/install.sh '$(MCPC_PEERS_DIR)'
+
+build/conformance_client: tests/conformance/client.c tests/conformance/json_scan.h include/mcpc.h lib-debug
+	@mkdir -p build
+	$(CC) $(CFLAGS_C) $< -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
+
+# build/test_peers comes from the Makefile's build/test_% rule.
+test-peers: peers build/test_peers build/debug/mcpc
+	. '$(PEERS_ENV)' && MCPC=build/debug/mcpc build/test_peers
+
+test-conformance: peers build/conformance_client
+	MCPC_PEERS_DIR='$(MCPC_PEERS_DIR)' tests/conformance/run.sh build/conformance_client build/conformance
+
+EXTRA_TESTS += test-peers test-conformance
