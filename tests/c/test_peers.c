@@ -202,14 +202,11 @@ static int py_http_start(struct server *s, const char *py_var, int port, const c
 }
 
 /* Number of lines of `path` holding every one of the NULL-terminated needles. */
-static int count_lines(const char *path, ...) {
+static int vcount_lines(const char *path, va_list ap) {
     const char *needles[8];
     size_t k = 0;
-    va_list ap;
-    va_start(ap, path);
     const char *x;
     while ((x = va_arg(ap, const char *)) != NULL && k < 8) needles[k++] = x;
-    va_end(ap);
     char *s = read_file(path);
     int count = 0;
     for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
@@ -220,7 +217,30 @@ static int count_lines(const char *path, ...) {
     free(s);
     return count;
 }
+
+static int count_lines(const char *path, ...) {
+    va_list ap;
+    va_start(ap, path);
+    int n = vcount_lines(path, ap);
+    va_end(ap);
+    return n;
+}
+
+/* count_lines once it reaches `want` (what another process writes may come a little
+ * later), or after 3 s whatever it is then. */
+static int wait_count_lines(int want, const char *path, ...) {
+    double end = now_ms() + 3000;
+    for (;;) {
+        va_list ap;
+        va_start(ap, path);
+        int n = vcount_lines(path, ap);
+        va_end(ap);
+        if (n >= want || now_ms() >= end) return n;
+        sleep_ms(10);
+    }
+}
 #define LINES(path, ...) count_lines(path, __VA_ARGS__, (const char *)NULL)
+#define WAIT_LINES(want, path, ...) wait_count_lines(want, path, __VA_ARGS__, (const char *)NULL)
 
 /* ---- callbacks that record -------------------------------------------- */
 
@@ -843,8 +863,8 @@ static void test_py2_http_modern(void) {
     CHECK(LINES(s.log, "\"rpc\": \"tools/list\"", "\"mcp_method\": \"tools/list\"") == 4);
     CHECK(LINES(s.log, "\"rpc\": \"tools/call\"", "\"mcp_method\": \"tools/call\"", "\"mcp_name\": \"add\"") == 2);
     /* The timed-out call: the client left before any answer; the tool was stopped. */
-    CHECK(LINES(s.log, "\"mcp_name\": \"sleep\"", "\"status\": null") == 1);
-    CHECK(LINES(s.err, "sleep interrupted") == 2);
+    CHECK(WAIT_LINES(1, s.log, "\"mcp_name\": \"sleep\"", "\"status\": null") == 1);
+    CHECK(WAIT_LINES(2, s.err, "sleep interrupted") == 2);
     CHECK(LINES(s.log, "\"rpc\": \"initialize\"") == 0);
     CHECK(LINES(s.log, "\"session\": null") == LINES(s.log, "\"http\": "));
     CHECK(LINES(s.log, "\"http\": \"DELETE\"") == 0);
@@ -869,18 +889,18 @@ static void test_py2_http_legacy(void) {
         py_pages(c);
         call_ok(c, "echo", "{\"text\":\"legacy\"}", "legacy");
         py_cancel(c, NULL, s.err);
-        CHECK(LINES(s.log, "\"rpc\": \"notifications/cancelled\"", "\"status\": 202") == 1);
+        CHECK(WAIT_LINES(1, s.log, "\"rpc\": \"notifications/cancelled\"", "\"status\": 202") == 1);
         py_timeout(c);
-        CHECK(LINES(s.log, "\"rpc\": \"notifications/cancelled\"", "\"status\": 202") == 2);
+        CHECK(WAIT_LINES(2, s.log, "\"rpc\": \"notifications/cancelled\"", "\"status\": 202") == 2);
     }
     mcpc_client_free(c);
+    CHECK(wait_for_file_text(s.log, "\"http\": \"DELETE\", \"status\": 200", 3000));
     CHECK(LINES(s.log, "\"rpc\": \"server/discover\"") == 0);
     CHECK(LINES(s.log, "\"rpc\": \"initialize\"", "\"session\": null", "\"status\": 200") == 1);
     /* Every later request carries the session and the version. */
     int all = LINES(s.log, "\"http\": ");
     CHECK(LINES(s.log, "\"version\": \"2025-11-25\"") == all - 1);
     CHECK(LINES(s.log, "\"session\": null") == 1);
-    CHECK(wait_for_file_text(s.log, "\"http\": \"DELETE\", \"status\": 200", 3000));
     mcpc_options_free(o);
     server_stop(&s);
 }
