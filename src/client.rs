@@ -78,6 +78,9 @@ struct ProgressState {
     callback: Option<ProgressFn>,
     seen: AtomicU64,
     notify: Notify,
+    /// The last progress value passed on: values that do not increase are dropped
+    /// (the protocol promises increasing progress; a replaying server breaks it).
+    last: Mutex<Option<f64>>,
 }
 
 #[derive(Default)]
@@ -146,6 +149,13 @@ impl Shared {
         let Some(id) = p.token.as_i64() else { return };
         let state = self.lock().pending.get(&id).and_then(|w| w.progress.clone());
         if let Some(state) = state {
+            {
+                let mut last = state.last.lock().unwrap_or_else(|p| p.into_inner());
+                if last.is_some_and(|l| p.progress <= l) {
+                    return;
+                }
+                *last = Some(p.progress);
+            }
             state.seen.fetch_add(1, Ordering::Relaxed);
             state.notify.notify_one();
             if let Some(cb) = &state.callback {
@@ -193,6 +203,10 @@ impl Sink for Shared {
                 Ok(None)
             }
         }
+    }
+
+    fn is_pending(&self, id: i64) -> bool {
+        self.lock().pending.contains_key(&id)
     }
 
     fn fail_request(&self, id: i64, err: Error) {
@@ -265,6 +279,8 @@ struct CallParams<'a> {
     meta: Option<RequestMeta<'a>>,
     #[serde(rename = "requestState", skip_serializing_if = "Option::is_none")]
     request_state: Option<&'a str>,
+    #[serde(rename = "inputResponses", skip_serializing_if = "Option::is_none")]
+    input_responses: Option<&'a RawValue>,
 }
 
 /// Most `input_required` rounds one call may take.
@@ -277,6 +293,8 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// What the version probe showed.
 enum Probe {
     Modern(Session),
+    /// The server refused the version it says it supports: ask once more.
+    Retry,
     /// An older server: `initialize`, after restarting the server if it died.
     Legacy {
         restart: bool,
@@ -345,14 +363,24 @@ impl Client {
                     },
                     ProbeKind::Http => ctl.clone(),
                 };
-                let probe = match self.discover(&probe_ctl, false).await {
-                    Ok(Discovered::Modern(s)) => Probe::Modern(s),
-                    Ok(Discovered::LegacyOnly) => Probe::Legacy { restart: false },
-                    Err(e) => classify_probe_error(e, kind),
-                };
+                let mut probe = Probe::Retry;
+                for attempt in 0..2 {
+                    probe = match self.discover(&probe_ctl, false).await {
+                        Ok(Discovered::Modern(s)) => Probe::Modern(s),
+                        Ok(Discovered::LegacyOnly) => Probe::Legacy { restart: false },
+                        Err(e) => classify_probe_error(e, kind),
+                    };
+                    if !matches!(probe, Probe::Retry) || attempt == 1 {
+                        break;
+                    }
+                }
                 match probe {
                     Probe::Modern(s) => Ok(s),
-                    Probe::Fail(e) => Err(e.context("protocol version probe (server/discover)")),
+                    Probe::Retry => Err(Error::new(
+                        Status::MCPC_ERR_UNSUPPORTED_VERSION,
+                        "the server refused 2026-07-28 twice while listing it as supported",
+                    )),
+                    Probe::Fail(e) => Err(e.context("protocol version probe")),
                     Probe::Legacy { restart } => {
                         if restart {
                             self.restart(connector).await?;
@@ -501,6 +529,7 @@ impl Client {
                 callback: ctl.progress.clone(),
                 seen: AtomicU64::new(0),
                 notify: Notify::new(),
+                last: Mutex::new(None),
             })
         });
         self.shared
@@ -706,6 +735,7 @@ impl Client {
         let ctx = || format!("tools/call {}", quote(name));
         let deadline = Instant::now() + self.timeout_of(ctl);
         let mut state: Option<String> = None;
+        let mut responses: Option<Box<RawValue>> = None;
         let mut relisted = false;
         for _round in 0..=MAX_INPUT_ROUNDS {
             let id = self.next_id();
@@ -715,6 +745,7 @@ impl Client {
                 arguments,
                 meta: (!meta.is_empty()).then_some(meta),
                 request_state: state.as_deref(),
+                input_responses: responses.as_deref(),
             };
             let round_ctl = Control {
                 timeout: Some(deadline.saturating_duration_since(Instant::now())),
@@ -742,13 +773,16 @@ impl Client {
                 match protocol::result_kind(&raw).map_err(|e| e.context(ctx()))? {
                     ResultKind::Complete => {}
                     ResultKind::InputRequired {
-                        input_requests: true, ..
-                    } => return Err(Error::new(
-                        Status::MCPC_ERR_INPUT_REQUIRED,
-                        "the server asks for input (elicitation, sampling or roots) that this client does not provide",
-                    )
-                    .context(ctx())),
-                    ResultKind::InputRequired { request_state, .. } => {
+                        request_state,
+                        input_requests,
+                    } => {
+                        responses = match input_requests {
+                            Some(reqs) => Some(
+                                protocol::input_responses(&reqs)
+                                    .map_err(|why| Error::new(Status::MCPC_ERR_INPUT_REQUIRED, why).context(ctx()))?,
+                            ),
+                            None => None,
+                        };
                         state = request_state;
                         continue;
                     }
@@ -795,8 +829,21 @@ fn classify_probe_error(e: Error, kind: ProbeKind) -> Probe {
     match e.status {
         // The server speaks the stateless protocol, but something in our request is off.
         Status::MCPC_ERR_HEADER_MISMATCH | Status::MCPC_ERR_MISSING_CAPABILITY => Probe::Fail(e),
-        // It does not speak 2026-07-28: perhaps it speaks an older version.
-        Status::MCPC_ERR_UNSUPPORTED_VERSION => Probe::Legacy { restart: false },
+        // -32022: if the versions it lists include ours, ask again; else it may speak
+        // an older version.
+        Status::MCPC_ERR_UNSUPPORTED_VERSION => {
+            #[derive(Deserialize)]
+            struct Data {
+                #[serde(default)]
+                supported: Vec<String>,
+            }
+            let supported = e.rpc_data.as_deref().and_then(|d| serde_json::from_str::<Data>(d).ok());
+            if supported.is_some_and(|d| d.supported.iter().any(|v| protocol::is_modern(v))) {
+                Probe::Retry
+            } else {
+                Probe::Legacy { restart: false }
+            }
+        }
         // Any other JSON-RPC error: an older server (they answer -32601, -32602, -32600...).
         Status::MCPC_ERR_RPC => Probe::Legacy { restart: false },
         Status::MCPC_ERR_HTTP if matches!(e.http_status, Some(400 | 404 | 405)) => Probe::Legacy { restart: false },

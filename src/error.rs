@@ -118,6 +118,8 @@ pub struct Error {
     pub rpc_code: Option<i64>,
     /// The HTTP status behind the error, for HTTP transport errors.
     pub http_status: Option<u16>,
+    /// The `data` of a JSON-RPC error, as JSON.
+    pub rpc_data: Option<String>,
 }
 
 /// Longest piece of peer-supplied text quoted in an error message.
@@ -130,6 +132,7 @@ impl Error {
             message: message.into(),
             rpc_code: None,
             http_status: None,
+            rpc_data: None,
         }
     }
 
@@ -139,6 +142,7 @@ impl Error {
             message: message.into(),
             rpc_code: Some(code),
             http_status: None,
+            rpc_data: None,
         }
     }
 

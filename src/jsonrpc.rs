@@ -110,7 +110,9 @@ impl RpcError {
             }
             _ => Status::MCPC_ERR_RPC,
         };
-        Error::rpc(self.code, text).with_status(status)
+        let mut err = Error::rpc(self.code, text).with_status(status);
+        err.rpc_data = self.data.map(|d| d.get().to_string());
+        err
     }
 }
 

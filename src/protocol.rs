@@ -153,7 +153,7 @@ pub enum ResultKind {
     /// Retry the request with this state (and answers to `input_requests`).
     InputRequired {
         request_state: Option<String>,
-        input_requests: bool,
+        input_requests: Option<serde_json::Map<String, serde_json::Value>>,
     },
 }
 
@@ -175,7 +175,7 @@ pub fn result_kind(raw: &RawValue) -> Result<ResultKind> {
         None | Some("complete") => Ok(ResultKind::Complete),
         Some("input_required") => Ok(ResultKind::InputRequired {
             request_state: f.request_state,
-            input_requests: f.input_requests.is_some_and(|m| !m.is_empty()),
+            input_requests: f.input_requests.filter(|m| !m.is_empty()),
         }),
         Some(other) => Err(Error::new(
             Status::MCPC_ERR_PROTOCOL,
@@ -352,16 +352,21 @@ mod tests {
             result_kind(&raw(r#"{"resultType":"input_required","requestState":"s"}"#)).unwrap(),
             ResultKind::InputRequired {
                 request_state: Some("s".into()),
-                input_requests: false
+                input_requests: None
             }
         );
-        assert_eq!(
+        assert!(matches!(
             result_kind(&raw(r#"{"resultType":"input_required","inputRequests":{"a":{}}}"#)).unwrap(),
-            ResultKind::InputRequired {
-                request_state: None,
-                input_requests: true
-            }
-        );
+            ResultKind::InputRequired { request_state: None, input_requests: Some(m) } if m.len() == 1
+        ));
+        let elicit: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"q":{"method":"elicitation/create","params":{}}}"#).unwrap();
+        assert_eq!(input_responses(&elicit).unwrap().get(), r#"{"q":{"action":"decline"}}"#);
+        let sampling: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"s":{"method":"sampling/createMessage"}}"#).unwrap();
+        assert!(input_responses(&sampling)
+            .unwrap_err()
+            .contains("sampling/createMessage"));
         assert_eq!(
             result_kind(&raw(r#"{"resultType":"later"}"#)).unwrap_err().status,
             Status::MCPC_ERR_PROTOCOL
@@ -382,4 +387,29 @@ mod tests {
         assert!(s.starts_with(want), "{s}");
         assert_eq!(serde_json::to_string(&RequestMeta::default()).unwrap(), "{}");
     }
+}
+
+/// The answers this client gives to a server's input requests. It declares no client
+/// capabilities, so a well-behaved server asks for none. If a server asks anyway for
+/// elicitation, the answer is a decline, as from a user who gave nothing. Sampling,
+/// roots or anything else cannot be answered: `Err` names the request.
+pub fn input_responses(
+    requests: &serde_json::Map<String, serde_json::Value>,
+) -> std::result::Result<Box<RawValue>, String> {
+    let mut out = serde_json::Map::new();
+    for (key, req) in requests {
+        match req.get("method").and_then(serde_json::Value::as_str) {
+            Some("elicitation/create") => {
+                out.insert(key.clone(), serde_json::json!({"action": "decline"}));
+            }
+            Some(other) => {
+                return Err(format!(
+                    "the server asks for {other}, which this client does not provide"
+                ))
+            }
+            None => return Err("the server sent a malformed input request".into()),
+        }
+    }
+    let text = serde_json::to_string(&out).expect("a map of JSON values serializes");
+    Ok(RawValue::from_string(text).expect("serialized JSON is valid"))
 }

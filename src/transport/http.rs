@@ -211,14 +211,14 @@ struct InitFields<'a> {
 }
 
 /// Builds a short error from an HTTP error status and its body.
-async fn status_error(resp: reqwest::Response, what: &str) -> Error {
+async fn status_error(resp: reqwest::Response) -> Error {
     let status = resp.status();
     let body = read_limited(resp, 64 * 1024).await.unwrap_or_default();
     #[derive(Deserialize)]
     struct E {
         error: crate::jsonrpc::RpcError,
     }
-    let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("{what}: HTTP {status}"));
+    let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("HTTP {status}"));
     err.http_status = Some(status.as_u16());
     if let Ok(e) = serde_json::from_slice::<E>(&body) {
         // The 2026-07-28 error codes keep their own statuses (an older client meeting a
@@ -350,7 +350,7 @@ impl Inner {
     }
 
     /// One POST with its auth retry. Returns the successful response, or the error.
-    async fn post(&self, body: &[u8], what: &str, extra: &HeaderMap) -> Result<(reqwest::Response, bool)> {
+    async fn post(&self, body: &[u8], extra: &HeaderMap) -> Result<(reqwest::Response, bool)> {
         let mut refreshed = false;
         loop {
             let had_session = self.session.read().await.id.is_some();
@@ -366,18 +366,15 @@ impl Inner {
                     refreshed = true;
                     continue;
                 }
-                return Err(Error::new(
-                    Status::MCPC_ERR_AUTH,
-                    format!("{what}: HTTP 401 Unauthorized"),
-                ));
+                return Err(Error::new(Status::MCPC_ERR_AUTH, "HTTP 401 Unauthorized".to_string()));
             }
             if status == StatusCode::FORBIDDEN {
-                return Err(Error::new(Status::MCPC_ERR_AUTH, format!("{what}: HTTP 403 Forbidden")));
+                return Err(Error::new(Status::MCPC_ERR_AUTH, "HTTP 403 Forbidden"));
             }
             if status.is_redirection() {
                 return Err(Error::new(
                     Status::MCPC_ERR_HTTP,
-                    format!("{what}: HTTP {status}: a redirect to another origin was refused"),
+                    format!("HTTP {status}: a redirect to another origin was refused"),
                 ));
             }
             return Ok((resp, had_session));
@@ -405,7 +402,7 @@ impl Inner {
             let _wait_for_renewal = self.renew_gate.read().await;
             self.session.read().await.generation
         };
-        let (resp, had_session) = self.post(&msg.body, &what, &HeaderMap::new()).await?;
+        let (resp, had_session) = self.post(&msg.body, &HeaderMap::new()).await?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND && had_session {
             // The fresh session is ready (or the connection failed) before this
@@ -413,11 +410,11 @@ impl Inner {
             self.renew_session(generation).await;
             return Err(Error::new(
                 Status::MCPC_ERR_SESSION_EXPIRED,
-                format!("{what}: the HTTP session expired (404); a fresh session was started"),
+                "the HTTP session expired (404); a fresh session was started",
             ));
         }
         if !status.is_success() {
-            return Err(status_error(resp, &what).await);
+            return Err(status_error(resp).await);
         }
         if is_init {
             if let Some(id) = resp.headers().get(MCP_SESSION_ID) {
@@ -435,7 +432,7 @@ impl Inner {
         if msg.id.is_none() || status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             return Ok(());
         }
-        self.read_reply(resp, is_init, true).await
+        self.read_reply(resp, is_init, msg.id).await
     }
 
     /// The stateless 2026-07-28 exchange: request metadata headers on every POST, no
@@ -462,7 +459,7 @@ impl Inner {
             };
             extra.insert(k, v);
         }
-        let (resp, _) = self.post(&msg.body, what, &extra).await?;
+        let (resp, _) = self.post(&msg.body, &extra).await?;
         let status = resp.status();
         if status == StatusCode::BAD_REQUEST || status == StatusCode::NOT_FOUND {
             let body = read_limited(resp, 64 * 1024).await.unwrap_or_default();
@@ -470,22 +467,29 @@ impl Inner {
                 self.route(&reply, false).await?;
                 return Ok(());
             }
-            let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("{what}: HTTP {status}"));
+            let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("HTTP {status}"));
             err.http_status = Some(status.as_u16());
             return Err(err);
         }
         if !status.is_success() {
-            return Err(status_error(resp, what).await);
+            return Err(status_error(resp).await);
         }
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             return Ok(());
         }
-        self.read_reply(resp, false, false).await
+        self.read_reply(resp, false, None).await
     }
 
     /// Reads a request's reply, JSON or SSE, resuming a dropped SSE stream when
     /// `resumable` (never under 2026-07-28, where a broken stream loses the request).
-    async fn read_reply(self: &Arc<Self>, resp: reqwest::Response, is_init: bool, resumable: bool) -> Result<()> {
+    /// `resume_for` is the request whose response a dropped stream may still bring
+    /// (`None` under 2026-07-28, where a broken stream loses the request).
+    async fn read_reply(
+        self: &Arc<Self>,
+        resp: reqwest::Response,
+        is_init: bool,
+        resume_for: Option<i64>,
+    ) -> Result<()> {
         let ctype = resp
             .headers()
             .get(CONTENT_TYPE)
@@ -504,10 +508,13 @@ impl Inner {
             ));
         }
         let mut end = self.read_sse(resp, is_init).await?;
-        if !resumable {
-            return Ok(());
-        }
+        let Some(id) = resume_for else { return Ok(()) };
         for _ in 0..MAX_RESUMES {
+            // Resume only a stream that ended before its response: a finished one
+            // has nothing left to give (and a server may replay others' events).
+            if !self.sink.is_pending(id) {
+                return Ok(());
+            }
             let StreamEnd::Ended { last_id, retry } = end;
             let Some(last_id) = last_id else {
                 return Ok(());
@@ -515,7 +522,7 @@ impl Inner {
             tokio::time::sleep(retry.unwrap_or(DEFAULT_RETRY)).await;
             let resp = self.resume(&last_id).await?;
             if !resp.status().is_success() {
-                return Err(status_error(resp, "resuming the SSE stream").await);
+                return Err(status_error(resp).await.context("resuming the SSE stream"));
             }
             end = self.read_sse(resp, is_init).await?;
         }
@@ -669,10 +676,11 @@ impl Inner {
         let Some(body) = init_body else { return };
         let fresh = async {
             let (resp, _) = self
-                .post(&body, "initialize (fresh session)", &HeaderMap::new())
-                .await?;
+                .post(&body, &HeaderMap::new())
+                .await
+                .map_err(|e| e.context("initialize"))?;
             if !resp.status().is_success() {
-                return Err(status_error(resp, "initialize (fresh session)").await);
+                return Err(status_error(resp).await.context("initialize"));
             }
             if let Some(id) = resp.headers().get(MCP_SESSION_ID).filter(|v| valid_session_id(v)) {
                 let mut id = id.clone();
@@ -682,7 +690,7 @@ impl Inner {
             // The reply repeats a result the core already has: read and drop it.
             let _ = read_limited(resp, self.cfg.max_message_size).await;
             let note = crate::jsonrpc::encode_notification::<()>("notifications/initialized", None);
-            let (resp, _) = self.post(&note, "notifications/initialized", &HeaderMap::new()).await?;
+            let (resp, _) = self.post(&note, &HeaderMap::new()).await?;
             drop(resp);
             Ok(())
         };

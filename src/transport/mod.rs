@@ -59,6 +59,8 @@ pub trait Sink: Send + Sync + 'static {
     fn deliver(&self, msg: &[u8]) -> Result<Option<Outgoing>>;
     /// A failure that belongs to one request (for example its HTTP POST failed).
     fn fail_request(&self, id: i64, err: Error);
+    /// True while request `id` still waits for its response.
+    fn is_pending(&self, id: i64) -> bool;
     /// The connection is gone: every pending and later request fails with `err`.
     /// Idempotent: the first error wins.
     fn closed(&self, err: Error);
