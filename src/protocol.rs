@@ -297,6 +297,31 @@ pub struct CancelledParams<'a> {
     pub reason: &'a str,
 }
 
+/// The answers this client gives to a server's input requests. It declares no client
+/// capabilities, so a well-behaved server asks for none. If a server asks anyway for
+/// elicitation, the answer is a decline, as from a user who gave nothing. Sampling,
+/// roots or anything else cannot be answered: `Err` names the request.
+pub fn input_responses(
+    requests: &serde_json::Map<String, serde_json::Value>,
+) -> std::result::Result<Box<RawValue>, String> {
+    let mut out = serde_json::Map::new();
+    for (key, req) in requests {
+        match req.get("method").and_then(serde_json::Value::as_str) {
+            Some("elicitation/create") => {
+                out.insert(key.clone(), serde_json::json!({"action": "decline"}));
+            }
+            Some(other) => {
+                return Err(format!(
+                    "the server asks for {other}, which this client does not provide"
+                ))
+            }
+            None => return Err("the server sent a malformed input request".into()),
+        }
+    }
+    let text = serde_json::to_string(&out).expect("a map of JSON values serializes");
+    Ok(RawValue::from_string(text).expect("serialized JSON is valid"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,29 +412,4 @@ mod tests {
         assert!(s.starts_with(want), "{s}");
         assert_eq!(serde_json::to_string(&RequestMeta::default()).unwrap(), "{}");
     }
-}
-
-/// The answers this client gives to a server's input requests. It declares no client
-/// capabilities, so a well-behaved server asks for none. If a server asks anyway for
-/// elicitation, the answer is a decline, as from a user who gave nothing. Sampling,
-/// roots or anything else cannot be answered: `Err` names the request.
-pub fn input_responses(
-    requests: &serde_json::Map<String, serde_json::Value>,
-) -> std::result::Result<Box<RawValue>, String> {
-    let mut out = serde_json::Map::new();
-    for (key, req) in requests {
-        match req.get("method").and_then(serde_json::Value::as_str) {
-            Some("elicitation/create") => {
-                out.insert(key.clone(), serde_json::json!({"action": "decline"}));
-            }
-            Some(other) => {
-                return Err(format!(
-                    "the server asks for {other}, which this client does not provide"
-                ))
-            }
-            None => return Err("the server sent a malformed input request".into()),
-        }
-    }
-    let text = serde_json::to_string(&out).expect("a map of JSON values serializes");
-    Ok(RawValue::from_string(text).expect("serialized JSON is valid"))
 }

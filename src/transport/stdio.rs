@@ -322,8 +322,9 @@ impl Transport for StdioTransport {
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        // Without close(), the runtime still reaps: kill_on_drop on the child, and
-        // the tasks end when their pipes do.
+        // Without close(), the runtime still reaps: the writer closes stdin, the
+        // supervisor runs the shutdown sequence, and the tasks end with their pipes.
+        self.writer.close();
         let _ = self.close_tx.send(true);
     }
 }
