@@ -30,3 +30,6 @@ bench-quick: $(BENCH_PROGS)
 
 bench-curves: $(BENCH_PROGS)
 	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --curves --out $(BENCH_DIR)/curves.jsonl
+
+# The smoke test runs in make test: it checks results, never speed.
+EXTRA_TESTS += bench-quick
