@@ -365,6 +365,14 @@ static void test_tls(void) {
     } else {
         CHECK(0);
     }
+    /* A certificate from our CA that expired (valid only in 2020) is refused. */
+    if (tls_start(&f, "expired.pem", "expired.key") == 0) {
+        CHECK_STATUS(connect_to(&f, o, &c), MCPC_ERR_TLS);
+        CHECK(strstr(mcpc_last_error_message(), "xpired") != NULL);
+        fixture_stop(&f);
+    } else {
+        CHECK(0);
+    }
     /* A self-signed certificate is refused even with our CA loaded. */
     if (tls_start(&f, "untrusted.pem", "untrusted.key") == 0) {
         CHECK_STATUS(connect_to(&f, o, &c), MCPC_ERR_TLS);
