@@ -55,6 +55,8 @@ demo: build/release/mcpc
 	@build/release/mcpc --stdio "$(PYTHON) demo/server.py" call add '{"a":2,"b":3}'
 	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py" call echo '"'"'{"text":"hello from mcpc"}'"'"
 	@build/release/mcpc --stdio "$(PYTHON) demo/server.py" call echo '{"text":"hello from mcpc"}'
+	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py --era=modern" info   (a server that speaks 2026-07-28)'
+	@build/release/mcpc --stdio "$(PYTHON) demo/server.py --era=modern" info
 
 # Parts of the build kept in their own files (bindings, install, benchmarks) add
 # their test targets to EXTRA_TESTS.
