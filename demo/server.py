@@ -2,6 +2,10 @@
 """mcpc demo MCP server: JSON-RPC 2.0 over stdio, Python standard library only.
 
 It serves as the demo server and the test fixture of the mcpc client library.
+The tool catalogue, tools/list pagination, tools/call and the 2026-07-28 _meta
+checks are in demo/mcp_tools.py, shared with the HTTP test fixture
+(tests/fixtures/http_server.py); the stdio transport, the faults below, the log
+and the command line are here.
 
 Usage:
     python3 demo/server.py [--era legacy|modern|dual] [--fault MODE] [--log FILE]
@@ -46,28 +50,13 @@ Modern (2026-07-28) requests, checked in this order:
     normally); notifications/initialized is ignored; cancellation is
     notifications/cancelled as in legacy.
 
-Tools, listed in this order: echo, add, fail, slow, multi, item_00 ... item_NN,
-then, in the modern and dual eras only (in dual, legacy requests see them too):
-    needs_state     no requestState -> {"resultType":"input_required",
-                    "requestState":"state-1"}; "state-1" -> same with "state-2";
-                    "state-2" -> complete, text "done after 3 rounds"; any other
-                    requestState -> error -32602 "bad requestState".
-    endless_state   always input_required with a fresh requestState "s-1", "s-2", ...
-    wants_input     no requestState -> input_required with "inputRequests":{"q1":
-                    {"method":"elicitation/create","params":{"message":"name?",
-                    "requestedSchema":{...}}}} and "requestState":"x" (sent even
-                    though the client did not declare elicitation); "x" with
-                    inputResponses.q1 {"action":"accept","content":{"name":N}} ->
-                    text "hello N", "x" with another q1 -> text "no name",
-                    "x" without q1 -> the same input_required again; other -> -32602.
-    header_tool     x-mcp-header on region (string), priority (integer), verbose
-                    (boolean), nested.zone (string); -> text "ok" (stdio ignores
-                    the annotations).
-    bad_header_tool, bad_header_tool2   invalid x-mcp-header (on a number property;
-                    inside array items): a client must drop them; calls -> "ok".
-    any_structured  -> content text "[1,2,3]", structuredContent [1,2,3].
-`slow` runs in a worker thread, can be cancelled and reports progress when the
-call carries params._meta.progressToken.
+Tools: those of demo/mcp_tools.py (listed there, with their results), in its
+order: echo, add, fail, slow, multi, item_00 ... item_NN, then, in the modern and
+dual eras only (in dual, legacy requests see them too), needs_state, endless_state,
+wants_input, header_tool, bad_header_tool, bad_header_tool2, any_structured. The
+stdio server ignores the x-mcp-header annotations. `slow` runs in a worker thread,
+can be cancelled and reports progress when the call carries
+params._meta.progressToken.
 
 --log FILE appends every received line verbatim, plus event lines:
     {"event":"cancelled","requestId":ID}
@@ -128,15 +117,9 @@ import sys
 import threading
 import time
 
-SUPPORTED_VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
-LATEST_VERSION = "2025-11-25"
-MODERN_VERSION = "2026-07-28"
-DUAL_VERSIONS = [MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-ERAS = ("legacy", "modern", "dual")
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPS = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+from mcp_tools import (ERAS, META_CLIENT_INFO, RpcError, ToolServer, _text, complete, dumps,
+                       modern_list, negotiate_version, notification)
+
 SERVER_INFO = {"name": "mcpc-demo", "version": "0.1.0"}
 INSTRUCTIONS = "Demo server for mcpc: echo, add, fail, slow."
 FAULTS = {
@@ -150,148 +133,26 @@ FAULTS = {
 }
 
 
-class RpcError(Exception):
-    """A JSON-RPC error to be sent back as the response to a request."""
-
-    def __init__(self, code, message, data=None):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def error(self):
-        err = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            err["data"] = self.data
-        return err
-
-
-def _schema(props, required=()):
-    return {"type": "object", "properties": props, "required": list(required)}
-
-
-def _text(text):
-    return {"type": "text", "text": text}
-
-
-def _is_number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def build_tools(extra, era="legacy"):
-    """Tool definitions in the fixed tools/list order."""
-    tools = [
-        {"name": "echo", "description": "Echo the given text back.",
-         "inputSchema": _schema({"text": {"type": "string"}}, ["text"])},
-        {"name": "add", "description": "Add two numbers.",
-         "inputSchema": _schema({"a": {"type": "number"}, "b": {"type": "number"}}, ["a", "b"]),
-         "outputSchema": _schema({"sum": {"type": "number"}}, ["sum"])},
-        {"name": "fail", "description": "Always fail with an error result.",
-         "inputSchema": _schema({"message": {"type": "string"}})},
-        {"name": "slow", "description": "Sleep for ms milliseconds (cancellable, reports progress).",
-         "inputSchema": _schema({"ms": {"type": "integer"}}, ["ms"])},
-        {"name": "multi", "description": "Return text, image and text content blocks.",
-         "inputSchema": _schema({})},
-    ]
-    for i in range(extra):
-        tools.append({"name": "item_%02d" % i, "description": "Filler tool number %d." % i,
-                      "inputSchema": {"type": "object", "properties": {}}})
-    if era != "legacy":
-        tools.extend(modern_tools())
-    return tools
-
-
-def modern_tools():
-    """The tools added in the modern and dual eras (after all the others)."""
-    return [
-        {"name": "needs_state",
-         "description": "Completes after two input_required rounds (requestState only).",
-         "inputSchema": _schema({})},
-        {"name": "endless_state",
-         "description": "Always answers input_required with a new requestState.",
-         "inputSchema": _schema({})},
-        {"name": "wants_input",
-         "description": "Asks for a name with an elicitation/create input request.",
-         "inputSchema": _schema({})},
-        {"name": "header_tool",
-         "description": "Mirrors parameters into Mcp-Param-* HTTP headers; answers ok.",
-         "inputSchema": {
-             "type": "object",
-             "properties": {
-                 "region": {"type": "string", "x-mcp-header": "Region"},
-                 "priority": {"type": "integer", "x-mcp-header": "Priority"},
-                 "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
-                 "nested": {"type": "object", "properties": {
-                     "zone": {"type": "string", "x-mcp-header": "Zone"}}},
-                 "query": {"type": "string"},
-             },
-             "required": ["region"]}},
-        {"name": "bad_header_tool",
-         "description": "Invalid: x-mcp-header on a number property.",
-         "inputSchema": {"type": "object", "properties": {
-             "amount": {"type": "number", "x-mcp-header": "Amount"}}}},
-        {"name": "bad_header_tool2",
-         "description": "Invalid: x-mcp-header inside the items of an array property.",
-         "inputSchema": {"type": "object", "properties": {
-             "tags": {"type": "array",
-                      "items": {"type": "string", "x-mcp-header": "Tag"}}}}},
-        {"name": "any_structured",
-         "description": "Returns a JSON array as structuredContent.",
-         "inputSchema": _schema({})},
-    ]
-
-
-def unsupported_version(requested, supported):
-    return RpcError(-32022, "Unsupported protocol version",
-                    {"supported": list(supported), "requested": requested})
-
-
-def check_meta(raw_params, supported):
-    """Validate a modern request's params._meta; returns params (a dict)."""
-    if not isinstance(raw_params, dict):
-        raise RpcError(-32602, "Invalid params: params with _meta is required")
-    meta = raw_params.get("_meta")
-    if not isinstance(meta, dict):
-        raise RpcError(-32602, "Invalid params: params._meta is required")
-    version = meta.get(META_VERSION)
-    if not isinstance(version, str):
-        raise RpcError(-32602, "Invalid params: _meta %s is required (a string)" % META_VERSION)
-    if version != MODERN_VERSION:
-        raise unsupported_version(version, supported)
-    if META_CAPS not in meta:
-        raise RpcError(-32021, "Missing required client capabilities",
-                       {"requiredCapabilities": {}})
-    if not isinstance(meta[META_CAPS], dict):
-        raise RpcError(-32602, "Invalid params: _meta %s must be an object" % META_CAPS)
-    return raw_params
-
-
 class Server:
     def __init__(self, fault, log_path, page_size, extra_tools, era="legacy"):
         self.fault = fault
-        self.era = era
-        self.supported = [MODERN_VERSION] if era == "modern" else DUAL_VERSIONS
-        self.page_size = page_size
-        self.tools = build_tools(extra_tools, era)
-        self.tool_names = {t["name"] for t in self.tools}
         self.out = sys.stdout.buffer
         self.write_lock = threading.Lock()
         self.log_lock = threading.Lock()
         self.log_file = open(log_path, "a", encoding="utf-8") if log_path else None
+        self.core = ToolServer(era, page_size, extra_tools, SERVER_INFO, INSTRUCTIONS,
+                               empty_cursor=fault == "empty-cursor", log_event=self.log_event)
         self.state_lock = threading.Lock()
         self.inflight = {}        # json.dumps(request id) -> threading.Event (cancel)
         self.awaiting = {}        # json.dumps(server request id) -> threading.Event
         self.srv_ids = itertools.count(1)
-        self.endless_ids = itertools.count(1)   # endless_state requestStates
-        self.client_info = None   # last recorded _meta clientInfo (modern requests)
 
     # ---- output -------------------------------------------------------------
 
     def write_lines(self, *items):
         """Write messages (dicts) or raw lines (bytes) atomically, one per line."""
         data = b"".join(
-            (i if isinstance(i, bytes) else
-             json.dumps(i, separators=(",", ":"), ensure_ascii=False).encode("utf-8")) + b"\n"
+            (i if isinstance(i, bytes) else dumps(i).encode("utf-8")) + b"\n"
             for i in items)
         with self.write_lock:
             try:
@@ -303,12 +164,8 @@ class Server:
     def respond(self, rid, result):
         self.write_lines({"jsonrpc": "2.0", "id": rid, "result": result})
 
-    def respond_error(self, rid, code, message, data=None):
-        self.write_lines({"jsonrpc": "2.0", "id": rid,
-                          "error": RpcError(code, message, data).error()})
-
     def notify(self, method, params):
-        self.write_lines({"jsonrpc": "2.0", "method": method, "params": params})
+        self.write_lines(notification(method, params))
 
     def log(self, line):
         if self.log_file is None:
@@ -318,7 +175,7 @@ class Server:
             self.log_file.flush()
 
     def log_event(self, obj):
-        self.log(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
+        self.log(dumps(obj))
 
     # ---- main loop ----------------------------------------------------------
 
@@ -373,7 +230,7 @@ class Server:
             if self.fault == "silent-discover":
                 return
         try:
-            if self.is_modern(method, params):
+            if self.core.is_modern(method, params):
                 self.dispatch_modern(rid, method, raw_params)
             elif method == "initialize":
                 self.respond(rid, self.initialize(params))
@@ -386,62 +243,21 @@ class Server:
             else:
                 raise RpcError(-32601, "Method not found")
         except RpcError as e:
-            self.respond_error(rid, e.code, e.message, e.data)
+            self.write_lines(e.reply(rid))
 
     # ---- modern (2026-07-28) requests ---------------------------------------
 
-    def is_modern(self, method, params):
-        """Whether a request is served the 2026-07-28 way (depends on --era)."""
-        if self.era != "dual":
-            return self.era == "modern"
-        if method == "initialize":
-            return False
-        if method == "server/discover":
-            return True
-        meta = params.get("_meta")  # a legacy version here: served the legacy way
-        if not isinstance(meta, dict) or META_VERSION not in meta:
-            return False
-        version = meta[META_VERSION]
-        return not (isinstance(version, str) and version in SUPPORTED_VERSIONS)
-
     def dispatch_modern(self, rid, method, raw_params):
-        if method == "initialize":
-            requested = raw_params.get("protocolVersion") if isinstance(raw_params, dict) else None
-            raise unsupported_version(requested if isinstance(requested, str) else "",
-                                      self.supported)
-        params = check_meta(raw_params, self.supported)
-        self.record_client_info(params["_meta"].get(META_CLIENT_INFO))
+        params = self.core.check_modern(method, raw_params)
+        self.core.record_client_info(params["_meta"].get(META_CLIENT_INFO))
         if method == "server/discover":
-            self.respond(rid, self.discover())
+            self.respond(rid, self.core.discover())
         elif method == "tools/list":
-            result = {"resultType": "complete"}
-            result.update(self.list_tools(params.get("cursor")))
-            result.update({"ttlMs": 0, "cacheScope": "private"})
-            self.respond(rid, result)
+            self.respond(rid, modern_list(self.list_tools(params.get("cursor"))))
         elif method == "tools/call":
             self.tools_call(rid, params, modern=True)
         else:
             raise RpcError(-32601, "Method not found")
-
-    def record_client_info(self, info):
-        if info is None:
-            return
-        with self.state_lock:
-            if info == self.client_info:
-                return
-            self.client_info = info
-        self.log_event({"event": "client-info", "clientInfo": info})
-
-    def discover(self):
-        return {
-            "resultType": "complete",
-            "supportedVersions": list(self.supported),
-            "capabilities": {"tools": {}},
-            "instructions": INSTRUCTIONS,
-            "ttlMs": 60000,
-            "cacheScope": "public",
-            "_meta": {META_SERVER_INFO: dict(SERVER_INFO)},
-        }
 
     # ---- notifications and client responses ---------------------------------
 
@@ -467,54 +283,38 @@ class Server:
     def initialize(self, params):
         if self.fault == "init-error":
             raise RpcError(-32603, "initialization refused")
-        requested = params.get("protocolVersion")
-        version = requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION
+        version = negotiate_version(params.get("protocolVersion"))
         if self.fault == "bad-version":
             version = "1999-01-01"
         elif self.fault == "empty-version":
             version = ""
-        return {
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": dict(SERVER_INFO),
-            "instructions": INSTRUCTIONS,
-        }
+        return self.core.initialize_result(version)
 
     def page(self, n):
         """Tools of page n (0-based); synthetic unique tools past the end."""
-        start = n * self.page_size
-        items = self.tools[start:start + self.page_size]
+        items = self.core.page(n)
         if not items and self.fault == "endless-pages":
             items = [{"name": "more_%d_%d" % (n, j), "description": "Endless filler.",
                       "inputSchema": {"type": "object", "properties": {}}}
-                     for j in range(self.page_size)]
+                     for j in range(self.core.page_size)]
         return items
 
     def list_tools(self, cursor):
+        """ToolServer's pages (fault empty-cursor there), bent by the other cursor faults."""
         if self.fault == "cursor-cycle":
             cycle = {None: (0, "A"), "A": (1, "B"), "B": (2, "A")}
             if cursor not in cycle:
                 raise RpcError(-32602, "Invalid cursor: %s" % cursor)
             n, nxt = cycle[cursor]
             return {"tools": self.page(n), "nextCursor": nxt}
-        if cursor is None:
-            n = 0
-        else:
-            digits = cursor[1:] if isinstance(cursor, str) and cursor.startswith("c") else ""
-            n = int(digits) if digits.isdigit() else 0
-            if cursor == "" and self.fault == "empty-cursor":
-                n = 1
-            if n < 1 or (n * self.page_size >= len(self.tools) and self.fault != "endless-pages"):
-                raise RpcError(-32602, "Invalid cursor: %s" % cursor)
-        result = {"tools": self.page(n)}
-        if self.fault == "duplicate-names" and n == 1:
-            result["tools"] = [dict(self.tools[0])] + result["tools"]
-        if self.fault == "endless-pages" or (n + 1) * self.page_size < len(self.tools):
-            result["nextCursor"] = "c%d" % (n + 1)
+        if self.fault == "endless-pages":
+            n = self.core.page_number(cursor, bounded=False)
+            return {"tools": self.page(n), "nextCursor": "c%d" % (n + 1)}
+        result = self.core.list_tools(cursor)
+        if self.fault == "duplicate-names" and self.core.page_number(cursor) == 1:
+            result["tools"] = [dict(self.core.tools[0])] + result["tools"]
         if self.fault == "repeated-cursor" and cursor is not None:
             result["nextCursor"] = cursor
-        if self.fault == "empty-cursor" and n == 0 and "nextCursor" in result:
-            result["nextCursor"] = ""
         return result
 
     # ---- tools/call --------------------------------------------------------
@@ -587,11 +387,11 @@ class Server:
             result = self.run_tool(rid, params, cancel)
             if result is None:
                 return  # cancelled: no reply
-            if modern and "resultType" not in result:
-                result = dict({"resultType": "complete"}, **result)
+            if modern:
+                result = complete(result)
             reply = {"jsonrpc": "2.0", "id": rid, "result": result}
         except RpcError as e:
-            reply = {"jsonrpc": "2.0", "id": rid, "error": e.error()}
+            reply = e.reply(rid)
         before = []
         if self.fault == "garbage-line":
             before = [b"this is not json"]
@@ -608,101 +408,12 @@ class Server:
         self.write_lines(*before, reply, *after)
 
     def run_tool(self, rid, params, cancel):
-        name = params.get("name")
-        args = params.get("arguments")
-        if not isinstance(args, dict):
-            args = {}
-        if not isinstance(name, str) or name not in self.tool_names:
-            raise RpcError(-32602, "Unknown tool: %s" % name)
-        if name == "echo":
-            text = args.get("text")
-            if not isinstance(text, str):
-                raise RpcError(-32602, "Invalid arguments for echo: text must be a string")
-            if self.fault == "long-line":
-                text = "x" * (2 * 1024 * 1024)
-            return {"content": [_text(text)]}
-        if name == "add":
-            a, b = args.get("a"), args.get("b")
-            if not (_is_number(a) and _is_number(b)):
-                raise RpcError(-32602, "Invalid arguments for add: a and b must be numbers")
-            out = {"sum": a + b}
-            return {"content": [_text(json.dumps(out, separators=(",", ":")))],
-                    "structuredContent": out}
-        if name == "fail":
-            message = args.get("message")
-            if not isinstance(message, str) or not message:
-                message = "the tool failed"
-            return {"content": [_text(message)], "isError": True}
-        if name == "slow":
-            return self.slow(rid, args, params, cancel or threading.Event())
-        if name == "multi":
-            return {"content": [_text("one"),
-                                {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
-                                _text("two")]}
-        if name in ("needs_state", "endless_state", "wants_input"):
-            return self.mrtr_tool(rid, name, params)
-        if name in ("header_tool", "bad_header_tool", "bad_header_tool2"):
-            return {"content": [_text("ok")]}
-        if name == "any_structured":
-            return {"resultType": "complete", "content": [_text("[1,2,3]")],
-                    "structuredContent": [1, 2, 3]}
-        return {"content": [_text(name)]}  # item_NN
+        """The tool's result (None if cancelled); fault long-line bends echo."""
+        result = self.core.call_tool(params, cancel, self.write_lines, rid)
+        if self.fault == "long-line" and params.get("name") == "echo":
+            result = {"content": [_text("x" * (2 * 1024 * 1024))]}
+        return result
 
-    def mrtr_tool(self, rid, name, params):
-        """needs_state, endless_state, wants_input: multi round-trip (input_required)."""
-        state = params.get("requestState")
-        self.log_event({"event": "mrtr", "requestState": state, "id": rid})
-        if name == "endless_state":
-            return {"resultType": "input_required",
-                    "requestState": "s-%d" % next(self.endless_ids)}
-        if name == "needs_state":
-            if state is None:
-                return {"resultType": "input_required", "requestState": "state-1"}
-            if state == "state-1":
-                return {"resultType": "input_required", "requestState": "state-2"}
-            if state == "state-2":
-                return {"content": [_text("done after 3 rounds")]}
-            raise RpcError(-32602, "bad requestState")
-        # wants_input
-        ask = {"resultType": "input_required",
-               "inputRequests": {"q1": {"method": "elicitation/create", "params": {
-                   "message": "name?",
-                   "requestedSchema": {"type": "object",
-                                       "properties": {"name": {"type": "string"}}}}}},
-               "requestState": "x"}
-        if state is None:
-            return ask
-        if state != "x":
-            raise RpcError(-32602, "bad requestState")
-        responses = params.get("inputResponses")
-        answer = responses.get("q1") if isinstance(responses, dict) else None
-        if not isinstance(answer, dict):
-            return ask
-        content = answer.get("content")
-        name_given = content.get("name") if isinstance(content, dict) else None
-        if answer.get("action") == "accept" and isinstance(name_given, str):
-            return {"content": [_text("hello %s" % name_given)]}
-        return {"content": [_text("no name")]}
-
-    def slow(self, rid, args, params, cancel):
-        ms = args.get("ms")
-        if not isinstance(ms, int) or isinstance(ms, bool) or ms < 0:
-            raise RpcError(-32602, "Invalid arguments for slow: ms must be a non-negative integer")
-        meta = params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        start = time.monotonic()
-        steps = 4 if token is not None else 1
-        for k in range(1, steps + 1):
-            remaining = start + ms * k / steps / 1000.0 - time.monotonic()
-            if cancel.wait(max(0.0, remaining)):
-                break
-            if token is not None:
-                self.notify("notifications/progress",
-                            {"progressToken": token, "progress": k, "total": 4})
-        if cancel.is_set():
-            return None  # the cancel was logged when it arrived
-        return {"content": [_text("slept %d ms" % ms)],
-                "structuredContent": {"slept_ms": ms, "cancelled": False}}
 
 def sleep_forever():
     while True:
