@@ -105,6 +105,8 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
     grandchild          spawns `sleep 300` in the same process group at startup
                         and leaves it running when exiting on stdin EOF
     close-stdout        tools/call closes fd 1, then sleeps forever
+    close-stdin         tools/call closes fd 0, answers the call, then sleeps forever
+                        (so the client's next write finds a pipe with no reader)
 """
 
 import argparse
@@ -129,7 +131,7 @@ FAULTS = {
     "garbage-line", "bad-responses", "long-line", "stderr-flood",
     "truncate-exit", "invalid-utf8", "dup-response", "string-id", "notification-flood", "stop-reading",
     "ping-during-call", "notify-during-call", "stubborn", "linger", "grandchild",
-    "close-stdout",
+    "close-stdout", "close-stdin",
 }
 
 
@@ -338,6 +340,10 @@ class Server:
         if fault == "close-stdout":
             with self.write_lock:
                 os.close(1)
+            sleep_forever()
+        if fault == "close-stdin":
+            os.close(0)
+            self.finish_call(rid, params, None, modern)
             sleep_forever()
         if fault == "stderr-flood":
             line = b"stderr flood " + b"." * 50 + b"\n"          # 64 bytes

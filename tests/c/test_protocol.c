@@ -839,6 +839,30 @@ static void test_notification_flood(void) {
     close_and_check_cleanup(c);
 }
 
+static void test_write_to_closed_pipe_is_an_error_not_sigpipe(void) {
+    /* The server closes its stdin but lives on: the next request is written from this
+     * thread straight into a pipe with no reader. SIGPIPE is at its default here, so
+     * the process would die if mcpc let the signal through. */
+    STDIO_ONLY();
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_close_grace_ms(o, 100, 2000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("close-stdin", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"last\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    mcpc_call_opts_t co = opts_timeout(5000);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", &co, &r), MCPC_ERR_TRANSPORT);
+    CHECK(strstr(mcpc_last_error_message(), "Broken pipe") != NULL);
+    /* No SIGPIPE is left pending on this thread either. */
+    sigset_t pending;
+    sigpending(&pending);
+    CHECK(!sigismember(&pending, SIGPIPE));
+    close_and_check_cleanup(c);
+}
+
 static void test_server_that_stops_reading(void) {
     STDIO_ONLY();
     mcpc_options_t *o = mcpc_options_new();
@@ -1180,6 +1204,7 @@ int main(int argc, char **argv) {
     RUN(test_bad_messages_fail_only_themselves);
     RUN(test_truncated_message_then_exit);
     RUN(test_notification_flood);
+    RUN(test_write_to_closed_pipe_is_an_error_not_sigpipe);
     RUN(test_server_that_stops_reading);
     RUN(test_modern_server_is_spoken_to_in_2026);
     RUN(test_dual_server_prefers_2026);
