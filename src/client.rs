@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -76,7 +76,6 @@ struct Waiter {
 
 struct ProgressState {
     callback: Option<ProgressFn>,
-    seen: AtomicU64,
     notify: Notify,
     /// The last progress value passed on: values that do not increase are dropped
     /// (the protocol promises increasing progress; a replaying server breaks it).
@@ -156,7 +155,6 @@ impl Shared {
                 }
                 *last = Some(p.progress);
             }
-            state.seen.fetch_add(1, Ordering::Relaxed);
             state.notify.notify_one();
             if let Some(cb) = &state.callback {
                 cb(p.progress, p.total, p.message.as_deref());
@@ -444,7 +442,7 @@ impl Client {
     /// The `_meta` a request carries: the progress token, and under 2026-07-28
     /// the protocol version, client capabilities and client info.
     fn meta(&self, progress_token: Option<i64>) -> RequestMeta<'_> {
-        if self.shared.modern.load(Ordering::Acquire) {
+        if self.is_modern() {
             RequestMeta {
                 progress_token,
                 protocol_version: Some(protocol::MODERN_VERSION),
@@ -527,7 +525,6 @@ impl Client {
         let progress = (ctl.progress.is_some() || ctl.reset_on_progress).then(|| {
             Arc::new(ProgressState {
                 callback: ctl.progress.clone(),
-                seen: AtomicU64::new(0),
                 notify: Notify::new(),
                 last: Mutex::new(None),
             })
