@@ -130,6 +130,15 @@ impl Shared {
         self.lock().closed.clone()
     }
 
+    fn route_response(&self, id: i64, outcome: std::result::Result<Box<RawValue>, jsonrpc::RpcError>) {
+        match self.take(id) {
+            Some(w) => {
+                let _ = w.tx.send(outcome.map_err(jsonrpc::RpcError::into_error));
+            }
+            None => log::debug!("dropped a response to id {id}, which matches no pending request"),
+        }
+    }
+
     fn route_progress(&self, params: Option<&RawValue>) {
         #[derive(Deserialize)]
         struct P<'a> {
@@ -171,12 +180,7 @@ impl Sink for Shared {
                 Err(e)
             }
             Ok(Incoming::Response { id, outcome }) => {
-                match self.take(id) {
-                    Some(w) => {
-                        let _ = w.tx.send(outcome.map_err(jsonrpc::RpcError::into_error));
-                    }
-                    None => log::debug!("dropped a response to id {id}, which matches no pending request"),
-                }
+                self.route_response(id, outcome);
                 Ok(None)
             }
             Ok(Incoming::Request { method, .. }) if self.modern.load(Ordering::Acquire) => {
@@ -199,6 +203,20 @@ impl Sink for Shared {
                     cb(&method, params.map(RawValue::get));
                 }
                 Ok(None)
+            }
+        }
+    }
+
+    fn deliver_response(&self, msg: &[u8]) -> bool {
+        match jsonrpc::decode(msg) {
+            Ok(Incoming::Response { id, outcome }) => {
+                self.route_response(id, outcome);
+                true
+            }
+            Ok(_) => false,
+            Err(e) => {
+                log::warn!("dropped a message from the server: {e}");
+                true
             }
         }
     }
@@ -800,6 +818,11 @@ impl Client {
         self.shared
             .closed(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"));
         self.transport.close().await;
+    }
+
+    /// See [`Transport::read_here`]: lets a blocked caller's thread read its own response.
+    pub fn read_here(&self, parker: &crate::park::Parker) -> bool {
+        self.transport.read_here(parker)
     }
 
     /// True once the connection has failed or been closed.

@@ -12,6 +12,7 @@ pub mod framing;
 pub mod fuzzing;
 pub mod headers;
 pub mod jsonrpc;
+pub mod park;
 pub mod protocol;
 pub mod result;
 pub mod runtime;

@@ -2,11 +2,14 @@
 
 use std::cell::Cell;
 use std::future::Future;
+use std::pin::pin;
 use std::sync::OnceLock;
+use std::task::{Context, Poll, Waker};
 
 use tokio::runtime::{Builder, Handle, Runtime};
 
 use crate::error::{Error, Result, Status};
+use crate::park::Parker;
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
@@ -68,11 +71,42 @@ pub fn on_runtime_thread() -> bool {
 /// timers driving it. No hop to another thread: the caller's thread polls the
 /// future itself. Refuses to run on a runtime thread, where it would deadlock.
 pub fn block_on<F: Future>(fut: F) -> Result<F::Output> {
+    refuse_on_runtime_thread()?;
+    Ok(handle().block_on(fut))
+}
+
+fn refuse_on_runtime_thread() -> Result<()> {
     if on_runtime_thread() {
         return Err(Error::new(
             Status::MCPC_ERR_WOULD_DEADLOCK,
             "a blocking mcpc call was made from an mcpc callback or library thread; use the _async form",
         ));
     }
-    Ok(handle().block_on(fut))
+    Ok(())
+}
+
+/// Like [`block_on`], but while the future waits the calling thread may do the
+/// waiting work itself: `drive` gets the thread's [`Parker`] and returns true if it
+/// waited (until the parker was woken, or it had something to do), false if it
+/// could not, and the thread then sleeps until woken. The stdio transport reads
+/// its pipe here, so a sequential call is woken by the server's reply itself.
+pub fn block_on_driven<F: Future>(fut: F, drive: &dyn Fn(&Parker) -> bool) -> Result<F::Output> {
+    refuse_on_runtime_thread()?;
+    let Some(parker) = Parker::current() else {
+        return Ok(handle().block_on(fut));
+    };
+    // Timers, I/O and spawns inside the future belong to the runtime.
+    let _runtime = handle().enter();
+    let waker = Waker::from(parker.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = pin!(fut);
+    loop {
+        parker.reset();
+        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+            return Ok(out);
+        }
+        if !drive(&parker) {
+            parker.wait(None);
+        }
+    }
 }

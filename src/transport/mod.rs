@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::park::Parker;
 
 pub mod callback;
 pub mod http;
@@ -57,6 +58,11 @@ pub trait Sink: Send + Sync + 'static {
     /// send back (a response to a server request), if any. An error concerns this
     /// message only (it was dropped); the connection goes on.
     fn deliver(&self, msg: &[u8]) -> Result<Option<Outgoing>>;
+    /// Delivers `msg` only if it is a response (or malformed, and dropped): what a
+    /// caller's thread may deliver, since no callback runs for it. Returns false,
+    /// having done nothing, for anything else, which the transport then hands to
+    /// [`deliver`](Self::deliver) on its own thread, in order.
+    fn deliver_response(&self, msg: &[u8]) -> bool;
     /// A failure that belongs to one request (for example its HTTP POST failed).
     fn fail_request(&self, id: i64, err: Error);
     /// True while request `id` still waits for its response.
@@ -81,6 +87,12 @@ pub trait Transport: Send + Sync + 'static {
     /// Switches between the generations: `Some(version)` for the stateless
     /// 2026-07-28 rules (per-request headers, no sessions), `None` for `initialize`.
     fn set_era(&self, _modern: Option<&'static str>) {}
+    /// Called on a caller's thread blocked in a call, while its future waits: the
+    /// transport may read and deliver responses here until `parker` is woken (see
+    /// [`crate::runtime::block_on_driven`]). Returns false if it did not wait.
+    fn read_here(&self, _parker: &Parker) -> bool {
+        false
+    }
     /// How to read a failed version probe on this transport.
     fn probe_kind(&self) -> ProbeKind {
         ProbeKind::Stream { restartable: false }

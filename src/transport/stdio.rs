@@ -12,18 +12,21 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use std::collections::VecDeque;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 use super::{BoxFuture, Outgoing, SinkRef, Transport};
 use crate::error::{Error, Result, Status};
-use crate::framing::LineFramer;
+use crate::framing::{LineFramer, LineTooLong};
+use crate::park::Parker;
 use crate::sys::{signal_group, Sig};
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 
 /// Called with each line the server writes to stderr (without its line end).
 pub type StderrFn = Arc<dyn Fn(&[u8]) + Send + Sync>;
@@ -134,8 +137,183 @@ impl Writer {
     }
 }
 
+/// The read side of the child's stdout, shared by the reader task and a caller's
+/// thread blocked in a call ([`Transport::read_here`]). One of them reads at a time
+/// (`busy`). A caller's thread delivers only responses: at the first other message it
+/// stops, leaving that line and the ones after it to the reader task, in order, so
+/// notification and progress callbacks keep running on mcpc's threads, and a call's
+/// progress callbacks all run before its response completes it.
+struct Reader {
+    /// The child's stdout, non-blocking.
+    fd: OwnedFd,
+    /// An epoll set holding only `fd`, one-shot: the reader task waits on the set,
+    /// and a caller's thread disarms it while it reads, so the task (and the runtime
+    /// thread it runs on) is not woken for what the caller reads itself.
+    watch: AsyncFd<Watch>,
+    busy: AtomicBool,
+    /// Wakes the reader task when a caller stops reading with work left.
+    handback: Notify,
+    state: Mutex<ReadState>,
+    sink: SinkRef,
+    replies: Arc<Writer>,
+}
+
+struct Watch(Epoll);
+
+impl AsRawFd for Watch {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.0 .0.as_raw_fd()
+    }
+}
+
+struct ReadState {
+    framer: LineFramer,
+    buf: Box<[u8]>,
+    /// Lines a caller's thread read but left for the reader task.
+    deferred: VecDeque<Vec<u8>>,
+    /// The line cap was exceeded while a caller read: the reader task reports it.
+    too_long: Option<LineTooLong>,
+}
+
+/// How reading stopped.
+enum ReadEnd {
+    /// Nothing more to read for now.
+    Drained,
+    Eof,
+    Failed(Error),
+}
+
+impl Reader {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ReadState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn try_acquire(&self) -> bool {
+        self.busy
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    fn release(&self) {
+        self.busy.store(false, Ordering::SeqCst);
+    }
+
+    /// Arms the one-shot watch (level-triggered: what is already in the pipe
+    /// fires at once), or disarms it.
+    fn arm(&self, on: bool) {
+        let events = if on {
+            EpollFlags::EPOLLIN | EpollFlags::EPOLLONESHOT
+        } else {
+            EpollFlags::EPOLLONESHOT
+        };
+        let _ = self
+            .watch
+            .get_ref()
+            .0
+            .modify(self.fd.as_fd(), &mut EpollEvent::new(events, 0));
+    }
+
+    fn read_some(&self, buf: &mut [u8]) -> nix::Result<usize> {
+        loop {
+            match nix::unistd::read(self.fd.as_raw_fd(), buf) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// The reader task's turn: delivers what a caller left, then reads until the
+    /// pipe is empty.
+    fn drain(&self) -> ReadEnd {
+        let mut st = self.lock();
+        let st = &mut *st;
+        while let Some(line) = st.deferred.pop_front() {
+            self.deliver(&line);
+        }
+        if let Some(too_long) = st.too_long.take() {
+            return ReadEnd::Failed(too_long_error(too_long));
+        }
+        loop {
+            let n = match self.read_some(&mut st.buf) {
+                Ok(0) => return ReadEnd::Eof,
+                Ok(n) => n,
+                Err(nix::errno::Errno::EAGAIN) => return ReadEnd::Drained,
+                Err(e) => {
+                    return ReadEnd::Failed(Error::new(
+                        Status::MCPC_ERR_TRANSPORT,
+                        format!("reading from the server failed: {}", std::io::Error::from(e)),
+                    ))
+                }
+            };
+            if let Err(too_long) = st.framer.feed(&st.buf[..n], |line| self.deliver(line)) {
+                return ReadEnd::Failed(too_long_error(too_long));
+            }
+        }
+    }
+
+    fn deliver(&self, line: &[u8]) {
+        if let Ok(Some(mut reply)) = self.sink.deliver(line) {
+            reply.body.push(b'\n');
+            let _ = self.replies.send(reply.body);
+        }
+    }
+
+    /// A caller's turn (see [`Transport::read_here`]): waits on the pipe and the
+    /// caller's parker, delivering responses, until the parker is woken.
+    fn read_here(&self, parker: &Parker) -> bool {
+        if !self.try_acquire() {
+            return false;
+        }
+        self.arm(false);
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        // Lines left for the reader task come first; so do ends it must report.
+        let mut hand_back = !st.deferred.is_empty() || st.too_long.is_some();
+        while !hand_back && !parker.is_notified() {
+            parker.wait(Some(self.fd.as_fd()));
+            match self.read_some(&mut st.buf) {
+                Ok(0) => hand_back = true, // end of stream: the reader task reports it
+                Ok(n) => {
+                    let (sink, deferred) = (&self.sink, &mut st.deferred);
+                    let fed = st.framer.feed(&st.buf[..n], |line| {
+                        if !deferred.is_empty() || !sink.deliver_response(line) {
+                            deferred.push_back(line.to_vec());
+                        }
+                    });
+                    if let Err(too_long) = fed {
+                        st.too_long = Some(too_long);
+                    }
+                    hand_back = !st.deferred.is_empty() || st.too_long.is_some();
+                }
+                // Woken by the parker, or spuriously.
+                Err(nix::errno::Errno::EAGAIN) => {}
+                Err(_) => hand_back = true,
+            }
+        }
+        drop(guard);
+        self.release();
+        // What comes next (or is already in the pipe) is the reader task's again.
+        self.arm(true);
+        if hand_back {
+            self.handback.notify_one();
+        }
+        !hand_back
+    }
+}
+
+fn too_long_error(too_long: LineTooLong) -> Error {
+    Error::new(
+        Status::MCPC_ERR_MESSAGE_TOO_LARGE,
+        format!(
+            "the server sent a message longer than the {} byte limit",
+            too_long.limit
+        ),
+    )
+}
+
 pub struct StdioTransport {
     writer: Arc<Writer>,
+    reader: Arc<Reader>,
     close_tx: watch::Sender<bool>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     supervisor: Mutex<Option<JoinHandle<()>>>,
@@ -199,6 +377,45 @@ fn check_spawnable(cfg: &StdioConfig) -> Result<()> {
     }
 }
 
+/// A pipe end in non-blocking mode, registered with the runtime.
+fn nonblocking_async_fd(fd: std::io::Result<OwnedFd>) -> Result<AsyncFd<OwnedFd>> {
+    let setup =
+        |e: std::io::Error| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's pipes: {e}"));
+    let fd = fd.map_err(setup)?;
+    set_nonblocking(&fd).map_err(setup)?;
+    // `new` is deprecated for fds a value may not own; an OwnedFd owns its fd.
+    #[allow(deprecated)]
+    AsyncFd::new(fd).map_err(setup)
+}
+
+/// The child's stdout in non-blocking mode, and a one-shot epoll set watching it,
+/// registered with the runtime.
+fn watched_pipe(fd: std::io::Result<OwnedFd>) -> Result<(OwnedFd, AsyncFd<Watch>)> {
+    let setup =
+        |e: std::io::Error| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's pipes: {e}"));
+    let fd = fd.map_err(setup)?;
+    set_nonblocking(&fd).map_err(setup)?;
+    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| setup(e.into()))?;
+    epoll
+        .add(
+            fd.as_fd(),
+            EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLONESHOT, 0),
+        )
+        .map_err(|e| setup(e.into()))?;
+    // `new` is deprecated for fds a value may not own; `Watch` owns its epoll fd.
+    #[allow(deprecated)]
+    let watch = AsyncFd::new(Watch(epoll)).map_err(setup)?;
+    Ok((fd, watch))
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> std::io::Result<()> {
+    nix::fcntl::fcntl(
+        fd.as_raw_fd(),
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+    )?;
+    Ok(())
+}
+
 impl StdioTransport {
     /// Spawns the server. Must run inside the runtime.
     pub fn spawn(cfg: StdioConfig, sink: SinkRef) -> Result<Arc<dyn Transport>> {
@@ -238,18 +455,7 @@ impl StdioTransport {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take();
 
-        let fd = stdin
-            .into_owned_fd()
-            .map_err(|e| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's stdin: {e}")))?;
-        nix::fcntl::fcntl(
-            std::os::fd::AsRawFd::as_raw_fd(&fd),
-            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
-        )
-        .map_err(|e| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's stdin: {e}")))?;
-        // `new` is deprecated for fds a value may not own; an OwnedFd owns its fd.
-        #[allow(deprecated)]
-        let fd = AsyncFd::new(fd)
-            .map_err(|e| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's stdin: {e}")))?;
+        let fd = nonblocking_async_fd(stdin.into_owned_fd())?;
         let writer = Arc::new(Writer {
             state: Mutex::new(WriteState {
                 fd: Some(Arc::new(fd)),
@@ -261,13 +467,27 @@ impl StdioTransport {
         });
         let (exit_tx, exit_rx) = watch::channel::<Option<ExitStatus>>(None);
         let (close_tx, close_rx) = watch::channel(false);
-        let (sink_for_reader, replies) = (sink.clone(), writer.clone());
+        let (fd, watch) = watched_pipe(stdout.into_owned_fd())?;
+        let reader = Arc::new(Reader {
+            fd,
+            watch,
+            busy: AtomicBool::new(false),
+            handback: Notify::new(),
+            state: Mutex::new(ReadState {
+                framer: LineFramer::new(cfg.max_message_size),
+                buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
+                deferred: VecDeque::new(),
+                too_long: None,
+            }),
+            sink: sink.clone(),
+            replies: writer.clone(),
+        });
         let mut tasks = Vec::new();
         tasks.push(tokio::spawn(write_loop(writer.clone(), sink.clone(), exit_rx.clone())));
         let (read_done_tx, read_done_rx) = watch::channel(false);
-        let max = cfg.max_message_size;
+        let task_reader = reader.clone();
         tasks.push(tokio::spawn(async move {
-            read_loop(stdout, max, sink_for_reader, replies, exit_rx).await;
+            read_loop(task_reader, exit_rx).await;
             let _ = read_done_tx.send(true);
         }));
         if let (Some(err), StderrMode::Lines(cb)) = (stderr, &cfg.stderr) {
@@ -284,6 +504,7 @@ impl StdioTransport {
         ));
         Ok(Arc::new(StdioTransport {
             writer,
+            reader,
             close_tx,
             tasks: Mutex::new(tasks),
             supervisor: Mutex::new(Some(supervisor)),
@@ -294,6 +515,10 @@ impl StdioTransport {
 impl Transport for StdioTransport {
     fn probe_kind(&self) -> super::ProbeKind {
         super::ProbeKind::Stream { restartable: true }
+    }
+
+    fn read_here(&self, parker: &Parker) -> bool {
+        self.reader.read_here(parker)
     }
 
     fn send(&self, msg: Outgoing) -> Result<()> {
@@ -400,47 +625,43 @@ async fn write_loop(writer: Arc<Writer>, sink: SinkRef, mut exit_rx: watch::Rece
     }
 }
 
-async fn read_loop(
-    mut stdout: ChildStdout,
-    max: usize,
-    sink: SinkRef,
-    replies: Arc<Writer>,
-    mut exit_rx: watch::Receiver<Option<ExitStatus>>,
-) {
-    let mut framer = LineFramer::new(max);
-    let mut buf = vec![0u8; READ_CHUNK];
+async fn read_loop(reader: Arc<Reader>, mut exit_rx: watch::Receiver<Option<ExitStatus>>) {
     let end = loop {
-        let n = match stdout.read(&mut buf).await {
-            Ok(0) => break None,
-            Ok(n) => n,
-            Err(e) => {
-                break Some(Error::new(
+        // The pipe became readable, or a caller's thread stopped reading with work left.
+        tokio::select! {
+            biased;
+            _ = reader.handback.notified() => {}
+            ready = reader.watch.readable() => match ready {
+                Ok(mut guard) => {
+                    // Takes the event off the set (the one-shot entry is now disarmed).
+                    let mut events = [EpollEvent::empty()];
+                    let _ = reader.watch.get_ref().0.wait(&mut events, EpollTimeout::ZERO);
+                    guard.clear_ready();
+                }
+                Err(e) => break ReadEnd::Failed(Error::new(
                     Status::MCPC_ERR_TRANSPORT,
                     format!("reading from the server failed: {e}"),
-                ))
-            }
-        };
-        let fed = framer.feed(&buf[..n], |line| {
-            if let Ok(Some(mut reply)) = sink.deliver(line) {
-                reply.body.push(b'\n');
-                let _ = replies.send(reply.body);
-            }
-        });
-        if let Err(too_long) = fed {
-            break Some(Error::new(
-                Status::MCPC_ERR_MESSAGE_TOO_LARGE,
-                format!(
-                    "the server sent a message longer than the {} byte limit",
-                    too_long.limit
-                ),
-            ));
+                )),
+            },
+        }
+        if !reader.try_acquire() {
+            // A caller's thread reads; it re-arms the watch when it stops.
+            continue;
+        }
+        let end = reader.drain();
+        if matches!(end, ReadEnd::Drained) {
+            reader.arm(true);
+        }
+        reader.release();
+        if !matches!(end, ReadEnd::Drained) {
+            break end;
         }
     };
     let err = match end {
-        Some(e) => e,
-        None => {
+        ReadEnd::Failed(e) => e,
+        _ => {
             let status = exit_status_soon(&mut exit_rx).await;
-            let partial = if framer.pending() > 0 {
+            let partial = if reader.lock().framer.pending() > 0 {
                 " in the middle of a message"
             } else {
                 ""
@@ -451,7 +672,7 @@ async fn read_loop(
             )
         }
     };
-    sink.closed(err);
+    reader.sink.closed(err);
 }
 
 async fn stderr_loop(mut stderr: ChildStderr, cb: StderrFn, max: usize) {

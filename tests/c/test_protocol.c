@@ -328,11 +328,21 @@ static void test_cancel_from_another_thread(void) {
 }
 
 static atomic_int progress_count;
+/* The thread blocked in the call, and how many callbacks ran on it. Over stdio the
+ * caller's thread reads its own response, but callbacks must still run on mcpc's
+ * threads, where a blocking call is refused instead of deadlocking. */
+static pthread_t calling_thread;
+static atomic_int callbacks_on_caller;
+
+static void note_callback_thread(void) {
+    if (pthread_equal(pthread_self(), calling_thread)) atomic_fetch_add(&callbacks_on_caller, 1);
+}
 
 static void on_progress(void *ud, double progress, double total, const char *message) {
     (void)message;
     CHECK(ud == &progress_count);
     CHECK(progress >= 1 && total == 4);
+    note_callback_thread();
     atomic_fetch_add(&progress_count, 1);
 }
 
@@ -341,12 +351,15 @@ static void test_progress(void) {
     CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
     if (!c) return;
     atomic_store(&progress_count, 0);
+    atomic_store(&callbacks_on_caller, 0);
+    calling_thread = pthread_self();
     mcpc_call_opts_t o = opts_timeout(20000);
     o.on_progress = on_progress;
     o.progress_userdata = &progress_count;
     mcpc_result_t *r = NULL;
     CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":400}", &o, &r), MCPC_OK);
     CHECK(atomic_load(&progress_count) == 4);
+    if (mode == MODE_STDIO) CHECK(atomic_load(&callbacks_on_caller) == 0);
     CHECK(file_contains(log_path, "\"progressToken\""));
     mcpc_result_free(r);
 
@@ -514,6 +527,7 @@ struct notes {
 
 static void on_notification(void *ud, const char *method, const char *params) {
     struct notes *n = ud;
+    note_callback_thread();
     if (strcmp(method, "notifications/message") == 0 && params && strstr(params, "hello")) {
         atomic_fetch_add(&n->message, 1);
         /* A blocking call from a callback is refused instead of deadlocking. */
@@ -539,13 +553,23 @@ static void test_notifications_and_reentry(void) {
     mcpc_options_free(o);
     if (!c) return;
     n.client = c;
+    atomic_store(&callbacks_on_caller, 0);
+    calling_thread = pthread_self();
     mcpc_result_t *r = NULL;
     CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
     mcpc_result_free(r);
-    /* Notifications sent before the response are routed before it. */
+    /* Notifications sent before the response are routed before it... */
     CHECK(atomic_load(&n.message) == 1);
     CHECK(atomic_load(&n.list_changed) == 1);
     CHECK(atomic_load(&n.deadlock_refused) == 1);
+    /* ...on an mcpc thread, never on the caller's own. */
+    if (mode == MODE_STDIO) CHECK(atomic_load(&callbacks_on_caller) == 0);
+    /* A response after them is again read on the caller's thread, notifications or not. */
+    for (int i = 0; i < 20; i++) {
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"y\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+    }
+    CHECK(atomic_load(&n.message) == 21);
     close_and_check_cleanup(c);
 }
 
