@@ -8,17 +8,25 @@ pub struct LineTooLong {
 }
 
 /// Splits a byte stream into lines. Chunks may split lines anywhere; complete
-/// lines inside one chunk are handed out without being copied.
+/// lines inside one chunk are handed out without being copied, and the rest of a
+/// long line is read straight into the line buffer ([`read_with`](Self::read_with)),
+/// so a large message is copied once on its way in.
 #[derive(Debug)]
 pub struct LineFramer {
+    /// `buf[..held]` is an unfinished line; the rest is room (zeroed once, reused).
     buf: Vec<u8>,
+    held: usize,
     max: usize,
 }
 
 impl LineFramer {
     /// `max` is the longest line accepted, without its line end.
     pub fn new(max: usize) -> Self {
-        LineFramer { buf: Vec::new(), max }
+        LineFramer {
+            buf: Vec::new(),
+            held: 0,
+            max,
+        }
     }
 
     /// Feeds one chunk; calls `on_line` for each complete non-empty line, without
@@ -27,30 +35,94 @@ impl LineFramer {
         while let Some(pos) = memchr::memchr(b'\n', chunk) {
             let (head, rest) = (&chunk[..pos], &chunk[pos + 1..]);
             chunk = rest;
-            if self.buf.is_empty() {
+            if self.held == 0 {
                 self.emit(head, &mut on_line)?;
             } else {
-                if self.buf.len() + head.len() > self.max + 1 {
-                    return Err(LineTooLong { limit: self.max });
-                }
-                let mut line = std::mem::take(&mut self.buf);
-                line.extend_from_slice(head);
-                self.emit(&line, &mut on_line)?;
-                line.clear();
-                self.buf = line;
+                self.hold(head)?;
+                self.emit_held(&mut on_line)?;
             }
         }
-        // `+ 1` leaves room for a `\r` whose `\n` is still to come.
-        if self.buf.len() + chunk.len() > self.max + 1 {
-            return Err(LineTooLong { limit: self.max });
+        self.hold(chunk)
+    }
+
+    /// Reads once with `read` and hands out the complete lines, as [`feed`](Self::feed).
+    /// With no line pending, `read` fills `scratch`; in the middle of a line it fills
+    /// the line buffer directly (at most `scratch.len()` bytes). Returns what `read`
+    /// returned.
+    pub fn read_with<E>(
+        &mut self,
+        scratch: &mut [u8],
+        mut read: impl FnMut(&mut [u8]) -> Result<usize, E>,
+        mut on_line: impl FnMut(&[u8]),
+    ) -> Result<Result<usize, E>, LineTooLong> {
+        if self.held == 0 {
+            let n = match read(scratch) {
+                Ok(n) => n,
+                Err(e) => return Ok(Err(e)),
+            };
+            self.feed(&scratch[..n], on_line)?;
+            return Ok(Ok(n));
         }
-        self.buf.extend_from_slice(chunk);
-        Ok(())
+        let start = self.held;
+        self.reserve(scratch.len());
+        let room = (self.buf.len() - start).min(scratch.len());
+        let n = match read(&mut self.buf[start..start + room]) {
+            Ok(n) => n,
+            Err(e) => return Ok(Err(e)),
+        };
+        match memchr::memchr(b'\n', &self.buf[start..start + n]) {
+            None => {
+                self.held += n;
+                self.check_held()?;
+            }
+            Some(pos) => {
+                // The line ends here; what follows it goes round again from `scratch`.
+                let rest = n - pos - 1;
+                scratch[..rest].copy_from_slice(&self.buf[start + pos + 1..start + n]);
+                self.held += pos;
+                self.emit_held(&mut on_line)?;
+                self.feed(&scratch[..rest], on_line)?;
+            }
+        }
+        Ok(Ok(n))
     }
 
     /// Bytes of an unfinished line held back (a stream ending here ends mid-message).
     pub fn pending(&self) -> usize {
-        self.buf.len()
+        self.held
+    }
+
+    /// Room for `more` bytes after the held ones, growing the buffer geometrically.
+    fn reserve(&mut self, more: usize) {
+        let need = self.held + more;
+        // Never past the longest line that can still be accepted (`\r\n` included).
+        let grown = need.max(self.buf.len() * 2).min(self.max + 2);
+        if grown > self.buf.len() {
+            self.buf.resize(grown, 0);
+        }
+    }
+
+    fn hold(&mut self, bytes: &[u8]) -> Result<(), LineTooLong> {
+        // `+ 1` leaves room for a `\r` whose `\n` is still to come.
+        if self.held + bytes.len() > self.max + 1 {
+            return Err(LineTooLong { limit: self.max });
+        }
+        self.reserve(bytes.len());
+        self.buf[self.held..self.held + bytes.len()].copy_from_slice(bytes);
+        self.held += bytes.len();
+        Ok(())
+    }
+
+    fn check_held(&self) -> Result<(), LineTooLong> {
+        if self.held > self.max + 1 {
+            return Err(LineTooLong { limit: self.max });
+        }
+        Ok(())
+    }
+
+    fn emit_held(&mut self, on_line: &mut impl FnMut(&[u8])) -> Result<(), LineTooLong> {
+        let held = std::mem::replace(&mut self.held, 0);
+        self.emit(&self.buf[..held], on_line)
     }
 
     fn emit(&self, line: &[u8], on_line: &mut impl FnMut(&[u8])) -> Result<(), LineTooLong> {
@@ -99,6 +171,51 @@ mod tests {
         }
         // A line exactly at the limit passes, with LF or CRLF.
         assert_eq!(lines_of(&[&[b'y'; 16], b"\r\n"], 16).unwrap().len(), 1);
+    }
+
+    /// Reading through `read_with`, in reads of every size, gives the same lines as
+    /// `feed`, and the same errors.
+    #[test]
+    fn read_with_matches_feed() {
+        let long = "x".repeat(300);
+        let input = format!("{{\"a\":1}}\n{long}\r\n\n{{\"b\":2}}\n{long}{long}\n{{\"c\"");
+        let want = lines_of(&[input.as_bytes()], 1000).unwrap();
+        for size in [1, 2, 7, 64, 299, 300, 301, 1000] {
+            let mut f = LineFramer::new(1000);
+            let mut scratch = vec![0u8; size];
+            let mut got = Vec::new();
+            let mut at = 0;
+            while at < input.len() {
+                let read = |dst: &mut [u8]| -> Result<usize, ()> {
+                    let n = dst.len().min(input.len() - at);
+                    dst[..n].copy_from_slice(&input.as_bytes()[at..at + n]);
+                    Ok(n)
+                };
+                let n = f
+                    .read_with(&mut scratch, read, |l| got.push(l.to_vec()))
+                    .unwrap()
+                    .unwrap();
+                at += n;
+            }
+            assert_eq!(got, want, "reads of {size}");
+            assert_eq!(f.pending(), 4, "reads of {size}");
+            // A line over the cap fails, however it is read.
+            let mut f = LineFramer::new(100);
+            let mut at = 0;
+            let err = loop {
+                let read = |dst: &mut [u8]| -> Result<usize, ()> {
+                    let n = dst.len().min(long.len() - at);
+                    dst[..n].copy_from_slice(&long.as_bytes()[at..at + n]);
+                    Ok(n)
+                };
+                match f.read_with(&mut scratch, read, |_| {}) {
+                    Err(e) => break e,
+                    Ok(n) => at += n.unwrap(),
+                }
+                assert!(at < long.len(), "reads of {size}: no error");
+            };
+            assert_eq!(err, LineTooLong { limit: 100 });
+        }
     }
 
     #[test]

@@ -93,7 +93,7 @@ pub fn results(data: &[u8]) {
     let _ = crate::protocol::accept_discover(raw.clone(), "discover");
     let _ = crate::protocol::accept_initialize(raw.clone(), "initialize");
     if let Ok(r) = crate::result::parse_call_result(raw) {
-        assert!(r.text.ends_with('\0'));
+        assert!(r.text_nul().ends_with('\0'));
         assert!(r.texts.iter().all(|t| t.ends_with('\0')));
     }
 }

@@ -2,6 +2,7 @@
 //! Everything here is untrusted input: shapes are checked, nothing is assumed.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -86,8 +87,8 @@ pub fn parse_page(raw: &RawValue) -> Result<Page> {
     })
 }
 
-/// A `tools/call` result, normalised. `text` and each text block carry a
-/// trailing NUL (not counted in their lengths) so C can borrow them directly.
+/// A `tools/call` result, normalised. Each text block carries a trailing NUL (not
+/// counted in its length) so C can borrow it directly.
 #[derive(Debug)]
 pub struct CallResult {
     /// The whole `CallToolResult`, as the server sent it.
@@ -97,13 +98,14 @@ pub struct CallResult {
     pub structured: Option<Box<RawValue>>,
     /// Text blocks, in order, each NUL-terminated.
     pub texts: Vec<String>,
-    /// The text blocks joined with `\n`, NUL-terminated.
-    pub text: String,
+    /// The text blocks joined with `\n`, NUL-terminated: made on first use, and only
+    /// when there are two or more (one block is its own join).
+    joined: OnceLock<String>,
 }
 
 #[derive(Deserialize)]
 struct CallFields<'a> {
-    #[serde(default, borrow)]
+    #[serde(default)]
     content: Option<Vec<Block<'a>>>,
     #[serde(rename = "structuredContent", default, borrow)]
     structured: Option<&'a RawValue>,
@@ -115,8 +117,31 @@ struct CallFields<'a> {
 struct Block<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    #[serde(default, borrow)]
-    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    text: Option<NulText>,
+}
+
+/// A JSON string stored with a trailing NUL: copied once from the input (or from
+/// the parser's unescaping buffer) into its final place.
+struct NulText(String);
+
+impl<'de> Deserialize<'de> for NulText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = NulText;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<NulText, E> {
+                let mut t = String::with_capacity(s.len() + 1);
+                t.push_str(s);
+                t.push('\0');
+                Ok(NulText(t))
+            }
+        }
+        d.deserialize_str(Visit)
+    }
 }
 
 pub fn parse_call_result(raw: Box<RawValue>) -> Result<CallResult> {
@@ -128,7 +153,6 @@ pub fn parse_call_result(raw: Box<RawValue>) -> Result<CallResult> {
         )
     })?;
     let mut texts = Vec::new();
-    let mut text = String::new();
     for block in fields.content.unwrap_or_default() {
         if block.kind != "text" {
             continue;
@@ -139,15 +163,8 @@ pub fn parse_call_result(raw: Box<RawValue>) -> Result<CallResult> {
                 "tools/call result has a text block without text",
             ));
         };
-        if !texts.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&t);
-        let mut owned = t.into_owned();
-        owned.push('\0');
-        texts.push(owned);
+        texts.push(t.0);
     }
-    text.push('\0');
     let structured = fields.structured.filter(|s| s.get() != "null").map(|s| s.to_owned());
     let is_error = fields.is_error.unwrap_or(false);
     Ok(CallResult {
@@ -155,21 +172,42 @@ pub fn parse_call_result(raw: Box<RawValue>) -> Result<CallResult> {
         is_error,
         structured,
         texts,
-        text,
+        joined: OnceLock::new(),
     })
 }
 
 impl CallResult {
+    /// The text blocks joined with `\n`, with a trailing NUL.
+    pub fn text_nul(&self) -> &str {
+        match self.texts.as_slice() {
+            [] => "\0",
+            [one] => one,
+            many => self.joined.get_or_init(|| {
+                let mut joined = String::with_capacity(many.iter().map(String::len).sum());
+                for (i, t) in many.iter().enumerate() {
+                    if i > 0 {
+                        joined.push('\n');
+                    }
+                    joined.push_str(&t[..t.len() - 1]);
+                }
+                joined.push('\0');
+                joined
+            }),
+        }
+    }
+
     /// The joined text without its trailing NUL.
     pub fn text_str(&self) -> &str {
-        &self.text[..self.text.len() - 1]
+        let t = self.text_nul();
+        &t[..t.len() - 1]
     }
 }
 
 /// Checks that a caller's `arguments` JSON is an object (or absent).
-pub fn parse_arguments(json: Option<&str>) -> Result<Option<Box<RawValue>>> {
+/// Borrows the text: nothing is copied.
+pub fn parse_arguments(json: Option<&str>) -> Result<Option<&RawValue>> {
     let Some(json) = json else { return Ok(None) };
-    let raw: Box<RawValue> = serde_json::from_str(json).map_err(|e| {
+    let raw: &RawValue = serde_json::from_str(json).map_err(|e| {
         Error::new(
             Status::MCPC_ERR_INVALID_ARG,
             format!("arguments are not valid JSON: {e}"),
@@ -200,6 +238,7 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(r.text_str(), "one\ntwo");
+        assert_eq!(r.text_nul(), "one\ntwo\0");
         assert_eq!(r.texts, vec!["one\0".to_string(), "two\0".to_string()]);
         assert_eq!(r.structured.unwrap().get(), r#"{"n":1}"#);
         assert!(r.raw.get().contains("image/png"));
@@ -211,6 +250,11 @@ mod tests {
         let r = parse_call_result(raw(r#"{"content":[{"type":"text","text":"bad"}],"isError":true}"#)).unwrap();
         assert!(r.is_error);
         assert_eq!(r.text_str(), "bad");
+        assert_eq!(r.text_nul(), "bad\0");
+        let none = parse_call_result(raw(r#"{"content":[]}"#)).unwrap();
+        assert_eq!((none.text_nul(), none.texts.len()), ("\0", 0));
+        let escaped = parse_call_result(raw(r#"{"content":[{"type":"text","text":"a\u0000b\n"}]}"#)).unwrap();
+        assert_eq!(escaped.texts, vec!["a\0b\n\0".to_string()]);
         for bad in [
             r#"{"content":"x"}"#,
             r#"{"content":[{"type":"text"}]}"#,

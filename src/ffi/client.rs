@@ -412,9 +412,7 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
             )
         };
         let args = crate::result::parse_arguments(args)?;
-        let r = runtime::block_on_driven(c.client.call_tool(name, args.as_deref(), &ctl), &|p| {
-            c.client.read_here(p)
-        })??;
+        let r = runtime::block_on_driven(c.client.call_tool(name, args, &ctl), &|p| c.client.read_here(p))??;
         let tool_error = r.is_error.then(|| tool_error(name, &r));
         // SAFETY: checked non-NULL.
         unsafe { *out_result = ptr::into_raw::<mcpc_result_t>(ResultData::new(r)) };
@@ -747,7 +745,7 @@ pub unsafe extern "C" fn mcpc_client_call_tool_async(
                 control_from(opts)?,
             )
         };
-        let args = crate::result::parse_arguments(args)?;
+        let args = crate::result::parse_arguments(args)?.map(ToOwned::to_owned);
         let cb = required(on_done)?;
         let ud = SendPtr(userdata);
         let client = c.client.clone();

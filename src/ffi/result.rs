@@ -1,6 +1,7 @@
 //! `mcpc_result_t` (a tool call's result) and `mcpc_tool_list_t` (a listing).
 
 use std::ffi::{c_char, CString};
+use std::sync::OnceLock;
 
 use super::boundary::{boundary, status};
 use super::cstr::string_out;
@@ -17,18 +18,18 @@ pub struct mcpc_result_t {
 
 pub(crate) struct ResultData {
     inner: CallResult,
-    json: CString,
-    structured: Option<CString>,
+    /// C copies of the JSON, made on first use (a caller that reads only the text
+    /// never pays for a copy of a large result).
+    json: OnceLock<CString>,
+    structured: OnceLock<Option<CString>>,
 }
 
 impl ResultData {
     pub(crate) fn new(inner: CallResult) -> Self {
-        let json = c_json(inner.raw.get());
-        let structured = inner.structured.as_deref().map(|s| c_json(s.get()));
         ResultData {
             inner,
-            json,
-            structured,
+            json: OnceLock::new(),
+            structured: OnceLock::new(),
         }
     }
 }
@@ -53,7 +54,9 @@ impl Handle for mcpc_result_t {
 pub unsafe extern "C" fn mcpc_result_json(result: *const mcpc_result_t) -> *const c_char {
     // SAFETY: per the contract.
     boundary("mcpc_result_json", || {
-        unsafe { ptr::get(result) }.map_or(std::ptr::null(), |r| r.json.as_ptr())
+        unsafe { ptr::get(result) }.map_or(std::ptr::null(), |r| {
+            r.json.get_or_init(|| c_json(r.inner.raw.get())).as_ptr()
+        })
     })
 }
 
@@ -68,7 +71,11 @@ pub unsafe extern "C" fn mcpc_result_structured_json(result: *const mcpc_result_
         // SAFETY: per the contract.
         unsafe { ptr::get(result) }
             .ok()
-            .and_then(|r| r.structured.as_ref())
+            .and_then(|r| {
+                r.structured
+                    .get_or_init(|| r.inner.structured.as_deref().map(|s| c_json(s.get())))
+                    .as_ref()
+            })
             .map_or(std::ptr::null(), |s| s.as_ptr())
     })
 }
@@ -87,7 +94,7 @@ pub unsafe extern "C" fn mcpc_result_text(result: *const mcpc_result_t, out_len:
         let Ok(r) = (unsafe { ptr::get(result) }) else {
             return std::ptr::null();
         };
-        text_out(&r.inner.text, out_len)
+        text_out(r.inner.text_nul(), out_len)
     })
 }
 

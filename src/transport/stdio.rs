@@ -225,8 +225,8 @@ impl Reader {
     /// The reader task's turn: delivers what a caller left, then reads until the
     /// pipe is empty.
     fn drain(&self) -> ReadEnd {
-        let mut st = self.lock();
-        let st = &mut *st;
+        let mut guard = self.lock();
+        let st = &mut *guard;
         while let Some(line) = st.deferred.pop_front() {
             self.deliver(&line);
         }
@@ -234,19 +234,17 @@ impl Reader {
             return ReadEnd::Failed(too_long_error(too_long));
         }
         loop {
-            let n = match self.read_some(&mut st.buf) {
-                Ok(0) => return ReadEnd::Eof,
-                Ok(n) => n,
-                Err(nix::errno::Errno::EAGAIN) => return ReadEnd::Drained,
-                Err(e) => {
+            match st.framer.read_with(&mut st.buf, |dst| self.read_some(dst), |line| self.deliver(line)) {
+                Err(too_long) => return ReadEnd::Failed(too_long_error(too_long)),
+                Ok(Ok(0)) => return ReadEnd::Eof,
+                Ok(Ok(_)) => {}
+                Ok(Err(nix::errno::Errno::EAGAIN)) => return ReadEnd::Drained,
+                Ok(Err(e)) => {
                     return ReadEnd::Failed(Error::new(
                         Status::MCPC_ERR_TRANSPORT,
                         format!("reading from the server failed: {}", std::io::Error::from(e)),
                     ))
                 }
-            };
-            if let Err(too_long) = st.framer.feed(&st.buf[..n], |line| self.deliver(line)) {
-                return ReadEnd::Failed(too_long_error(too_long));
             }
         }
     }
@@ -271,23 +269,27 @@ impl Reader {
         let mut hand_back = !st.deferred.is_empty() || st.too_long.is_some();
         while !hand_back && !parker.is_notified() {
             parker.wait(Some(self.fd.as_fd()));
-            match self.read_some(&mut st.buf) {
-                Ok(0) => hand_back = true, // end of stream: the reader task reports it
-                Ok(n) => {
-                    let (sink, deferred) = (&self.sink, &mut st.deferred);
-                    let fed = st.framer.feed(&st.buf[..n], |line| {
-                        if !deferred.is_empty() || !sink.deliver_response(line) {
-                            deferred.push_back(line.to_vec());
-                        }
-                    });
-                    if let Err(too_long) = fed {
-                        st.too_long = Some(too_long);
+            let deferred = &mut st.deferred;
+            let read = st.framer.read_with(
+                &mut st.buf,
+                |dst| self.read_some(dst),
+                |line| {
+                    if !deferred.is_empty() || !self.sink.deliver_response(line) {
+                        deferred.push_back(line.to_vec());
                     }
-                    hand_back = !st.deferred.is_empty() || st.too_long.is_some();
+                },
+            );
+            match read {
+                Err(e) => {
+                    st.too_long = Some(e);
+                    hand_back = true;
                 }
+                // End of stream, or a failed read: the reader task reports it.
+                Ok(Ok(0)) => hand_back = true,
+                Ok(Ok(_)) => hand_back = !st.deferred.is_empty(),
                 // Woken by the parker, or spuriously.
-                Err(nix::errno::Errno::EAGAIN) => {}
-                Err(_) => hand_back = true,
+                Ok(Err(nix::errno::Errno::EAGAIN)) => {}
+                Ok(Err(_)) => hand_back = true,
             }
         }
         drop(guard);
