@@ -838,7 +838,7 @@ fn tool_param_headers(tool: &Tool) -> std::result::Result<Vec<ParamHeader>, Stri
         #[serde(rename = "inputSchema", default)]
         input_schema: serde_json::Value,
     }
-    let s: Schema = serde_json::from_str(tool.json.get()).map_err(|e| format!("malformed tool: {e}"))?;
+    let s: Schema = serde_json::from_str(tool.json()).map_err(|e| format!("malformed tool: {e}"))?;
     headers::param_headers(&s.input_schema)
 }
 

@@ -95,10 +95,10 @@ impl LineFramer {
     /// Room for `more` bytes after the held ones, growing the buffer geometrically.
     fn reserve(&mut self, more: usize) {
         let need = self.held + more;
-        // Never past the longest line that can still be accepted (`\r\n` included).
-        let grown = need.max(self.buf.len() * 2).min(self.max + 2);
-        if grown > self.buf.len() {
-            self.buf.resize(grown, 0);
+        if need > self.buf.len() {
+            // Never past the longest line that can still be accepted (`\r\n` included).
+            let grown = need.max(self.buf.len() * 2).min(self.max + 2);
+            self.buf.resize(grown.max(self.buf.len()), 0);
         }
     }
 
@@ -181,7 +181,7 @@ mod tests {
         let input = format!("{{\"a\":1}}\n{long}\r\n\n{{\"b\":2}}\n{long}{long}\n{{\"c\"");
         let want = lines_of(&[input.as_bytes()], 1000).unwrap();
         for size in [1, 2, 7, 64, 299, 300, 301, 1000] {
-            let mut f = LineFramer::new(1000);
+            let mut f = LineFramer::new(1 << 20);
             let mut scratch = vec![0u8; size];
             let mut got = Vec::new();
             let mut at = 0;
@@ -199,6 +199,11 @@ mod tests {
             }
             assert_eq!(got, want, "reads of {size}");
             assert_eq!(f.pending(), 4, "reads of {size}");
+            assert!(
+                f.buf.len() <= 2048,
+                "reads of {size}: the buffer grew to {}",
+                f.buf.len()
+            );
             // A line over the cap fails, however it is read.
             let mut f = LineFramer::new(100);
             let mut at = 0;

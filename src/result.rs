@@ -13,7 +13,21 @@ use crate::error::{quote, Error, Result, Status};
 #[derive(Debug)]
 pub struct Tool {
     pub name: String,
-    pub json: Box<RawValue>,
+    /// The JSON with a trailing NUL (JSON text never holds a raw NUL), so C can
+    /// borrow it as it is.
+    json_nul: String,
+}
+
+impl Tool {
+    /// The tool's JSON.
+    pub fn json(&self) -> &str {
+        &self.json_nul[..self.json_nul.len() - 1]
+    }
+
+    /// The tool's JSON, NUL-terminated.
+    pub fn json_nul(&self) -> &str {
+        &self.json_nul
+    }
 }
 
 /// One page of `tools/list`.
@@ -22,9 +36,11 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
+/// Tools are borrowed from the page's text, and copied once, into their final form.
 #[derive(Deserialize)]
-struct PageFields {
-    tools: Vec<Box<RawValue>>,
+struct PageFields<'a> {
+    #[serde(borrow)]
+    tools: Vec<&'a RawValue>,
     #[serde(rename = "nextCursor", default)]
     next_cursor: Option<String>,
 }
@@ -54,7 +70,7 @@ fn require_object(raw: &RawValue, what: &str) -> Result<()> {
 
 pub fn parse_page(raw: &RawValue) -> Result<Page> {
     require_object(raw, "tools/list result")?;
-    let fields: PageFields = serde_json::from_str(raw.get()).map_err(|e| {
+    let fields: PageFields<'_> = serde_json::from_str(raw.get()).map_err(|e| {
         Error::new(
             Status::MCPC_ERR_PROTOCOL,
             format!("tools/list result is malformed: {e}"),
@@ -78,7 +94,10 @@ pub fn parse_page(raw: &RawValue) -> Result<Page> {
                 ));
             }
             let name = f.name.into_owned();
-            Ok(Tool { name, json })
+            let mut json_nul = String::with_capacity(json.get().len() + 1);
+            json_nul.push_str(json.get());
+            json_nul.push('\0');
+            Ok(Tool { name, json_nul })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Page {
@@ -273,7 +292,8 @@ mod tests {
     fn page_keeps_tool_json_verbatim() {
         let tool = r##"{"name":"t","inputSchema":{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}}}}"##;
         let p = parse_page(&raw(&format!(r#"{{"tools":[{tool}],"nextCursor":"c"}}"#))).unwrap();
-        assert_eq!(p.tools[0].json.get(), tool);
+        assert_eq!(p.tools[0].json(), tool);
+        assert_eq!(p.tools[0].json_nul(), format!("{tool}\0"));
         assert_eq!(p.next_cursor.as_deref(), Some("c"));
         assert!(parse_page(&raw(r#"{"tools":[{"name":""}]}"#)).is_err());
         assert!(parse_page(&raw(r#"{"tools":[{"nom":"x"}]}"#)).is_err());

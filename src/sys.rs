@@ -17,18 +17,32 @@ pub fn block_sigpipe_on_this_thread() {
     SIGPIPE_BLOCKED.with(|b| b.set(true));
 }
 
+/// True on mcpc's own runtime threads (they all block SIGPIPE from their start).
+pub fn on_runtime_thread() -> bool {
+    SIGPIPE_BLOCKED.with(|b| b.get())
+}
+
 /// Writes to a pipe from any thread without raising SIGPIPE in the host: on a
 /// thread that does not block SIGPIPE already, it is blocked for the write, and a
 /// SIGPIPE the write raised is taken off the thread before the mask is restored.
 pub fn write_nosigpipe(fd: std::os::fd::BorrowedFd<'_>, buf: &[u8]) -> nix::Result<usize> {
+    writev_nosigpipe(fd, &[std::io::IoSlice::new(buf)])
+}
+
+/// As [`write_nosigpipe`], gathering several buffers into one write.
+pub fn writev_nosigpipe(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> nix::Result<usize> {
+    let write = || match bufs {
+        [one] => nix::unistd::write(fd, one),
+        many => nix::sys::uio::writev(fd, many),
+    };
     if SIGPIPE_BLOCKED.with(|b| b.get()) {
-        return nix::unistd::write(fd, buf);
+        return write();
     }
     let mut set = SigSet::empty();
     set.add(Signal::SIGPIPE);
     let mut old = SigSet::empty();
     let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old));
-    let result = nix::unistd::write(fd, buf);
+    let result = write();
     if !old.contains(Signal::SIGPIPE) {
         if result == Err(nix::errno::Errno::EPIPE) {
             take_pending_sigpipe(&set);

@@ -111,7 +111,9 @@ where
     });
     let fut = work(token);
     let state = op.clone();
-    runtime::handle().spawn(async move {
+    // Boxed: a call's future is large, and the task would otherwise copy it whole
+    // as it moves through the scheduler's stages.
+    runtime::handle().spawn(Box::pin(async move {
         let outcome = fut.await;
         let outcome = match state
             .state
@@ -126,7 +128,7 @@ where
         };
         complete(outcome);
         drop(guard);
-    });
+    }));
     Ok(op)
 }
 

@@ -7,7 +7,7 @@ use super::boundary::{boundary, status};
 use super::cstr::string_out;
 use super::ptr::{self, check_out, Handle};
 use crate::error::mcpc_status_t;
-use crate::error::{Error, Status};
+use crate::error::Status;
 use crate::result::{CallResult, Tool};
 
 /// The result of a tool call. Immutable: any thread may read it, also concurrently.
@@ -174,18 +174,13 @@ pub struct mcpc_tool_list_t {
 
 pub(crate) struct ToolListData {
     names: Vec<CString>,
-    json: Vec<CString>,
+    tools: Vec<Tool>,
 }
 
 impl ToolListData {
     pub(crate) fn new(tools: Vec<Tool>) -> Self {
-        let mut names = Vec::with_capacity(tools.len());
-        let mut json = Vec::with_capacity(tools.len());
-        for t in tools {
-            names.push(super::boundary::c_message(&t.name));
-            json.push(c_json(t.json.get()));
-        }
-        ToolListData { names, json }
+        let names = tools.iter().map(|t| super::boundary::c_message(&t.name)).collect();
+        ToolListData { names, tools }
     }
 }
 
@@ -234,8 +229,8 @@ pub unsafe extern "C" fn mcpc_tool_list_json(list: *const mcpc_tool_list_t, inde
         // SAFETY: per the contract.
         unsafe { ptr::get(list) }
             .ok()
-            .and_then(|l| l.json.get(index))
-            .map_or(std::ptr::null(), |s| s.as_ptr())
+            .and_then(|l| l.tools.get(index))
+            .map_or(std::ptr::null(), |t| t.json_nul().as_ptr().cast())
     })
 }
 
@@ -256,16 +251,13 @@ pub unsafe extern "C" fn mcpc_tool_list_to_json(
         unsafe { *out_json = std::ptr::null_mut() };
         // SAFETY: per the contract.
         let l = unsafe { ptr::get(list) }?;
-        let mut s = String::with_capacity(l.json.iter().map(|j| j.as_bytes().len() + 1).sum::<usize>() + 2);
+        let mut s = String::with_capacity(l.tools.iter().map(|t| t.json_nul().len()).sum::<usize>() + 2);
         s.push('[');
-        for (i, j) in l.json.iter().enumerate() {
+        for (i, t) in l.tools.iter().enumerate() {
             if i > 0 {
                 s.push(',');
             }
-            s.push_str(
-                j.to_str()
-                    .map_err(|e| Error::new(Status::MCPC_ERR_PANIC, e.to_string()))?,
-            );
+            s.push_str(t.json());
         }
         s.push(']');
         // SAFETY: checked non-NULL.

@@ -108,7 +108,10 @@ impl Writer {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Sends one message (ending in `\n`), or queues it for the writer task.
+    /// Sends one message (ending in `\n`), or queues it for the writer task. A
+    /// caller's thread writes straight into the pipe; on mcpc's own threads (where
+    /// asynchronous calls start, often many at a time from completion callbacks)
+    /// messages are queued and the writer task sends what gathered in one write.
     fn send(&self, msg: Vec<u8>) -> Result<()> {
         let mut st = self.lock();
         if st.closing {
@@ -117,7 +120,7 @@ impl Writer {
         let Some(fd) = st.fd.clone() else {
             return Err(Error::new(Status::MCPC_ERR_TRANSPORT, "the server's stdin is closed"));
         };
-        if st.queue.is_empty() {
+        if st.queue.is_empty() && !crate::sys::on_runtime_thread() {
             match crate::sys::write_nosigpipe(fd.get_ref().as_fd(), &msg) {
                 Ok(n) if n == msg.len() => return Ok(()),
                 Ok(n) => st.front_done = n,
@@ -234,7 +237,10 @@ impl Reader {
             return ReadEnd::Failed(too_long_error(too_long));
         }
         loop {
-            match st.framer.read_with(&mut st.buf, |dst| self.read_some(dst), |line| self.deliver(line)) {
+            match st
+                .framer
+                .read_with(&mut st.buf, |dst| self.read_some(dst), |line| self.deliver(line))
+            {
                 Err(too_long) => return ReadEnd::Failed(too_long_error(too_long)),
                 Ok(Ok(0)) => return ReadEnd::Eof,
                 Ok(Ok(_)) => {}
@@ -565,37 +571,57 @@ async fn exit_status_soon(exit_rx: &mut watch::Receiver<Option<ExitStatus>>) -> 
 }
 
 /// Drains the queue as the pipe takes it; closes stdin once closing and drained.
+/// Most queued messages gathered into one write.
+const MAX_GATHER: usize = 64;
+
 async fn write_loop(writer: Arc<Writer>, sink: SinkRef, mut exit_rx: watch::Receiver<Option<ExitStatus>>) {
     loop {
         let outcome = {
             let mut st = writer.lock();
             let Some(fd) = st.fd.clone() else { return };
-            match st.queue.front() {
-                None if st.closing => {
+            if st.queue.is_empty() {
+                if st.closing {
                     st.fd = None; // the last reference: closing it gives the child EOF
                     return;
                 }
-                None => None,
-                Some(front) => {
-                    let len = front.len();
-                    let r = crate::sys::write_nosigpipe(fd.get_ref().as_fd(), &front[st.front_done..]);
-                    match r {
-                        Ok(n) => {
-                            st.front_done += n;
-                            if st.front_done == len {
-                                st.queue.pop_front();
-                                st.front_done = 0;
+                None
+            } else {
+                let slices: Vec<std::io::IoSlice<'_>> = st
+                    .queue
+                    .iter()
+                    .take(MAX_GATHER)
+                    .enumerate()
+                    .map(|(i, m)| std::io::IoSlice::new(if i == 0 { &m[st.front_done..] } else { m }))
+                    .collect();
+                let r = crate::sys::writev_nosigpipe(fd.get_ref().as_fd(), &slices);
+                drop(slices);
+                match r {
+                    Ok(mut n) => {
+                        // Drops what went out whole; remembers how far the next one got.
+                        while let Some(front) = st.queue.front() {
+                            let left = front.len() - st.front_done;
+                            if n < left {
+                                st.front_done += n;
+                                break;
                             }
-                            continue;
+                            n -= left;
+                            st.queue.pop_front();
+                            st.front_done = 0;
                         }
-                        Err(nix::errno::Errno::EAGAIN) => Some(Ok(fd)),
-                        Err(e) => Some(Err(e)),
+                        continue;
                     }
+                    Err(nix::errno::Errno::EAGAIN) => Some(Ok(fd)),
+                    Err(e) => Some(Err(e)),
                 }
             }
         };
         match outcome {
-            None => writer.wake.notified().await,
+            None => {
+                writer.wake.notified().await;
+                // Lets the other tasks that are ready now (calls being started) queue
+                // their messages first, so they leave together.
+                tokio::task::yield_now().await;
+            }
             Some(Ok(fd)) => {
                 // Full pipe: wait until it drains (or something new arrives).
                 tokio::select! {
