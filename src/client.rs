@@ -429,7 +429,7 @@ impl Client {
         let id = self.next_id();
         let params = MetaOnly { meta: self.meta(None) };
         let raw = self
-            .request(id, "server/discover", &params, None, ctl, cancellable, Vec::new())
+            .request(id, "server/discover", &params, None, ctl, cancellable, Vec::new(), 0)
             .await?;
         protocol::accept_discover(raw, negotiated::DISCOVER)
     }
@@ -442,7 +442,7 @@ impl Client {
         };
         let id = self.next_id();
         let raw = self
-            .request(id, "initialize", &params, None, ctl, false, Vec::new())
+            .request(id, "initialize", &params, None, ctl, false, Vec::new(), 0)
             .await
             .map_err(|e| match e.status {
                 // Errors of the exchange itself are handshake errors; specific ones
@@ -530,6 +530,7 @@ impl Client {
         ctl: &Control,
         cancellable: bool,
         headers: Vec<(String, String)>,
+        params_len: usize,
     ) -> Result<Box<RawValue>> {
         let ctx = || match name {
             Some(n) => format!("{method} {}", quote(n)),
@@ -561,7 +562,7 @@ impl Client {
             id,
             done: false,
         };
-        let body = jsonrpc::encode_request(id, method, Some(params));
+        let body = jsonrpc::encode_request(id, method, Some(params), params_len);
         self.transport
             .send(Outgoing {
                 body,
@@ -663,7 +664,7 @@ impl Client {
                 meta: (!meta.is_empty()).then_some(meta),
             };
             let raw = self
-                .request(id, "tools/list", &params, None, &page_ctl, true, Vec::new())
+                .request(id, "tools/list", &params, None, &page_ctl, true, Vec::new(), 0)
                 .await?;
             if self.is_modern() && protocol::result_kind(&raw)? != ResultKind::Complete {
                 return Err(Error::new(
@@ -767,8 +768,23 @@ impl Client {
                 ..ctl.clone()
             };
             let headers = self.call_headers(name, arguments);
+            let params_len = [arguments, responses.as_deref()]
+                .iter()
+                .flatten()
+                .map(|r| r.get().len())
+                .sum::<usize>()
+                + state.as_ref().map_or(0, String::len);
             let raw = match self
-                .request(id, "tools/call", &params, Some(name), &round_ctl, true, headers)
+                .request(
+                    id,
+                    "tools/call",
+                    &params,
+                    Some(name),
+                    &round_ctl,
+                    true,
+                    headers,
+                    params_len,
+                )
                 .await
             {
                 // The server wanted headers we did not send: the tool's schema is unknown

@@ -1,6 +1,9 @@
 //! Newline framing for the stdio transport: one JSON-RPC message per line,
 //! with a cap on a line's length so a peer cannot exhaust memory.
 
+/// Line buffers up to this size are kept for the next long line; larger ones are freed.
+const RETAIN: usize = 256 * 1024;
+
 /// A line longer than the cap: the connection that produced it must fail.
 #[derive(Debug, PartialEq, Eq)]
 pub struct LineTooLong {
@@ -96,9 +99,10 @@ impl LineFramer {
     fn reserve(&mut self, more: usize) {
         let need = self.held + more;
         if need > self.buf.len() {
-            // Never past the longest line that can still be accepted (`\r\n` included).
-            let grown = need.max(self.buf.len() * 2).min(self.max + 2);
-            self.buf.resize(grown.max(self.buf.len()), 0);
+            // Only as far as needed (the vector's capacity grows geometrically by
+            // itself), so untouched room costs no memory; never past the longest
+            // line that can still be accepted (`\r\n` included).
+            self.buf.resize(need.min(self.max + 2).max(self.buf.len()), 0);
         }
     }
 
@@ -122,7 +126,12 @@ impl LineFramer {
 
     fn emit_held(&mut self, on_line: &mut impl FnMut(&[u8])) -> Result<(), LineTooLong> {
         let held = std::mem::replace(&mut self.held, 0);
-        self.emit(&self.buf[..held], on_line)
+        let emitted = self.emit(&self.buf[..held], on_line);
+        if self.buf.len() > RETAIN {
+            // A large message passed: give its memory back rather than hold it for good.
+            self.buf = Vec::new();
+        }
+        emitted
     }
 
     fn emit(&self, line: &[u8], on_line: &mut impl FnMut(&[u8])) -> Result<(), LineTooLong> {

@@ -25,14 +25,18 @@ struct NotificationOut<'a, P: Serialize + ?Sized> {
 }
 
 /// Serializes a request. Compact output, so it never holds a raw newline.
-pub fn encode_request<P: Serialize + ?Sized>(id: i64, method: &str, params: Option<&P>) -> Vec<u8> {
+/// `params_len` is roughly how long the params will be (0 if small): a large
+/// request is then written into one buffer of the right size, with room for a line end.
+pub fn encode_request<P: Serialize + ?Sized>(id: i64, method: &str, params: Option<&P>, params_len: usize) -> Vec<u8> {
     let msg = RequestOut {
         jsonrpc: "2.0",
         id,
         method,
         params,
     };
-    serde_json::to_vec(&msg).expect("serializing a request cannot fail")
+    let mut out = Vec::with_capacity(params_len + 256);
+    serde_json::to_writer(&mut out, &msg).expect("serializing a request cannot fail");
+    out
 }
 
 pub fn encode_notification<P: Serialize + ?Sized>(method: &str, params: Option<&P>) -> Vec<u8> {
@@ -271,7 +275,7 @@ mod tests {
     #[test]
     fn encodes_compactly() {
         let v = serde_json::json!({"text": "a\nb"});
-        let out = encode_request(3, "tools/call", Some(&v));
+        let out = encode_request(3, "tools/call", Some(&v), 0);
         assert_eq!(
             out,
             br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"text":"a\nb"}}"#
