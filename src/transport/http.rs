@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{Method, StatusCode, Url};
 use rustls_pki_types::pem::PemObject;
@@ -76,7 +77,7 @@ struct Session {
     /// Bumped at each fresh session; a 404 renews only the generation it saw.
     generation: u64,
     /// The initialize request, kept to start a fresh session after expiry.
-    init_body: Option<Vec<u8>>,
+    init_body: Option<Bytes>,
 }
 
 struct Inner {
@@ -247,7 +248,9 @@ fn error_reply_for(body: &[u8], id: i64) -> Option<Vec<u8>> {
 }
 
 async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>> {
-    let mut body = Vec::new();
+    // Sized from Content-Length when the server sends one: a large body is then
+    // copied once, not regrown.
+    let mut body = Vec::with_capacity(resp.content_length().map_or(0, |n| (n as usize).min(max)));
     while let Some(chunk) = resp.chunk().await.map_err(|e| {
         Error::new(
             Status::MCPC_ERR_TRANSPORT,
@@ -350,7 +353,7 @@ impl Inner {
     }
 
     /// One POST with its auth retry. Returns the successful response, or the error.
-    async fn post(&self, body: &[u8], extra: &HeaderMap) -> Result<(reqwest::Response, bool)> {
+    async fn post(&self, body: &Bytes, extra: &HeaderMap) -> Result<(reqwest::Response, bool)> {
         let mut refreshed = false;
         loop {
             let had_session = self.session.read().await.id.is_some();
@@ -386,23 +389,23 @@ impl Inner {
     }
 
     /// Sends one message and routes what comes back. Errors belong to the message.
-    async fn exchange(self: &Arc<Self>, msg: &Outgoing) -> Result<()> {
+    async fn exchange(self: &Arc<Self>, msg: &Outgoing, body: &Bytes) -> Result<()> {
         let what = match msg.method {
             Some(m) => m.to_string(),
             None => "response".to_string(),
         };
         if let Some(version) = self.era() {
-            return self.exchange_modern(msg, version, &what).await;
+            return self.exchange_modern(msg, body, version, &what).await;
         }
         let is_init = msg.method == Some("initialize");
         if is_init {
-            self.session.write().await.init_body = Some(msg.body.clone());
+            self.session.write().await.init_body = Some(body.clone());
         }
         let generation = {
             let _wait_for_renewal = self.renew_gate.read().await;
             self.session.read().await.generation
         };
-        let (resp, had_session) = self.post(&msg.body, &HeaderMap::new()).await?;
+        let (resp, had_session) = self.post(body, &HeaderMap::new()).await?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND && had_session {
             // The fresh session is ready (or the connection failed) before this
@@ -438,7 +441,13 @@ impl Inner {
     /// The stateless 2026-07-28 exchange: request metadata headers on every POST, no
     /// session, no client notifications (closing the reply stream is the cancel), and
     /// JSON-RPC errors in 400/404 replies delivered as the request's response.
-    async fn exchange_modern(self: &Arc<Self>, msg: &Outgoing, version: &'static str, what: &str) -> Result<()> {
+    async fn exchange_modern(
+        self: &Arc<Self>,
+        msg: &Outgoing,
+        body: &Bytes,
+        version: &'static str,
+        what: &str,
+    ) -> Result<()> {
         let Some(id) = msg.id else {
             return Ok(()); // this revision has no client notifications over HTTP
         };
@@ -459,7 +468,7 @@ impl Inner {
             };
             extra.insert(k, v);
         }
-        let (resp, _) = self.post(&msg.body, &extra).await?;
+        let (resp, _) = self.post(body, &extra).await?;
         let status = resp.status();
         if status == StatusCode::BAD_REQUEST || status == StatusCode::NOT_FOUND {
             let body = read_limited(resp, 64 * 1024).await.unwrap_or_default();
@@ -544,7 +553,7 @@ impl Inner {
 
     /// Sends one HTTP request with everything the endpoint needs: the caller's
     /// headers, the bearer token, the session id and the protocol version.
-    async fn request(&self, method: Method, body: Option<&[u8]>, extra: HeaderMap) -> Result<reqwest::Response> {
+    async fn request(&self, method: Method, body: Option<&Bytes>, extra: HeaderMap) -> Result<reqwest::Response> {
         let mut headers = extra;
         for (k, v) in &self.cfg.headers {
             headers.append(k.clone(), v.clone());
@@ -571,7 +580,7 @@ impl Inner {
             req = req
                 .header(ACCEPT, ACCEPT_BOTH)
                 .header(CONTENT_TYPE, "application/json")
-                .body(body.to_vec());
+                .body(body.clone());
         }
         req.send().await.map_err(|e| classify(e, &self.cfg.url))
     }
@@ -625,11 +634,13 @@ impl Inner {
         Ok(())
     }
 
-    fn dispatch(self: &Arc<Self>, msg: Outgoing) {
+    fn dispatch(self: &Arc<Self>, mut msg: Outgoing) {
         let me = self.clone();
         let id = msg.id;
+        // Shared with the HTTP client, never copied (a retry after a 401 resends it).
+        let body = Bytes::from(std::mem::take(&mut msg.body));
         let task = async move {
-            let outcome = me.exchange(&msg).await;
+            let outcome = me.exchange(&msg, &body).await;
             match (outcome, msg.id) {
                 (Err(e), Some(id)) => me.sink.fail_request(id, e),
                 (Err(e), None) => log::debug!("a message to the server failed: {e}"),
@@ -690,7 +701,7 @@ impl Inner {
             // The reply repeats a result the core already has: read and drop it.
             let _ = read_limited(resp, self.cfg.max_message_size).await;
             let note = crate::jsonrpc::encode_notification::<()>("notifications/initialized", None);
-            let (resp, _) = self.post(&note, &HeaderMap::new()).await?;
+            let (resp, _) = self.post(&Bytes::from(note), &HeaderMap::new()).await?;
             drop(resp);
             Ok(())
         };
