@@ -1,7 +1,7 @@
 //! The client core: request ids, the pending-request table, routing of what the
 //! server sends, and the MCP operations (handshake, tools/list, tools/call).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -69,9 +69,41 @@ pub struct Control {
     pub max_total: Option<Duration>,
 }
 
+/// Receives a request's outcome on the thread that routes its response (an mcpc
+/// thread), with no task in between.
+pub type Completion = Box<dyn FnOnce(Result<Box<RawValue>>) + Send>;
+
+/// Where a request's outcome goes.
+enum Reply {
+    /// A future waiting in [`Client::request`].
+    Wake(oneshot::Sender<Result<Box<RawValue>>>),
+    /// A direct call ([`Client::call_tool_direct`]).
+    Call(Completion),
+}
+
 struct Waiter {
-    tx: oneshot::Sender<Result<Box<RawValue>>>,
+    reply: Reply,
     progress: Option<Arc<ProgressState>>,
+    /// When the request was registered.
+    since: Instant,
+    /// A direct call's deadline (also in `State::deadlines`).
+    deadline: Option<Instant>,
+}
+
+impl Waiter {
+    /// Hands over the outcome. A direct call's completion runs here, unless this
+    /// thread may be the host's (then it runs on an mcpc thread).
+    fn complete(self, outcome: Result<Box<RawValue>>, on_mcpc_thread: bool) {
+        match self.reply {
+            Reply::Wake(tx) => {
+                let _ = tx.send(outcome);
+            }
+            Reply::Call(done) if on_mcpc_thread => done(outcome),
+            Reply::Call(done) => {
+                crate::runtime::handle().spawn(async move { done(outcome) });
+            }
+        }
+    }
 }
 
 struct ProgressState {
@@ -86,6 +118,10 @@ struct ProgressState {
 struct State {
     pending: HashMap<i64, Waiter>,
     closed: Option<Error>,
+    /// Direct calls by deadline (see [`Client::call_tool_direct`]).
+    deadlines: BTreeSet<(Instant, i64)>,
+    /// The deadline task runs.
+    deadline_task: bool,
 }
 
 /// The part of a connection that the transport's sink reaches: it outlives
@@ -96,6 +132,8 @@ pub(crate) struct Shared {
     on_notification: Option<NotificationFn>,
     /// Under 2026-07-28 servers send no requests, and clients answer none.
     modern: AtomicBool,
+    /// Wakes the deadline task: an earlier deadline, or the connection closed.
+    deadline_wake: Notify,
 }
 
 impl Shared {
@@ -105,6 +143,7 @@ impl Shared {
             state: Mutex::new(State::default()),
             on_notification,
             modern: AtomicBool::new(false),
+            deadline_wake: Notify::new(),
         }
     }
 
@@ -123,7 +162,12 @@ impl Shared {
     }
 
     fn take(&self, id: i64) -> Option<Waiter> {
-        self.lock().pending.remove(&id)
+        let mut st = self.lock();
+        let w = st.pending.remove(&id)?;
+        if let Some(d) = w.deadline {
+            st.deadlines.remove(&(d, id));
+        }
+        Some(w)
     }
 
     fn closed_error(&self) -> Option<Error> {
@@ -132,9 +176,11 @@ impl Shared {
 
     fn route_response(&self, id: i64, outcome: std::result::Result<Box<RawValue>, jsonrpc::RpcError>) {
         match self.take(id) {
-            Some(w) => {
-                let _ = w.tx.send(outcome.map_err(jsonrpc::RpcError::into_error));
-            }
+            // A caller-supplied transport delivers on the host's threads.
+            Some(w) => w.complete(
+                outcome.map_err(jsonrpc::RpcError::into_error),
+                crate::sys::on_runtime_thread(),
+            ),
             None => log::debug!("dropped a response to id {id}, which matches no pending request"),
         }
     }
@@ -210,6 +256,16 @@ impl Sink for Shared {
     fn deliver_response(&self, msg: &[u8]) -> bool {
         match jsonrpc::decode(msg) {
             Ok(Incoming::Response { id, outcome }) => {
+                // A direct call's completion is the host's code: never on the host's thread.
+                if matches!(
+                    self.lock().pending.get(&id),
+                    Some(Waiter {
+                        reply: Reply::Call(_),
+                        ..
+                    })
+                ) {
+                    return false;
+                }
                 self.route_response(id, outcome);
                 true
             }
@@ -227,7 +283,7 @@ impl Sink for Shared {
 
     fn fail_request(&self, id: i64, err: Error) {
         if let Some(w) = self.take(id) {
-            let _ = w.tx.send(Err(err));
+            w.complete(Err(err), crate::sys::on_runtime_thread());
         }
     }
 
@@ -238,10 +294,13 @@ impl Sink for Shared {
                 return;
             }
             st.closed = Some(err.clone());
+            st.deadlines.clear();
             st.pending.drain().map(|(_, w)| w).collect()
         };
+        self.deadline_wake.notify_one();
         for w in drained {
-            let _ = w.tx.send(Err(err.clone()));
+            // Closing may run on the host's thread (mcpc_client_close).
+            w.complete(Err(err.clone()), false);
         }
     }
 }
@@ -502,20 +561,11 @@ impl Client {
 
     /// Sends a notification.
     pub fn notify<P: Serialize + ?Sized>(&self, method: &'static str, params: Option<&P>) -> Result<()> {
-        let body = jsonrpc::encode_notification(method, params);
-        self.transport.send(Outgoing {
-            body,
-            id: None,
-            method: Some(method),
-            headers: Vec::new(),
-        })
+        notify(&*self.transport, method, params)
     }
 
     fn send_cancel(&self, id: i64, reason: &str) {
-        let params = CancelledParams { request_id: id, reason };
-        if let Err(e) = self.notify("notifications/cancelled", Some(&params)) {
-            log::debug!("could not send notifications/cancelled for {id}: {e}");
-        }
+        send_cancel(&*self.transport, id, reason);
     }
 
     /// Sends one request and waits for its outcome, its timeout, or its cancellation.
@@ -552,8 +602,10 @@ impl Client {
             .register(
                 id,
                 Waiter {
-                    tx,
+                    reply: Reply::Wake(tx),
                     progress: progress.clone(),
+                    since: Instant::now(),
+                    deadline: None,
                 },
             )
             .map_err(|e| e.context(ctx()))?;
@@ -828,6 +880,84 @@ impl Client {
         .context(ctx()))
     }
 
+    /// True when a call with these controls can be [direct](Self::call_tool_direct):
+    /// a session before 2026-07-28 (no `input_required` rounds), no progress, and no
+    /// cancellation token (a direct call is cancelled through its [`DirectCall`]).
+    pub fn can_call_direct(&self, ctl: &Control) -> bool {
+        ctl.progress.is_none() && !ctl.reset_on_progress && ctl.cancel.is_none() && !self.is_modern()
+    }
+
+    /// Starts `tools/call` with no task behind it: the request is registered and
+    /// sent, and `done` runs exactly once with the outcome, on an mcpc thread: the one
+    /// that routes the response (with no hand-off), the deadline task on a timeout, or
+    /// a task for a cancel, a close or a failed send. Only for calls that
+    /// [`can_call_direct`](Self::can_call_direct); errors as [`call_tool`](Self::call_tool).
+    pub fn call_tool_direct(
+        &self,
+        name: &str,
+        arguments: Option<&RawValue>,
+        ctl: &Control,
+        done: impl FnOnce(Result<CallResult>) + Send + 'static,
+    ) -> DirectCall {
+        let id = self.next_id();
+        let params = CallParams {
+            name,
+            arguments,
+            meta: None,
+            request_state: None,
+            input_responses: None,
+        };
+        let body = jsonrpc::encode_request(id, "tools/call", Some(&params), arguments.map_or(0, |a| a.get().len()));
+        let ctx = format!("tools/call {}", quote(name));
+        let since = Instant::now();
+        let deadline = since + self.timeout_of(ctl);
+        let completion: Completion = Box::new(move |outcome| {
+            done(outcome.and_then(result::parse_call_result).map_err(|e| e.context(ctx)));
+        });
+        let call = DirectCall {
+            id,
+            shared: self.shared.clone(),
+            transport: self.transport.clone(),
+        };
+        let waiter = Waiter {
+            reply: Reply::Call(completion),
+            progress: None,
+            since,
+            deadline: Some(deadline),
+        };
+        let start_task = {
+            let mut st = self.shared.lock();
+            if let Some(err) = &st.closed {
+                let err = err.clone();
+                drop(st);
+                waiter.complete(Err(err), false);
+                return call;
+            }
+            st.pending.insert(id, waiter);
+            let earliest = st.deadlines.first().map_or(true, |(t, _)| deadline < *t);
+            st.deadlines.insert((deadline, id));
+            if earliest {
+                self.shared.deadline_wake.notify_one();
+            }
+            !std::mem::replace(&mut st.deadline_task, true)
+        };
+        if start_task {
+            crate::runtime::handle().spawn(expire_deadlines(self.shared.clone(), self.transport.clone()));
+        }
+        let sent = self.transport.send(Outgoing {
+            body,
+            id: Some(id),
+            method: Some("tools/call"),
+            headers: Vec::new(),
+        });
+        if let Err(e) = sent {
+            if let Some(w) = self.shared.take(id) {
+                w.complete(Err(e), false);
+            }
+        }
+        call
+    }
+
     /// Fails everything in flight with `MCPC_ERR_CLOSED` and shuts the transport down.
     /// Idempotent.
     pub async fn close(&self) {
@@ -844,6 +974,93 @@ impl Client {
     /// True once the connection has failed or been closed.
     pub fn is_closed(&self) -> bool {
         self.shared.closed_error().is_some()
+    }
+}
+
+fn notify<P: Serialize + ?Sized>(transport: &dyn Transport, method: &'static str, params: Option<&P>) -> Result<()> {
+    let body = jsonrpc::encode_notification(method, params);
+    transport.send(Outgoing {
+        body,
+        id: None,
+        method: Some(method),
+        headers: Vec::new(),
+    })
+}
+
+fn send_cancel(transport: &dyn Transport, id: i64, reason: &str) {
+    let params = CancelledParams { request_id: id, reason };
+    if let Err(e) = notify(transport, "notifications/cancelled", Some(&params)) {
+        log::debug!("could not send notifications/cancelled for {id}: {e}");
+    }
+}
+
+/// Fails direct calls whose deadline passed; ends when the connection closes.
+async fn expire_deadlines(shared: Arc<Shared>, transport: Arc<dyn Transport>) {
+    loop {
+        let wake = shared.deadline_wake.notified();
+        let next = {
+            let st = shared.lock();
+            if st.closed.is_some() {
+                return;
+            }
+            st.deadlines.first().map(|(t, _)| *t)
+        };
+        match next {
+            Some(t) => {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(t) => {}
+                    _ = wake => continue,
+                }
+            }
+            None => {
+                wake.await;
+                continue;
+            }
+        }
+        let now = Instant::now();
+        loop {
+            let expired = {
+                let mut st = shared.lock();
+                match st.deadlines.first().copied() {
+                    Some((t, id)) if t <= now => {
+                        st.deadlines.remove(&(t, id));
+                        st.pending.remove(&id).map(|w| (id, w))
+                    }
+                    _ => break,
+                }
+            };
+            if let Some((id, w)) = expired {
+                transport.abandon(id);
+                send_cancel(&*transport, id, "timed out");
+                let waited = now.duration_since(w.since).as_millis();
+                w.complete(
+                    Err(Error::new(
+                        Status::MCPC_ERR_TIMEOUT,
+                        format!("timed out after {waited} ms"),
+                    )),
+                    true,
+                );
+            }
+        }
+    }
+}
+
+/// A direct call in flight: cancel it, or let it run.
+pub struct DirectCall {
+    id: i64,
+    shared: Arc<Shared>,
+    transport: Arc<dyn Transport>,
+}
+
+impl DirectCall {
+    /// Cancels the call: sends `notifications/cancelled`, and its completion gets
+    /// MCPC_ERR_CANCELLED (on an mcpc thread). No-op once the call completed.
+    pub fn cancel(&self) {
+        if let Some(w) = self.shared.take(self.id) {
+            self.transport.abandon(self.id);
+            send_cancel(&*self.transport, self.id, "cancelled by the client");
+            w.complete(Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")), false);
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::boundary::{boundary, status};
 use super::cancel::mcpc_cancel_t;
 use super::cstr::{opt_str_in, str_in, string_out};
-use super::op::{mcpc_op_t, spawn_op, OpTracker};
+use super::op::{direct_op, mcpc_op_t, spawn_op, OpTracker};
 use super::options::{mcpc_options_t, OptionsData};
 use super::ptr::{self, check_out, Handle};
 use super::result::{mcpc_result_t, mcpc_tool_list_t, ResultData, ToolListData};
@@ -745,9 +745,33 @@ pub unsafe extern "C" fn mcpc_client_call_tool_async(
                 control_from(opts)?,
             )
         };
-        let args = crate::result::parse_arguments(args)?.map(ToOwned::to_owned);
         let cb = required(on_done)?;
         let ud = SendPtr(userdata);
+        if c.client.can_call_direct(&ctl) {
+            // No task: the request goes out now, and the thread that routes the
+            // response runs the completion.
+            let args = crate::result::parse_arguments(args)?;
+            let tool = name.to_string();
+            let op = direct_op(
+                &c.ops,
+                |done| {
+                    let call = c.client.call_tool_direct(name, args, &ctl, move |outcome| {
+                        done(outcome.map(|r| {
+                            let err = r.is_error.then(|| tool_error(&tool, &r));
+                            (r, err)
+                        }))
+                    });
+                    move || call.cancel()
+                },
+                move |outcome| match outcome {
+                    Ok((r, err)) => finish(cb, ud, ptr::into_raw::<mcpc_result_t>(ResultData::new(r)), err),
+                    Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
+                },
+            )?;
+            op_out(op, out_op);
+            return Ok(Status::MCPC_OK);
+        }
+        let args = crate::result::parse_arguments(args)?.map(ToOwned::to_owned);
         let client = c.client.clone();
         let name = name.to_string();
         let parent = ctl.cancel.take();

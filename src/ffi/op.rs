@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +28,33 @@ const CANCELLED: u8 = 2;
 pub(crate) struct OpState {
     state: AtomicU8,
     token: CancellationToken,
+    /// A direct operation's cancel (no task listens to its token).
+    cancel_hook: OnceLock<Box<dyn Fn() + Send + Sync>>,
+}
+
+impl OpState {
+    fn new(token: CancellationToken) -> Self {
+        OpState {
+            state: AtomicU8::new(RUNNING),
+            token,
+            cancel_hook: OnceLock::new(),
+        }
+    }
+
+    /// Marks the operation done, unless a cancel won the race: then whatever the
+    /// work produced is dropped and the outcome is MCPC_ERR_CANCELLED.
+    fn settle<T>(&self, outcome: Result<T>) -> Result<T> {
+        match self
+            .state
+            .compare_exchange(RUNNING, DONE, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => outcome,
+            Err(_) => match outcome {
+                Err(e) if e.status == Status::MCPC_ERR_CANCELLED => Err(e),
+                _ => Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")),
+            },
+        }
+    }
 }
 
 impl Handle for mcpc_op_t {
@@ -105,30 +132,40 @@ where
 {
     let guard = tracker.map(OpTracker::start).transpose()?;
     let token = parent.map_or_else(CancellationToken::new, CancellationToken::child_token);
-    let op = Arc::new(OpState {
-        state: AtomicU8::new(RUNNING),
-        token: token.clone(),
-    });
+    let op = Arc::new(OpState::new(token.clone()));
     let fut = work(token);
     let state = op.clone();
     // Boxed: a call's future is large, and the task would otherwise copy it whole
     // as it moves through the scheduler's stages.
     runtime::handle().spawn(Box::pin(async move {
-        let outcome = fut.await;
-        let outcome = match state
-            .state
-            .compare_exchange(RUNNING, DONE, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => outcome,
-            // The cancel won: whatever the work produced is dropped.
-            Err(_) => match outcome {
-                Err(e) if e.status == Status::MCPC_ERR_CANCELLED => Err(e),
-                _ => Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")),
-            },
-        };
+        let outcome = state.settle(fut.await);
         complete(outcome);
         drop(guard);
     }));
+    Ok(op)
+}
+
+/// Starts an operation with no task of its own: `start` gets the completion to hand
+/// to the core, which runs it exactly once on an mcpc thread, and returns how to
+/// cancel the work. `complete` then gets the outcome, as with [`spawn_op`].
+pub(crate) fn direct_op<T, C>(
+    tracker: &Arc<OpTracker>,
+    start: impl FnOnce(Box<dyn FnOnce(Result<T>) + Send>) -> C,
+    complete: impl FnOnce(Result<T>) + Send + 'static,
+) -> Result<Arc<OpState>>
+where
+    T: Send + 'static,
+    C: Fn() + Send + Sync + 'static,
+{
+    let guard = tracker.start()?;
+    let op = Arc::new(OpState::new(CancellationToken::new()));
+    let state = op.clone();
+    let cancel = start(Box::new(move |outcome| {
+        let outcome = state.settle(outcome);
+        complete(outcome);
+        drop(guard);
+    }));
+    let _ = op.cancel_hook.set(Box::new(cancel));
     Ok(op)
 }
 
@@ -151,6 +188,9 @@ pub unsafe extern "C" fn mcpc_op_cancel(op: *const mcpc_op_t) {
                 .is_ok()
             {
                 op.token.cancel();
+                if let Some(cancel) = op.cancel_hook.get() {
+                    cancel();
+                }
             }
         }
     })

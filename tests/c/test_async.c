@@ -325,6 +325,59 @@ static void test_async_cancel(void) {
     counter_destroy(&k);
 }
 
+struct timed {
+    struct counter k;
+    pthread_t caller;
+    atomic_int on_caller_thread;
+    atomic_int timed_out_with_message;
+    atomic_int order[2];
+    atomic_int seen;
+};
+
+static void on_timed_done(void *ud, mcpc_status_t st, mcpc_result_t *r, const char *msg) {
+    struct timed *t = ud;
+    if (pthread_equal(pthread_self(), t->caller)) atomic_fetch_add(&t->on_caller_thread, 1);
+    if (st == MCPC_ERR_TIMEOUT && r == NULL && strstr(msg, "timed out after")) {
+        atomic_fetch_add(&t->timed_out_with_message, 1);
+    }
+    /* Which call ended first: the short one is tagged with its timeout in the result. */
+    int n = atomic_fetch_add(&t->seen, 1);
+    if (n < 2) atomic_store(&t->order[n], strstr(msg, "timed out after") ? (int)strtol(strstr(msg, "after ") + 6, NULL, 10) : -1);
+    mcpc_result_free(r);
+    record(&t->k, NULL, st, NULL);
+}
+
+/* Timeouts of asynchronous calls: each call times out on its own deadline (a short
+ * one started after a long one is not held up by it), completes with MCPC_ERR_TIMEOUT
+ * on an mcpc thread, and the server is told with notifications/cancelled. */
+static void test_async_timeout(void) {
+    mcpc_client_t *c = connect_stdio(NULL);
+    if (!c) return;
+    static struct timed t;
+    memset(&t, 0, sizeof t);
+    counter_init(&t.k);
+    t.caller = pthread_self();
+    mcpc_call_opts_t long_o, short_o;
+    mcpc_call_opts_init(&long_o);
+    mcpc_call_opts_init(&short_o);
+    long_o.timeout_ms = 8000;
+    short_o.timeout_ms = 300;
+    double t0 = now_ms();
+    CHECK_STATUS(mcpc_client_call_tool_async(c, "slow", "{\"ms\":30000}", &long_o, on_timed_done, &t, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_client_call_tool_async(c, "slow", "{\"ms\":30000}", &short_o, on_timed_done, &t, NULL), MCPC_OK);
+    CHECK(counter_wait(&t.k, 1, 6000));
+    double first = now_ms() - t0;
+    CHECK(first < 5000); /* the short deadline, not the long one */
+    CHECK(atomic_load(&t.order[0]) >= 300 && atomic_load(&t.order[0]) < 5000);
+    CHECK(wait_for_file_text(log_path, "\"reason\":\"timed out\"", 5000));
+    CHECK(counter_wait(&t.k, 2, 15000));
+    CHECK(atomic_load(&t.order[1]) >= 8000);
+    CHECK(atomic_load(&t.timed_out_with_message) == 2);
+    CHECK(atomic_load(&t.on_caller_thread) == 0);
+    finish_client(c);
+    counter_destroy(&t.k);
+}
+
 static void test_cancel_races_completion(void) {
     mcpc_client_t *c = connect_stdio(NULL);
     if (!c) return;
@@ -580,6 +633,7 @@ int main(int argc, char **argv) {
     RUN(test_async_connect_cancel);
     RUN(test_async_connect_transport);
     RUN(test_async_cancel);
+    RUN(test_async_timeout);
     RUN(test_cancel_races_completion);
     RUN(test_thousand_in_flight);
     RUN(test_close_completes_everything);
