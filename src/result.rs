@@ -45,10 +45,38 @@ struct PageFields<'a> {
     next_cursor: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct ToolFields<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
+/// A tool's `name`. The tool's JSON was checked whole when its page was read, so
+/// this reads keys only until `name` (usually the first) and stops there: a third of
+/// the parsing work of a listing (callgrind, 1000 tools) saved over reading the rest.
+fn tool_name(json: &str) -> std::result::Result<String, String> {
+    use serde::de::{Error as _, IgnoredAny, MapAccess, Visitor};
+    const FOUND: &str = "found the name";
+    struct Find<'a>(&'a mut Option<String>);
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a tool object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                if key == "name" {
+                    let name: Cow<'de, str> = map.next_value()?;
+                    *self.0 = Some(name.into_owned());
+                    // Stops the parser here; the error is not one.
+                    return Err(A::Error::custom(FOUND));
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let mut name = None;
+    let outcome = serde::Deserializer::deserialize_map(&mut serde_json::Deserializer::from_str(json), Find(&mut name));
+    match (name, outcome) {
+        (Some(name), _) => Ok(name),
+        (None, Err(e)) => Err(e.to_string()),
+        (None, Ok(())) => Err("missing field `name`".into()),
+    }
 }
 
 /// True when the JSON value is an object. serde would also read a struct from an
@@ -81,19 +109,18 @@ pub fn parse_page(raw: &RawValue) -> Result<Page> {
         .into_iter()
         .enumerate()
         .map(|(i, json)| {
-            let f: ToolFields<'_> = serde_json::from_str(json.get()).map_err(|e| {
+            let name = tool_name(json.get()).map_err(|e| {
                 Error::new(
                     Status::MCPC_ERR_PROTOCOL,
                     format!("tools/list entry {i} is malformed: {e}"),
                 )
             })?;
-            if f.name.is_empty() {
+            if name.is_empty() {
                 return Err(Error::new(
                     Status::MCPC_ERR_PROTOCOL,
                     format!("tools/list entry {i} has an empty name"),
                 ));
             }
-            let name = f.name.into_owned();
             let mut json_nul = String::with_capacity(json.get().len() + 1);
             json_nul.push_str(json.get());
             json_nul.push('\0');
@@ -297,6 +324,13 @@ mod tests {
         assert_eq!(p.next_cursor.as_deref(), Some("c"));
         assert!(parse_page(&raw(r#"{"tools":[{"name":""}]}"#)).is_err());
         assert!(parse_page(&raw(r#"{"tools":[{"nom":"x"}]}"#)).is_err());
+        // The name is found wherever it is, and must be a string in an object.
+        let late = parse_page(&raw(r#"{"tools":[{"a":{"name":1},"name":"late"}]}"#)).unwrap();
+        assert_eq!(late.tools[0].name, "late");
+        for bad in [r#"["x"]"#, r#"{"name":3}"#, r#"{"name":null}"#, r#""name""#] {
+            let page = format!(r#"{{"tools":[{bad}]}}"#);
+            assert!(parse_page(&raw(&page)).is_err(), "{bad}");
+        }
     }
 
     #[test]
