@@ -3,7 +3,9 @@
 against bench_server, checks every run, saves the JSON lines and prints the tables.
 
     python3 benches/run.py --bin build/bench [--quick | --curves] [--out FILE]
-                           [--transports stdio,http-json,http-sse] [--client both]
+                           [--transports stdio,stdio-1cpu,http-json,http-sse] [--client both]
+
+stdio-1cpu is stdio with everything pinned to one CPU (taskset -c 0).
 
 Sizes come from the BENCH_* variables (see benches/README.md); --quick sets small
 defaults for the ones not set. Exit status 1 if any run fails or prints bad output.
@@ -13,6 +15,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -68,7 +71,11 @@ def stop_http_server(p):
 
 def run_one(bench, server, transport, mode, client, env, timeout):
     srv = None
-    if transport == "stdio":
+    if transport == "stdio-1cpu":
+        # Client, server and all their threads on one CPU: no cross-CPU wake-ups,
+        # whose cost on a virtual machine depends on the host (see README.md).
+        args = ["taskset", "-c", "0", bench, "stdio", f"{server} stdio"]
+    elif transport == "stdio":
         args = [bench, "stdio", f"{server} stdio"]
     else:
         srv, port = start_http_server(server, transport == "http-sse")
@@ -106,7 +113,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes (CI smoke test), curves too")
     ap.add_argument("--curves", action="store_true", help="the growth curves instead of W1..W4")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--transports", default="stdio,http-json,http-sse")
+    ap.add_argument("--transports", default="stdio,stdio-1cpu,http-json,http-sse")
     ap.add_argument("--client", default="both", choices=["both", "mcpc", "raw"])
     a = ap.parse_args()
     bench = os.path.join(a.bin, "mcpc_bench")
@@ -126,9 +133,14 @@ def main():
     t0 = time.monotonic()
     rows = []
     for t in a.transports.split(","):
-        if t not in ("stdio", "http-json", "http-sse"):
+        if t not in ("stdio", "stdio-1cpu", "http-json", "http-sse"):
             raise SystemExit(f"unknown transport {t}")
+        if t == "stdio-1cpu" and ((os.cpu_count() or 1) < 2 or not shutil.which("taskset")):
+            print("# stdio-1cpu skipped: needs taskset and two CPUs", file=sys.stderr)
+            continue
         for m in modes:
+            if t == "stdio-1cpu" and m != "std":
+                continue
             rows += run_one(bench, server, t, m, a.client, env, timeout)
     if a.out:
         os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
