@@ -130,8 +130,16 @@ static void record(struct counter *k, struct call *call, mcpc_status_t st, mcpc_
     pthread_mutex_unlock(&k->lock);
 }
 
+/* A thread completions must never run on (the seam host's delivering thread), when set. */
+static pthread_t not_on_thread;
+static atomic_int not_on_thread_set;
+static atomic_int completions_on_wrong_thread;
+
 static void on_call_done(void *ud, mcpc_status_t st, mcpc_result_t *r, const char *msg) {
     struct call *call = ud;
+    if (atomic_load(&not_on_thread_set) && pthread_equal(pthread_self(), not_on_thread)) {
+        atomic_fetch_add(&completions_on_wrong_thread, 1);
+    }
     CHECK(msg != NULL);
     CHECK((st == MCPC_OK || st == MCPC_ERR_TOOL) == (r != NULL));
     CHECK(mcpc_last_error_status() == st);
@@ -599,7 +607,15 @@ static void test_in_flight_seam_and_exchange(void) {
     for (int exchange = 0; exchange < 2; exchange++) {
         struct seam_host *h = NULL;
         mcpc_client_t *c = connect_seam(&h, exchange);
+        /* Completions run on mcpc threads, not on the thread that delivers the responses. */
+        if (h) {
+            not_on_thread = h->reader;
+            atomic_store(&not_on_thread_set, 1);
+        }
+        atomic_store(&completions_on_wrong_thread, 0);
         if (c) run_many_in_flight(c, scaled(1000));
+        atomic_store(&not_on_thread_set, 0);
+        CHECK(atomic_load(&completions_on_wrong_thread) == 0);
         finish_seam(c, h);
     }
 }
