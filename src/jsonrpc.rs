@@ -157,7 +157,11 @@ pub enum Incoming<'a> {
 
 /// Parses and classifies one message. An error here concerns this message only.
 pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>> {
-    let env: Envelope<'_> = serde_json::from_slice(bytes).map_err(|e| {
+    // One UTF-8 check of the whole message up front (fast for ASCII): parsing from
+    // text then checks no string, and no captured value, a second time.
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("message is not valid UTF-8: {e}")))?;
+    let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| {
         Error::new(
             Status::MCPC_ERR_PROTOCOL,
             format!("message is not a JSON-RPC object: {e}"),
