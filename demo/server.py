@@ -100,6 +100,8 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
                         for both responses (modern requests: no effect)
     notify-during-call  tools/call first sends notifications/message and
                         notifications/tools/list_changed
+    notify-after-call   tools/call answers, then 200 ms later, while the client
+                        has nothing in flight, sends notifications/message "later"
     stubborn            ignores SIGTERM and never exits on stdin EOF
     linger              never exits on stdin EOF (SIGTERM still ends it)
     grandchild          spawns `sleep 300` in the same process group at startup
@@ -130,7 +132,7 @@ FAULTS = {
     "exit-on-discover", "silent-discover", "exit-during-call",
     "garbage-line", "bad-responses", "long-line", "stderr-flood",
     "truncate-exit", "invalid-utf8", "dup-response", "string-id", "notification-flood", "stop-reading",
-    "ping-during-call", "notify-during-call", "stubborn", "linger", "grandchild",
+    "ping-during-call", "notify-during-call", "notify-after-call", "stubborn", "linger", "grandchild",
     "close-stdout", "close-stdin",
 }
 
@@ -362,6 +364,11 @@ class Server:
                              daemon=True).start()
         else:
             self.finish_call(rid, params, None, modern)
+        if fault == "notify-after-call":
+            later = threading.Timer(0.2, self.notify,
+                                    args=("notifications/message", {"level": "info", "data": "later"}))
+            later.daemon = True
+            later.start()
 
     def call_worker(self, rid, params, cancel, ask, modern):
         try:

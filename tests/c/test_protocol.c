@@ -573,6 +573,41 @@ static void test_notifications_and_reentry(void) {
     close_and_check_cleanup(c);
 }
 
+static atomic_int later_seen;
+
+static void on_later(void *ud, const char *method, const char *params) {
+    (void)ud;
+    if (strcmp(method, "notifications/message") == 0 && params && strstr(params, "later")) {
+        atomic_fetch_add(&later_seen, 1);
+    }
+}
+
+/* The calling thread reads its own response and disarms the reader task's watch on the
+ * pipe while it does; once the call returns, the watch is armed again, so a notification
+ * that arrives while nothing is in flight is delivered without waiting for the next call. */
+static void test_notification_while_idle(void) {
+    STDIO_ONLY();
+    atomic_store(&later_seen, 0);
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_notification_callback(o, on_later, NULL, NULL), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("notify-after-call", o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (!c) return;
+    for (int round = 1; round <= 3; round++) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        double end = now_ms() + 5000;
+        while (atomic_load(&later_seen) < round && now_ms() < end) {
+            struct timespec ts = {0, 2 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        CHECK(atomic_load(&later_seen) == round);
+    }
+    close_and_check_cleanup(c);
+}
+
 static void test_stubborn_server_is_killed(void) {
     STDIO_ONLY();
     mcpc_options_t *o = mcpc_options_new();
@@ -1217,6 +1252,7 @@ int main(int argc, char **argv) {
     RUN(test_stderr_flood);
     RUN(test_server_requests_answered);
     RUN(test_notifications_and_reentry);
+    RUN(test_notification_while_idle);
     RUN(test_stubborn_server_is_killed);
     RUN(test_sigterm_reaches_server_despite_host_mask);
     RUN(test_grandchild_is_killed);
