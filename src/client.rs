@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -917,7 +917,7 @@ impl Client {
         let call = DirectCall {
             id,
             shared: self.shared.clone(),
-            transport: self.transport.clone(),
+            transport: Arc::downgrade(&self.transport),
         };
         let waiter = Waiter {
             reply: Reply::Call(completion),
@@ -942,7 +942,7 @@ impl Client {
             !std::mem::replace(&mut st.deadline_task, true)
         };
         if start_task {
-            crate::runtime::handle().spawn(expire_deadlines(self.shared.clone(), self.transport.clone()));
+            crate::runtime::handle().spawn(expire_deadlines(self.shared.clone(), Arc::downgrade(&self.transport)));
         }
         let sent = self.transport.send(Outgoing {
             body,
@@ -994,8 +994,9 @@ fn send_cancel(transport: &dyn Transport, id: i64, reason: &str) {
     }
 }
 
-/// Fails direct calls whose deadline passed; ends when the connection closes.
-async fn expire_deadlines(shared: Arc<Shared>, transport: Arc<dyn Transport>) {
+/// Fails direct calls whose deadline passed; ends when the connection closes. Holds
+/// the transport weakly: a client dropped without being closed still drops it.
+async fn expire_deadlines(shared: Arc<Shared>, transport: Weak<dyn Transport>) {
     loop {
         let wake = shared.deadline_wake.notified();
         let next = {
@@ -1030,8 +1031,10 @@ async fn expire_deadlines(shared: Arc<Shared>, transport: Arc<dyn Transport>) {
                 }
             };
             if let Some((id, w)) = expired {
-                transport.abandon(id);
-                send_cancel(&*transport, id, "timed out");
+                if let Some(transport) = transport.upgrade() {
+                    transport.abandon(id);
+                    send_cancel(&*transport, id, "timed out");
+                }
                 let waited = now.duration_since(w.since).as_millis();
                 w.complete(
                     Err(Error::new(
@@ -1049,7 +1052,7 @@ async fn expire_deadlines(shared: Arc<Shared>, transport: Arc<dyn Transport>) {
 pub struct DirectCall {
     id: i64,
     shared: Arc<Shared>,
-    transport: Arc<dyn Transport>,
+    transport: Weak<dyn Transport>,
 }
 
 impl DirectCall {
@@ -1057,8 +1060,10 @@ impl DirectCall {
     /// MCPC_ERR_CANCELLED (on an mcpc thread). No-op once the call completed.
     pub fn cancel(&self) {
         if let Some(w) = self.shared.take(self.id) {
-            self.transport.abandon(self.id);
-            send_cancel(&*self.transport, self.id, "cancelled by the client");
+            if let Some(transport) = self.transport.upgrade() {
+                transport.abandon(self.id);
+                send_cancel(&*transport, self.id, "cancelled by the client");
+            }
             w.complete(Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")), false);
         }
     }
