@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bench_buf.h"
 #include "json_lite.h"
 
 #define PAGE 50
@@ -46,39 +47,6 @@ static void die(const char *fmt, ...) {
     fprintf(stderr, "\n");
     va_end(ap);
     exit(1);
-}
-
-/* ---- growable byte buffers ---- */
-
-typedef struct {
-    char *p;
-    size_t len, cap, off; /* off: bytes already consumed from the front */
-} buf_t;
-
-static void buf_reserve(buf_t *b, size_t extra) {
-    if (b->len + extra <= b->cap) return;
-    if (b->off > 0 && b->len - b->off + extra <= b->cap) {
-        memmove(b->p, b->p + b->off, b->len - b->off);
-        b->len -= b->off;
-        b->off = 0;
-        return;
-    }
-    if (b->off > 0) {
-        memmove(b->p, b->p + b->off, b->len - b->off);
-        b->len -= b->off;
-        b->off = 0;
-    }
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) cap *= 2;
-    b->p = realloc(b->p, cap);
-    if (!b->p) die("out of memory");
-    b->cap = cap;
-}
-
-static void buf_put(buf_t *b, const void *d, size_t n) {
-    buf_reserve(b, n);
-    memcpy(b->p + b->len, d, n);
-    b->len += n;
 }
 
 static void buf_puts(buf_t *b, const char *s) { buf_put(b, s, strlen(s)); }
@@ -97,16 +65,6 @@ static void buf_printf(buf_t *b, const char *fmt, ...) {
         va_end(ap);
     }
     b->len += (size_t)n;
-}
-
-static void buf_consume(buf_t *b, size_t n) {
-    b->off += n;
-    if (b->off == b->len) b->off = b->len = 0;
-}
-
-static void buf_free(buf_t *b) {
-    free(b->p);
-    memset(b, 0, sizeof *b);
 }
 
 /* ---- the MCP part ---- */

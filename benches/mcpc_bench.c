@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_buf.h"
 #include "json_lite.h"
 #include "mcpc.h"
 
@@ -117,42 +118,6 @@ static int env_list(const char *name, const char *def, long *out, int max) {
         if (*end && *end != ',') die("%s: bad list", name);
     }
     return n;
-}
-
-/* growable buffer with a consumed front */
-typedef struct {
-    char *p;
-    size_t len, cap, off;
-} buf_t;
-
-static void buf_reserve(buf_t *b, size_t extra) {
-    if (b->off > 0 && (b->len + extra > b->cap || b->off == b->len)) {
-        memmove(b->p, b->p + b->off, b->len - b->off);
-        b->len -= b->off;
-        b->off = 0;
-    }
-    if (b->len + extra <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 16384;
-    while (cap < b->len + extra) cap *= 2;
-    b->p = realloc(b->p, cap);
-    if (!b->p) die("out of memory");
-    b->cap = cap;
-}
-
-static void buf_put(buf_t *b, const void *d, size_t n) {
-    buf_reserve(b, n);
-    memcpy(b->p + b->len, d, n);
-    b->len += n;
-}
-
-static void buf_consume(buf_t *b, size_t n) {
-    b->off += n;
-    if (b->off == b->len) b->off = b->len = 0;
-}
-
-static void buf_free(buf_t *b) {
-    free(b->p);
-    memset(b, 0, sizeof *b);
 }
 
 /* ------------------------------------------------------------------ config */

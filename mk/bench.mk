@@ -11,11 +11,11 @@ BENCH_PROGS  := $(BENCH_DIR)/bench_server $(BENCH_DIR)/mcpc_bench
 
 .PHONY: bench bench-quick bench-curves bench-build
 
-$(BENCH_DIR)/bench_server: benches/bench_server.c benches/json_lite.h
+$(BENCH_DIR)/bench_server: benches/bench_server.c benches/bench_buf.h benches/json_lite.h
 	@mkdir -p $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) $< -o $@
 
-$(BENCH_DIR)/mcpc_bench: benches/mcpc_bench.c benches/json_lite.h include/mcpc.h lib
+$(BENCH_DIR)/mcpc_bench: benches/mcpc_bench.c benches/bench_buf.h benches/json_lite.h include/mcpc.h lib
 	@mkdir -p $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) $< -L$(RELEASE) -lmcpc -lpthread -lm \
 		-Wl,-rpath,'$$ORIGIN/../../$(RELEASE)' -o $@
