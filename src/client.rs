@@ -994,6 +994,14 @@ fn send_cancel(transport: &dyn Transport, id: i64, reason: &str) {
     }
 }
 
+/// Stops a direct call's exchange and tells the server, if the transport is still there.
+fn give_up(transport: &Weak<dyn Transport>, id: i64, reason: &str) {
+    if let Some(transport) = transport.upgrade() {
+        transport.abandon(id);
+        send_cancel(&*transport, id, reason);
+    }
+}
+
 /// Fails direct calls whose deadline passed; ends when the connection closes. Holds
 /// the transport weakly: a client dropped without being closed still drops it.
 async fn expire_deadlines(shared: Arc<Shared>, transport: Weak<dyn Transport>) {
@@ -1031,10 +1039,7 @@ async fn expire_deadlines(shared: Arc<Shared>, transport: Weak<dyn Transport>) {
                 }
             };
             if let Some((id, w)) = expired {
-                if let Some(transport) = transport.upgrade() {
-                    transport.abandon(id);
-                    send_cancel(&*transport, id, "timed out");
-                }
+                give_up(&transport, id, "timed out");
                 let waited = now.duration_since(w.since).as_millis();
                 w.complete(
                     Err(Error::new(
@@ -1060,10 +1065,7 @@ impl DirectCall {
     /// MCPC_ERR_CANCELLED (on an mcpc thread). No-op once the call completed.
     pub fn cancel(&self) {
         if let Some(w) = self.shared.take(self.id) {
-            if let Some(transport) = self.transport.upgrade() {
-                transport.abandon(self.id);
-                send_cancel(&*transport, self.id, "cancelled by the client");
-            }
+            give_up(&self.transport, self.id, "cancelled by the client");
             w.complete(Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")), false);
         }
     }
