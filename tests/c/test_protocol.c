@@ -76,6 +76,16 @@ static mcpc_status_t connect_demo(const char *fault, mcpc_options_t *opts, mcpc_
     return connect_demo_args(fault, NULL, opts, out);
 }
 
+/* Connects to the demo server with these close grace periods (stdin EOF to SIGTERM,
+ * SIGTERM to SIGKILL), the other options at their defaults. */
+static mcpc_status_t connect_demo_grace(const char *fault, int64_t close_ms, int64_t term_ms, mcpc_client_t **out) {
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_close_grace_ms(o, close_ms, term_ms), MCPC_OK);
+    mcpc_status_t st = connect_demo(fault, o, out);
+    mcpc_options_free(o);
+    return st;
+}
+
 /* Closes and frees the client, then checks that no server process (or zombie) is left. */
 static void close_and_check_cleanup(mcpc_client_t *c) {
     CHECK_STATUS(mcpc_client_close(c), MCPC_OK);
@@ -397,11 +407,8 @@ static void test_exit_during_call(void) {
 
 static void test_close_stdout(void) {
     STDIO_ONLY();
-    mcpc_options_t *o = mcpc_options_new();
-    mcpc_options_set_close_grace_ms(o, 200, 200);
     mcpc_client_t *c = NULL;
-    CHECK_STATUS(connect_demo("close-stdout", o, &c), MCPC_OK);
-    mcpc_options_free(o);
+    CHECK_STATUS(connect_demo_grace("close-stdout", 200, 200, &c), MCPC_OK);
     if (!c) return;
     mcpc_result_t *r = NULL;
     mcpc_call_opts_t co = opts_timeout(30000);
@@ -610,11 +617,8 @@ static void test_notification_while_idle(void) {
 
 static void test_stubborn_server_is_killed(void) {
     STDIO_ONLY();
-    mcpc_options_t *o = mcpc_options_new();
-    CHECK_STATUS(mcpc_options_set_close_grace_ms(o, 200, 200), MCPC_OK);
     mcpc_client_t *c = NULL;
-    CHECK_STATUS(connect_demo("stubborn", o, &c), MCPC_OK);
-    mcpc_options_free(o);
+    CHECK_STATUS(connect_demo_grace("stubborn", 200, 200, &c), MCPC_OK);
     if (!c) return;
     double t0 = now_ms();
     close_and_check_cleanup(c);
@@ -630,11 +634,8 @@ static void test_sigterm_reaches_server_despite_host_mask(void) {
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, &old);
-    mcpc_options_t *o = mcpc_options_new();
-    CHECK_STATUS(mcpc_options_set_close_grace_ms(o, 100, 30000), MCPC_OK);
     mcpc_client_t *c = NULL;
-    CHECK_STATUS(connect_demo("linger", o, &c), MCPC_OK);
-    mcpc_options_free(o);
+    CHECK_STATUS(connect_demo_grace("linger", 100, 30000, &c), MCPC_OK);
     if (c) {
         double t0 = now_ms();
         close_and_check_cleanup(c);
@@ -903,11 +904,8 @@ static void test_write_to_closed_pipe_is_an_error_not_sigpipe(void) {
      * thread straight into a pipe with no reader. SIGPIPE is at its default here, so
      * the process would die if mcpc let the signal through. */
     STDIO_ONLY();
-    mcpc_options_t *o = mcpc_options_new();
-    mcpc_options_set_close_grace_ms(o, 100, 2000);
     mcpc_client_t *c = NULL;
-    CHECK_STATUS(connect_demo("close-stdin", o, &c), MCPC_OK);
-    mcpc_options_free(o);
+    CHECK_STATUS(connect_demo_grace("close-stdin", 100, 2000, &c), MCPC_OK);
     if (!c) return;
     mcpc_result_t *r = NULL;
     CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"last\"}", NULL, &r), MCPC_OK);
@@ -924,11 +922,8 @@ static void test_write_to_closed_pipe_is_an_error_not_sigpipe(void) {
 
 static void test_server_that_stops_reading(void) {
     STDIO_ONLY();
-    mcpc_options_t *o = mcpc_options_new();
-    mcpc_options_set_close_grace_ms(o, 200, 2000);
     mcpc_client_t *c = NULL;
-    CHECK_STATUS(connect_demo("stop-reading", o, &c), MCPC_OK);
-    mcpc_options_free(o);
+    CHECK_STATUS(connect_demo_grace("stop-reading", 200, 2000, &c), MCPC_OK);
     if (!c) return;
     mcpc_result_t *r = NULL;
     mcpc_call_opts_t co = opts_timeout(300);
