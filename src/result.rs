@@ -121,10 +121,10 @@ pub fn parse_page(raw: &RawValue) -> Result<Page> {
                     format!("tools/list entry {i} has an empty name"),
                 ));
             }
-            let mut json_nul = String::with_capacity(json.get().len() + 1);
-            json_nul.push_str(json.get());
-            json_nul.push('\0');
-            Ok(Tool { name, json_nul })
+            Ok(Tool {
+                name,
+                json_nul: with_nul(json.get()),
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Page {
@@ -167,6 +167,14 @@ struct Block<'a> {
     text: Option<NulText>,
 }
 
+/// `s` followed by a NUL, in one allocation of the right size: text that C can borrow.
+fn with_nul(s: &str) -> String {
+    let mut t = String::with_capacity(s.len() + 1);
+    t.push_str(s);
+    t.push('\0');
+    t
+}
+
 /// A JSON string stored with a trailing NUL: copied once from the input (or from
 /// the parser's unescaping buffer) into its final place.
 struct NulText(String);
@@ -180,10 +188,7 @@ impl<'de> Deserialize<'de> for NulText {
                 f.write_str("a string")
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<NulText, E> {
-                let mut t = String::with_capacity(s.len() + 1);
-                t.push_str(s);
-                t.push('\0');
-                Ok(NulText(t))
+                Ok(NulText(with_nul(s)))
             }
         }
         d.deserialize_str(Visit)
