@@ -590,6 +590,7 @@ impl Client {
         if ctl.cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
             return Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled before it was sent").context(ctx()));
         }
+        let start = Instant::now();
         let (tx, mut rx) = oneshot::channel();
         let progress = (ctl.progress.is_some() || ctl.reset_on_progress).then(|| {
             Arc::new(ProgressState {
@@ -604,7 +605,7 @@ impl Client {
                 Waiter {
                     reply: Reply::Wake(tx),
                     progress: progress.clone(),
-                    since: Instant::now(),
+                    since: start,
                     deadline: None,
                 },
             )
@@ -625,7 +626,6 @@ impl Client {
             .map_err(|e| e.context(ctx()))?;
 
         let timeout = self.timeout_of(ctl);
-        let start = Instant::now();
         let hard_end = ctl.max_total.map(|m| start + m);
         let clamp = |t: Instant| hard_end.map_or(t, |h| t.min(h));
         let sleep = tokio::time::sleep_until(clamp(start + timeout));
