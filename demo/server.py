@@ -90,6 +90,9 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
     invalid-utf8        before each tools/call response: a line with the same id
                         whose text holds bytes that are not UTF-8
     dup-response        each tools/call response is written twice
+    bad-result          a tools/call of echo with text "bad" is answered with a
+                        result that is not valid JSON (a trailing comma); other
+                        calls as usual
     string-id           before each tools/call response: the same response with
                         the id as a string ("5" for 5)
     notification-flood  tools/call first sends 20000 notifications/message
@@ -131,7 +134,7 @@ FAULTS = {
     "empty-cursor", "bad-version", "empty-version", "init-error",
     "exit-on-discover", "silent-discover", "exit-during-call",
     "garbage-line", "bad-responses", "long-line", "stderr-flood",
-    "truncate-exit", "invalid-utf8", "dup-response", "string-id", "notification-flood", "stop-reading",
+    "truncate-exit", "invalid-utf8", "dup-response", "bad-result", "string-id", "notification-flood", "stop-reading",
     "ping-during-call", "notify-during-call", "notify-after-call", "stubborn", "linger", "grandchild",
     "close-stdout", "close-stdin",
 }
@@ -417,6 +420,10 @@ class Server:
                       + b',"result":{"content":[{"type":"text","text":"bad \xff\xfe bytes"}]}}']
         elif self.fault == "string-id" and isinstance(rid, int):
             before = [dict(reply, id=str(rid))]
+        elif (self.fault == "bad-result" and "result" in reply
+              and (params.get("arguments") or {}).get("text") == "bad"):
+            reply = (b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode()
+                     + b',"result":{"content":[{"type":"text","text":"bad"},]}}')
         after = [reply] if self.fault == "dup-response" else []
         self.write_lines(*before, reply, *after)
 

@@ -74,10 +74,24 @@ pub fn sse(data: &[u8]) {
     }
 }
 
-/// Decoding any bytes as JSON-RPC never panics; what it accepts is well-formed.
+/// Decoding any bytes as JSON-RPC never panics. A response whose result is valid
+/// JSON decodes exactly as serde alone decodes it (the usual shape is read without
+/// serde, and its result checked only by its reader).
 pub fn jsonrpc(data: &[u8]) {
-    if let Ok(crate::jsonrpc::Incoming::Response { outcome: Ok(raw), .. }) = crate::jsonrpc::decode(data) {
-        assert!(serde_json::from_str::<serde_json::Value>(raw.get()).is_ok());
+    use crate::jsonrpc::{decode, decode_parsed, Incoming};
+    let Ok(Incoming::Response { id, outcome: Ok(json) }) = decode(data) else {
+        return;
+    };
+    let text = json.get().to_string();
+    if json.into_raw().is_err() {
+        return;
+    }
+    match decode_parsed(std::str::from_utf8(data).expect("decoded, so UTF-8")) {
+        Ok(Incoming::Response {
+            id: id2,
+            outcome: Ok(json2),
+        }) => assert_eq!((id, text.as_str()), (id2, json2.get()), "the two readings differ"),
+        other => panic!("serde reads the message otherwise: {other:?}"),
     }
 }
 
@@ -88,11 +102,11 @@ pub fn results(data: &[u8]) {
     let Ok(raw) = RawValue::from_string(text.to_string()) else {
         return;
     };
-    let _ = crate::result::parse_page(&raw);
-    let _ = crate::protocol::result_kind(&raw);
+    let _ = crate::result::parse_page(raw.get());
+    let _ = crate::protocol::result_kind(raw.get());
     let _ = crate::protocol::accept_discover(raw.clone(), "discover");
     let _ = crate::protocol::accept_initialize(raw.clone(), "initialize");
-    if let Ok(r) = crate::result::parse_call_result(raw) {
+    if let Ok(r) = crate::result::parse_call_result(raw.into()) {
         assert!(r.text_nul().ends_with('\0'));
         assert!(r.texts.iter().all(|t| t.ends_with('\0')));
     }

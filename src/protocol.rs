@@ -111,7 +111,7 @@ pub enum Discovered {
 
 /// Reads a `server/discover` result. `how` says how the choice came about.
 pub fn accept_discover(result: Box<RawValue>, how: &'static str) -> Result<Discovered> {
-    let fields: DiscoverFields = if crate::result::is_object(&result) {
+    let fields: DiscoverFields = if crate::result::is_object(result.get()) {
         serde_json::from_str(result.get()).map_err(|e| {
             Error::new(
                 Status::MCPC_ERR_HANDSHAKE,
@@ -168,8 +168,8 @@ struct ResultTypeFields {
 }
 
 /// Reads `resultType`: missing means complete, an unknown value is a protocol error.
-pub fn result_kind(raw: &RawValue) -> Result<ResultKind> {
-    let f: ResultTypeFields = serde_json::from_str(raw.get())
+pub fn result_kind(json: &str) -> Result<ResultKind> {
+    let f: ResultTypeFields = serde_json::from_str(json)
         .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("result is malformed: {e}")))?;
     match f.result_type.as_deref() {
         None | Some("complete") => Ok(ResultKind::Complete),
@@ -185,7 +185,7 @@ pub fn result_kind(raw: &RawValue) -> Result<ResultKind> {
 }
 
 fn check_result_type(raw: &RawValue) -> Result<()> {
-    match result_kind(raw)? {
+    match result_kind(raw.get())? {
         ResultKind::Complete => Ok(()),
         ResultKind::InputRequired { .. } => Err(Error::new(
             Status::MCPC_ERR_PROTOCOL,
@@ -245,7 +245,7 @@ struct InitializeResultFields<'a> {
 
 /// Checks an initialize result: a non-empty protocol version we support.
 pub fn accept_initialize(result: Box<RawValue>, how: &'static str) -> Result<Session> {
-    if !crate::result::is_object(&result) {
+    if !crate::result::is_object(result.get()) {
         return Err(Error::new(
             Status::MCPC_ERR_HANDSHAKE,
             "initialize result is not a JSON object",
@@ -368,20 +368,20 @@ mod tests {
 
     #[test]
     fn result_types() {
-        assert_eq!(result_kind(&raw(r#"{"content":[]}"#)).unwrap(), ResultKind::Complete);
+        assert_eq!(result_kind(r#"{"content":[]}"#).unwrap(), ResultKind::Complete);
         assert_eq!(
-            result_kind(&raw(r#"{"resultType":"complete"}"#)).unwrap(),
+            result_kind(r#"{"resultType":"complete"}"#).unwrap(),
             ResultKind::Complete
         );
         assert_eq!(
-            result_kind(&raw(r#"{"resultType":"input_required","requestState":"s"}"#)).unwrap(),
+            result_kind(r#"{"resultType":"input_required","requestState":"s"}"#).unwrap(),
             ResultKind::InputRequired {
                 request_state: Some("s".into()),
                 input_requests: None
             }
         );
         assert!(matches!(
-            result_kind(&raw(r#"{"resultType":"input_required","inputRequests":{"a":{}}}"#)).unwrap(),
+            result_kind(r#"{"resultType":"input_required","inputRequests":{"a":{}}}"#).unwrap(),
             ResultKind::InputRequired { request_state: None, input_requests: Some(m) } if m.len() == 1
         ));
         let elicit: serde_json::Map<String, serde_json::Value> =
@@ -393,7 +393,7 @@ mod tests {
             .unwrap_err()
             .contains("sampling/createMessage"));
         assert_eq!(
-            result_kind(&raw(r#"{"resultType":"later"}"#)).unwrap_err().status,
+            result_kind(r#"{"resultType":"later"}"#).unwrap_err().status,
             Status::MCPC_ERR_PROTOCOL
         );
     }

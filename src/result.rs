@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::error::{quote, Error, Result, Status};
+use crate::jsonrpc::ResultJson;
 
 /// One tool: its name, and its JSON exactly as the server sent it.
 #[derive(Debug)]
@@ -79,14 +80,14 @@ fn tool_name(json: &str) -> std::result::Result<String, String> {
     }
 }
 
-/// True when the JSON value is an object. serde would also read a struct from an
+/// True when the JSON text is an object. serde would also read a struct from an
 /// array, which a result must never be.
-pub fn is_object(raw: &RawValue) -> bool {
-    raw.get().trim_start().starts_with('{')
+pub fn is_object(json: &str) -> bool {
+    json.trim_start().starts_with('{')
 }
 
-fn require_object(raw: &RawValue, what: &str) -> Result<()> {
-    if is_object(raw) {
+fn require_object(json: &str, what: &str) -> Result<()> {
+    if is_object(json) {
         Ok(())
     } else {
         Err(Error::new(
@@ -96,9 +97,10 @@ fn require_object(raw: &RawValue, what: &str) -> Result<()> {
     }
 }
 
-pub fn parse_page(raw: &RawValue) -> Result<Page> {
-    require_object(raw, "tools/list result")?;
-    let fields: PageFields<'_> = serde_json::from_str(raw.get()).map_err(|e| {
+/// Reads a `tools/list` result, checking all of its JSON.
+pub fn parse_page(json: &str) -> Result<Page> {
+    require_object(json, "tools/list result")?;
+    let fields: PageFields<'_> = serde_json::from_str(json).map_err(|e| {
         Error::new(
             Status::MCPC_ERR_PROTOCOL,
             format!("tools/list result is malformed: {e}"),
@@ -137,8 +139,8 @@ pub fn parse_page(raw: &RawValue) -> Result<Page> {
 /// counted in its length) so C can borrow it directly.
 #[derive(Debug)]
 pub struct CallResult {
-    /// The whole `CallToolResult`, as the server sent it.
-    pub raw: Box<RawValue>,
+    /// The whole `CallToolResult`, as the server sent it (checked JSON).
+    pub raw: Box<str>,
     pub is_error: bool,
     /// `structuredContent`, when present and not null.
     pub structured: Option<Box<RawValue>>,
@@ -195,9 +197,11 @@ impl<'de> Deserialize<'de> for NulText {
     }
 }
 
-pub fn parse_call_result(raw: Box<RawValue>) -> Result<CallResult> {
+/// Reads a `tools/call` result, checking all of its JSON.
+pub fn parse_call_result(json: ResultJson) -> Result<CallResult> {
+    let raw = json.into_text();
     require_object(&raw, "tools/call result")?;
-    let fields: CallFields<'_> = serde_json::from_str(raw.get()).map_err(|e| {
+    let fields: CallFields<'_> = serde_json::from_str(&raw).map_err(|e| {
         Error::new(
             Status::MCPC_ERR_PROTOCOL,
             format!("tools/call result is malformed: {e}"),
@@ -278,8 +282,8 @@ pub fn parse_arguments(json: Option<&str>) -> Result<Option<&RawValue>> {
 mod tests {
     use super::*;
 
-    fn raw(s: &str) -> Box<RawValue> {
-        RawValue::from_string(s.to_string()).unwrap()
+    fn raw(s: &str) -> ResultJson {
+        RawValue::from_string(s.to_string()).unwrap().into()
     }
 
     #[test]
@@ -292,7 +296,7 @@ mod tests {
         assert_eq!(r.text_nul(), "one\ntwo\0");
         assert_eq!(r.texts, vec!["one\0".to_string(), "two\0".to_string()]);
         assert_eq!(r.structured.unwrap().get(), r#"{"n":1}"#);
-        assert!(r.raw.get().contains("image/png"));
+        assert!(r.raw.contains("image/png"));
         assert!(!r.is_error);
     }
 
@@ -323,18 +327,18 @@ mod tests {
     #[test]
     fn page_keeps_tool_json_verbatim() {
         let tool = r##"{"name":"t","inputSchema":{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}}}}"##;
-        let p = parse_page(&raw(&format!(r#"{{"tools":[{tool}],"nextCursor":"c"}}"#))).unwrap();
+        let p = parse_page(&format!(r#"{{"tools":[{tool}],"nextCursor":"c"}}"#)).unwrap();
         assert_eq!(p.tools[0].json(), tool);
         assert_eq!(p.tools[0].json_nul(), format!("{tool}\0"));
         assert_eq!(p.next_cursor.as_deref(), Some("c"));
-        assert!(parse_page(&raw(r#"{"tools":[{"name":""}]}"#)).is_err());
-        assert!(parse_page(&raw(r#"{"tools":[{"nom":"x"}]}"#)).is_err());
+        assert!(parse_page(r#"{"tools":[{"name":""}]}"#).is_err());
+        assert!(parse_page(r#"{"tools":[{"nom":"x"}]}"#).is_err());
         // The name is found wherever it is, and must be a string in an object.
-        let late = parse_page(&raw(r#"{"tools":[{"a":{"name":1},"name":"late"}]}"#)).unwrap();
+        let late = parse_page(r#"{"tools":[{"a":{"name":1},"name":"late"}]}"#).unwrap();
         assert_eq!(late.tools[0].name, "late");
         for bad in [r#"["x"]"#, r#"{"name":3}"#, r#"{"name":null}"#, r#""name""#] {
             let page = format!(r#"{{"tools":[{bad}]}}"#);
-            assert!(parse_page(&raw(&page)).is_err(), "{bad}");
+            assert!(parse_page(&page).is_err(), "{bad}");
         }
     }
 

@@ -55,7 +55,7 @@ pub unsafe extern "C" fn mcpc_result_json(result: *const mcpc_result_t) -> *cons
     // SAFETY: per the contract.
     boundary("mcpc_result_json", || {
         unsafe { ptr::get(result) }.map_or(std::ptr::null(), |r| {
-            r.json.get_or_init(|| c_json(r.inner.raw.get())).as_ptr()
+            r.json.get_or_init(|| c_json(&r.inner.raw)).as_ptr()
         })
     })
 }

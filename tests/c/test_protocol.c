@@ -857,6 +857,27 @@ static void test_bad_messages_fail_only_themselves(void) {
     }
 }
 
+static void test_bad_result_fails_its_call(void) {
+    /* A response whose result is not valid JSON fails its own call at once, with
+     * MCPC_ERR_PROTOCOL, and the connection goes on. */
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("bad-result", NULL, &c), MCPC_OK);
+    if (!c) return;
+    for (int k = 0; k < 2; k++) {
+        mcpc_result_t *r = NULL;
+        mcpc_call_opts_t o = opts_timeout(30000);
+        double t0 = now_ms();
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"bad\"}", &o, &r), MCPC_ERR_PROTOCOL);
+        CHECK(r == NULL);
+        CHECK(now_ms() - t0 < 5000);
+        CHECK(strstr(mcpc_last_error_message(), "tools/call result is malformed") != NULL);
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"good\"}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "good") == 0);
+        mcpc_result_free(r);
+    }
+    close_and_check_cleanup(c);
+}
+
 static void test_truncated_message_then_exit(void) {
     ONLY_IN(mode != MODE_EXCHANGE, "a request/response host hands over the truncated line as the response");
     mcpc_client_t *c = NULL;
@@ -1257,6 +1278,7 @@ int main(int argc, char **argv) {
     RUN(test_no_fd_leak);
     RUN(test_environment_and_cwd);
     RUN(test_bad_messages_fail_only_themselves);
+    RUN(test_bad_result_fails_its_call);
     RUN(test_truncated_message_then_exit);
     RUN(test_notification_flood);
     RUN(test_write_to_closed_pipe_is_an_error_not_sigpipe);
