@@ -3,9 +3,10 @@
 against bench_server, checks every run, saves the JSON lines and prints the tables.
 
     python3 benches/run.py --bin build/bench [--quick | --curves] [--out FILE]
-                           [--transports stdio,stdio-1cpu,http-json,http-sse] [--client both]
+                           [--transports stdio,stdio-1cpu,stdio-2cpu,http-json,http-sse] [--client both]
 
-stdio-1cpu is stdio with everything pinned to one CPU (taskset -c 0).
+stdio-1cpu is stdio with everything pinned to one CPU (taskset -c 0); stdio-2cpu pins
+the client to CPU 0 and the server to CPU 1, so every message crosses CPUs.
 
 Sizes come from the BENCH_* variables (see benches/README.md); --quick sets small
 defaults for the ones not set. Exit status 1 if any run fails or prints bad output.
@@ -75,6 +76,9 @@ def run_one(bench, server, transport, mode, client, env, timeout):
         # Client, server and all their threads on one CPU: no cross-CPU wake-ups,
         # whose cost on a virtual machine depends on the host (see README.md).
         args = ["taskset", "-c", "0", bench, "stdio", f"{server} stdio"]
+    elif transport == "stdio-2cpu":
+        # Every request and response wakes the other CPU.
+        args = ["taskset", "-c", "0", bench, "stdio", f"taskset -c 1 {server} stdio"]
     elif transport == "stdio":
         args = [bench, "stdio", f"{server} stdio"]
     else:
@@ -113,7 +117,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes (CI smoke test), curves too")
     ap.add_argument("--curves", action="store_true", help="the growth curves instead of W1..W4")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--transports", default="stdio,stdio-1cpu,http-json,http-sse")
+    ap.add_argument("--transports", default="stdio,stdio-1cpu,stdio-2cpu,http-json,http-sse")
     ap.add_argument("--client", default="both", choices=["both", "mcpc", "raw"])
     a = ap.parse_args()
     bench = os.path.join(a.bin, "mcpc_bench")
@@ -133,13 +137,14 @@ def main():
     t0 = time.monotonic()
     rows = []
     for t in a.transports.split(","):
-        if t not in ("stdio", "stdio-1cpu", "http-json", "http-sse"):
+        if t not in ("stdio", "stdio-1cpu", "stdio-2cpu", "http-json", "http-sse"):
             raise SystemExit(f"unknown transport {t}")
-        if t == "stdio-1cpu" and ((os.cpu_count() or 1) < 2 or not shutil.which("taskset")):
-            print("# stdio-1cpu skipped: needs taskset and two CPUs", file=sys.stderr)
+        pinned = t in ("stdio-1cpu", "stdio-2cpu")
+        if pinned and ((os.cpu_count() or 1) < 2 or not shutil.which("taskset")):
+            print(f"# {t} skipped: needs taskset and two CPUs", file=sys.stderr)
             continue
         for m in modes:
-            if t == "stdio-1cpu" and m != "std":
+            if pinned and m != "std":
                 continue
             rows += run_one(bench, server, t, m, a.client, env, timeout)
     if a.out:

@@ -915,11 +915,16 @@ impl Client {
             input_responses: None,
         };
         let body = jsonrpc::encode_request(id, "tools/call", Some(&params), arguments.map_or(0, |a| a.get().len()));
-        let ctx = format!("tools/call {}", quote(name));
+        // The error context is made only for an error.
+        let name = name.to_owned();
         let since = Instant::now();
         let deadline = since + self.timeout_of(ctl);
         let completion: Completion = Box::new(move |outcome| {
-            done(outcome.and_then(result::parse_call_result).map_err(|e| e.context(ctx)));
+            done(
+                outcome
+                    .and_then(result::parse_call_result)
+                    .map_err(|e| e.context(format!("tools/call {}", quote(&name)))),
+            );
         });
         let call = DirectCall {
             id,

@@ -3,10 +3,10 @@
 //! that no callback runs after the client's close has returned.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use tokio::sync::watch;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::boundary::boundary;
@@ -62,57 +62,66 @@ impl Handle for mcpc_op_t {
     const NAME: &'static str = "op";
 }
 
-#[derive(Default)]
-struct Tracked {
-    closed: bool,
-    active: usize,
+/// Counts a client's operations in flight, and refuses new ones once closing.
+/// An atomic count, and a wake-up only when the last operation of a closing client
+/// ends: a watch channel here took about 900 instructions per operation (callgrind).
+pub(crate) struct OpTracker {
+    /// Operations in flight times two, plus one once closed.
+    state: AtomicUsize,
+    idle: Notify,
 }
 
-/// Counts a client's operations in flight, and refuses new ones once closing.
-pub(crate) struct OpTracker {
-    tx: watch::Sender<Tracked>,
-}
+const CLOSED: usize = 1;
+const ONE_OP: usize = 2;
 
 pub(crate) struct OpGuard(Arc<OpTracker>);
 
 impl Drop for OpGuard {
     fn drop(&mut self) {
-        self.0.tx.send_modify(|t| t.active -= 1);
+        self.0.leave();
     }
 }
 
 impl OpTracker {
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(OpTracker {
-            tx: watch::Sender::new(Tracked::default()),
+            state: AtomicUsize::new(0),
+            idle: Notify::new(),
         })
     }
 
     fn start(self: &Arc<Self>) -> Result<OpGuard> {
-        let mut started = false;
-        self.tx.send_if_modified(|t| {
-            if !t.closed {
-                t.active += 1;
-                started = true;
-            }
-            started
-        });
-        if started {
-            Ok(OpGuard(self.clone()))
-        } else {
-            Err(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"))
+        if self.state.fetch_add(ONE_OP, Ordering::AcqRel) & CLOSED != 0 {
+            self.leave();
+            return Err(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"));
+        }
+        Ok(OpGuard(self.clone()))
+    }
+
+    fn leave(&self) {
+        if self.state.fetch_sub(ONE_OP, Ordering::AcqRel) == CLOSED + ONE_OP {
+            self.idle.notify_waiters();
         }
     }
 
     /// Refuses new operations from now on.
     pub(crate) fn close(&self) {
-        self.tx.send_modify(|t| t.closed = true);
+        self.state.fetch_or(CLOSED, Ordering::AcqRel);
     }
 
-    /// Waits until every operation has run its completion.
+    /// Once closed, waits until every operation has run its completion.
     pub(crate) async fn idle(&self) {
-        let mut rx = self.tx.subscribe();
-        let _ = rx.wait_for(|t| t.active == 0).await;
+        loop {
+            let notified = self.idle.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a last operation ending in between
+            // still wakes this wait.
+            notified.as_mut().enable();
+            if self.state.load(Ordering::Acquire) <= CLOSED {
+                return;
+            }
+            notified.await;
+        }
     }
 }
 
