@@ -96,13 +96,20 @@ pub fn jsonrpc(data: &[u8]) {
 }
 
 /// Normalising any JSON as a tools/call result, a tools/list page, a discover result
-/// or a result type never panics; a normalised result's texts come from its JSON.
+/// or a result type never panics; a normalised result's texts come from its JSON; a
+/// tool's name scanned for is the name serde reads.
 pub fn results(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok(raw) = RawValue::from_string(text.to_string()) else {
         return;
     };
     let _ = crate::result::parse_page(raw.get());
+    // A tool's name is scanned for, not parsed: both ways agree on valid JSON.
+    assert_eq!(
+        crate::result::tool_name(raw.get()).ok(),
+        crate::result::tool_name_parsed(raw.get()).ok(),
+        "the two readings of a tool's name differ"
+    );
     let _ = crate::protocol::result_kind(raw.get());
     let _ = crate::protocol::accept_discover(raw.clone(), "discover");
     let _ = crate::protocol::accept_initialize(raw.clone(), "initialize");

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::{quote, Error, Result, Status};
+use crate::scan::{object_end, skip_ws};
 
 pub const METHOD_NOT_FOUND: i64 = -32601;
 
@@ -200,70 +201,6 @@ pub enum Incoming<'a> {
         method: std::borrow::Cow<'a, str>,
         params: Option<&'a RawValue>,
     },
-}
-
-/// JSON's white space.
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        i += 1;
-    }
-    i
-}
-
-/// Where the string whose contents start at `i` ends (just past its closing quote).
-/// Eight bytes at a time, with the zero-byte test of "Bit Twiddling Hacks" for a quote
-/// or a backslash: memchr2 costs about 100 instructions of set-up per call, which
-/// cost more than it saved on short strings and on text escaped every line (callgrind).
-fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = u64::MAX / 255;
-    const HIGH: u64 = ONES << 7;
-    loop {
-        while let Some(chunk) = b.get(i..i + 8) {
-            let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-            let quote = w ^ (ONES * u64::from(b'"'));
-            let slash = w ^ (ONES * u64::from(b'\\'));
-            let hit = ((quote.wrapping_sub(ONES) & !quote) | (slash.wrapping_sub(ONES) & !slash)) & HIGH;
-            if hit != 0 {
-                // The lowest flagged byte is always a real match.
-                i += hit.trailing_zeros() as usize / 8;
-                break;
-            }
-            i += 8;
-        }
-        loop {
-            match *b.get(i)? {
-                b'"' => return Some(i + 1),
-                b'\\' => {
-                    i += 2;
-                    break;
-                }
-                _ => i += 1,
-            }
-        }
-    }
-}
-
-/// Where the object that opens at `b[start]` ends (just past its closing brace),
-/// found from its strings and braces alone: brackets and everything else are left
-/// to the parser that reads the object.
-fn object_end(b: &[u8], start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = start;
-    while let Some(&c) = b.get(i) {
-        i += 1;
-        match c {
-            b'"' => i = string_end(b, i)?,
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The usual shape of a response, read without serde: an object whose members are
@@ -463,42 +400,6 @@ mod tests {
             br#"{"id":1,"result":{"a":"\"#,
         ] {
             assert!(fast_response(other).is_none(), "{}", String::from_utf8_lossy(other));
-        }
-    }
-
-    /// The eight-byte search finds a string's end where a byte-by-byte one does,
-    /// for quotes and backslashes at every offset.
-    #[test]
-    fn string_end_matches_a_plain_scan() {
-        fn plain(b: &[u8], mut i: usize) -> Option<usize> {
-            loop {
-                match *b.get(i)? {
-                    b'"' => return Some(i + 1),
-                    b'\\' => i += 2,
-                    _ => i += 1,
-                }
-            }
-        }
-        let mut x = 88172645463325252u64;
-        for len in 0..200 {
-            for _ in 0..20 {
-                let b: Vec<u8> = (0..len)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        match x % 23 {
-                            0 => b'"',
-                            1 => b'\\',
-                            2 => 0x80 | (x >> 8) as u8,
-                            _ => b'a' + (x % 26) as u8,
-                        }
-                    })
-                    .collect();
-                for start in [0, 1, 7, 9].into_iter().filter(|&s| s <= len) {
-                    assert_eq!(string_end(&b, start), plain(&b, start), "{b:?} from {start}");
-                }
-            }
         }
     }
 

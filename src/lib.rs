@@ -16,6 +16,7 @@ pub mod park;
 pub mod protocol;
 pub mod result;
 pub mod runtime;
+mod scan;
 pub mod sse;
 mod sys;
 pub mod transport;
