@@ -144,14 +144,15 @@ mod tests {
             }
         }
         let mut x = 88172645463325252u64;
-        for len in 0..200 {
+        // Dense and sparse quotes and escapes: short strings and long ones.
+        for (len, m) in (0..200).flat_map(|len| [(len, 23), (len, 400)]) {
             for _ in 0..20 {
                 let b: Vec<u8> = (0..len)
                     .map(|_| {
                         x ^= x << 13;
                         x ^= x >> 7;
                         x ^= x << 17;
-                        match x % 23 {
+                        match x % m {
                             0 => b'"',
                             1 => b'\\',
                             2 => 0x80 | (x >> 8) as u8,
