@@ -2,7 +2,7 @@
 """Runs mcpc_bench over stdio, HTTP with JSON replies and HTTP with SSE replies
 against bench_server, checks every run, saves the JSON lines and prints the tables.
 
-    python3 benches/run.py --bin build/bench [--quick | --curves] [--out FILE]
+    python3 benches/run.py --bin build/bench [--quick | --curves] [--repeat N] [--out FILE]
                            [--transports stdio,stdio-1cpu,stdio-2cpu,http-json,http-sse] [--client both]
 
 stdio-1cpu is stdio with everything pinned to one CPU (taskset -c 0); stdio-2cpu pins
@@ -12,6 +12,7 @@ Sizes come from the BENCH_* variables (see benches/README.md); --quick sets smal
 defaults for the ones not set. Exit status 1 if any run fails or prints bad output.
 """
 import argparse
+import statistics
 import datetime
 import json
 import os
@@ -111,6 +112,24 @@ def run_one(bench, server, transport, mode, client, env, timeout):
     return lines
 
 
+def median_rows(runs):
+    """One row per client over repeated runs: each figure is the median of its runs
+    (texts are the first run's), so one unlucky run on a shared machine moves nothing."""
+    by_client = {}
+    for lines in runs:
+        for l in lines:
+            by_client.setdefault(l["client"], []).append(l)
+    out = []
+    for group in by_client.values():
+        row = dict(group[0])
+        for k, v in group[0].items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                row[k] = statistics.median(g[k] for g in group)
+        row["runs"] = len(group)
+        out.append(row)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/bench")
@@ -119,6 +138,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--transports", default="stdio,stdio-1cpu,stdio-2cpu,http-json,http-sse")
     ap.add_argument("--client", default="both", choices=["both", "mcpc", "raw"])
+    ap.add_argument("--repeat", type=int, default=1, help="W1..W4 runs per transport; figures are their medians")
     a = ap.parse_args()
     bench = os.path.join(a.bin, "mcpc_bench")
     server = os.path.join(a.bin, "bench_server")
@@ -146,13 +166,17 @@ def main():
         for m in modes:
             if pinned and m != "std":
                 continue
-            rows += run_one(bench, server, t, m, a.client, env, timeout)
+            if m == "std" and a.repeat > 1:
+                rows += median_rows([run_one(bench, server, t, m, a.client, env, timeout) for _ in range(a.repeat)])
+            else:
+                rows += run_one(bench, server, t, m, a.client, env, timeout)
     if a.out:
         os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
         with open(a.out, "w") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
-    print(f"Measured {head}; mcpc and the raw floor interleaved in one run per transport.\n")
+    runs = f"the median of {a.repeat} runs per transport" if a.repeat > 1 else "one run per transport"
+    print(f"Measured {head}; mcpc and the raw floor interleaved, {runs}.\n")
     print(report.render(rows))
     print(f"# all runs passed their checks in {time.monotonic() - t0:.1f} s", file=sys.stderr)
 
