@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use std::collections::VecDeque;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::AsyncReadExt;
@@ -80,16 +80,55 @@ impl StdioConfig {
 }
 
 const READ_CHUNK: usize = 64 * 1024;
-/// A pipe to or from the server holds this much (Linux's default is 64 KiB): a large
-/// message then crosses in a few reads instead of sixteen wake-ups per MiB. The
-/// kernel allocates pipe pages only as they fill.
-const PIPE_SIZE: i32 = 1024 * 1024;
+/// A pipe to or from the server that a large message crosses grows to this size
+/// (Linux's default is 64 KiB), so such a message crosses in a few reads instead of
+/// sixteen wake-ups per MiB. The kernel allocates pipe pages only as they fill.
+const PIPE_SIZE: usize = 1024 * 1024;
+/// Linux's default pipe size: a message at least this long grows its pipe.
+const LARGE: usize = 64 * 1024;
+/// At most this many grown pipes are open in the process at once. Linux counts a
+/// pipe's whole size against the user's `pipe-user-pages-soft` (64 MiB by default),
+/// past which every new pipe of that user, in any process, gets only 8 KiB.
+const MAX_GROWN_PIPES: usize = 16;
+static GROWN_PIPES: AtomicUsize = AtomicUsize::new(0);
 
-/// Grows a pipe to [`PIPE_SIZE`], if the system allows (an unprivileged process may
-/// go up to /proc/sys/fs/pipe-max-size); otherwise it stays as it is.
-fn grow_pipe(fd: &OwnedFd) {
-    let _ = nix::fcntl::fcntl(fd.as_raw_fd(), nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
+/// Grows one pipe, at most once: when the first large message crosses it.
+struct PipeGrowth(AtomicU8);
+
+const UNTRIED: u8 = 0;
+const TRIED: u8 = 1;
+const GROWN: u8 = 2;
+
+impl PipeGrowth {
+    fn new() -> Self {
+        PipeGrowth(AtomicU8::new(UNTRIED))
+    }
+
+    /// Grows the pipe to [`PIPE_SIZE`] if this is the first try and the process's
+    /// budget and the system allow (an unprivileged process may go up to
+    /// /proc/sys/fs/pipe-max-size); otherwise it stays as it is.
+    fn grow(&self, fd: BorrowedFd<'_>) {
+        if self.0.load(Ordering::Relaxed) != UNTRIED || self.0.swap(TRIED, Ordering::AcqRel) != UNTRIED {
+            return;
+        }
+        if GROWN_PIPES.fetch_add(1, Ordering::AcqRel) < MAX_GROWN_PIPES
+            && nix::fcntl::fcntl(fd.as_raw_fd(), nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_SIZE as i32)).is_ok()
+        {
+            self.0.store(GROWN, Ordering::Release);
+        } else {
+            GROWN_PIPES.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
 }
+
+impl Drop for PipeGrowth {
+    fn drop(&mut self) {
+        if *self.0.get_mut() == GROWN {
+            GROWN_PIPES.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// After stdout ends, how long to wait for the exit status to name it in the error.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(200);
 
@@ -100,6 +139,7 @@ const EXIT_STATUS_WAIT: Duration = Duration::from_millis(200);
 struct Writer {
     state: Mutex<WriteState>,
     wake: Notify,
+    growth: PipeGrowth,
 }
 
 struct WriteState {
@@ -130,6 +170,9 @@ impl Writer {
         let Some(fd) = st.fd.clone() else {
             return Err(Error::new(Status::MCPC_ERR_TRANSPORT, "the server's stdin is closed"));
         };
+        if msg.len() >= LARGE {
+            self.growth.grow(fd.get_ref().as_fd());
+        }
         if st.queue.is_empty() && !crate::sys::on_runtime_thread() {
             match crate::sys::write_nosigpipe(fd.get_ref().as_fd(), &msg) {
                 Ok(n) if n == msg.len() => return Ok(()),
@@ -169,6 +212,7 @@ struct Reader {
     state: Mutex<ReadState>,
     sink: SinkRef,
     replies: Arc<Writer>,
+    growth: PipeGrowth,
 }
 
 struct Watch(Epoll);
@@ -230,6 +274,11 @@ impl Reader {
         loop {
             match nix::unistd::read(self.fd.as_raw_fd(), buf) {
                 Err(nix::errno::Errno::EINTR) => continue,
+                // A full default-sized pipe: a large message is crossing.
+                Ok(n) if n >= LARGE => {
+                    self.growth.grow(self.fd.as_fd());
+                    return Ok(n);
+                }
                 other => return other,
             }
         }
@@ -473,9 +522,7 @@ impl StdioTransport {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take();
 
-        let stdin = stdin.into_owned_fd().inspect(grow_pipe);
-        let stdout = stdout.into_owned_fd().inspect(grow_pipe);
-        let fd = nonblocking_async_fd(stdin)?;
+        let fd = nonblocking_async_fd(stdin.into_owned_fd())?;
         let writer = Arc::new(Writer {
             state: Mutex::new(WriteState {
                 fd: Some(Arc::new(fd)),
@@ -484,10 +531,11 @@ impl StdioTransport {
                 closing: false,
             }),
             wake: Notify::new(),
+            growth: PipeGrowth::new(),
         });
         let (exit_tx, exit_rx) = watch::channel::<Option<ExitStatus>>(None);
         let (close_tx, close_rx) = watch::channel(false);
-        let (fd, watch) = watched_pipe(stdout)?;
+        let (fd, watch) = watched_pipe(stdout.into_owned_fd())?;
         let reader = Arc::new(Reader {
             fd,
             watch,
@@ -501,6 +549,7 @@ impl StdioTransport {
             }),
             sink: sink.clone(),
             replies: writer.clone(),
+            growth: PipeGrowth::new(),
         });
         let mut tasks = Vec::new();
         tasks.push(tokio::spawn(write_loop(writer.clone(), sink.clone(), exit_rx.clone())));
@@ -783,4 +832,50 @@ async fn shutdown(child: &mut Child, pgid: u32, cfg: &StdioConfig) -> Option<Exi
     signal_group(pgid, Sig::SIGKILL);
     let _ = child.start_kill();
     child.wait().await.ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pipe_size(fd: &OwnedFd) -> usize {
+        nix::fcntl::fcntl(fd.as_raw_fd(), nix::fcntl::FcntlArg::F_GETPIPE_SZ).expect("F_GETPIPE_SZ") as usize
+    }
+
+    /// A pipe grows once, and no more than MAX_GROWN_PIPES grown pipes are open at
+    /// once; closing one makes room for the next. (No other test here grows pipes.)
+    #[test]
+    fn pipes_grow_within_the_budget() {
+        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok());
+        if max.map_or(true, |m| m < PIPE_SIZE) {
+            return; // this system does not allow the size at all
+        }
+        let pipes: Vec<(OwnedFd, OwnedFd, PipeGrowth)> = (0..MAX_GROWN_PIPES + 1)
+            .map(|_| {
+                let (r, w) = nix::unistd::pipe().expect("pipe");
+                (r, w, PipeGrowth::new())
+            })
+            .collect();
+        for (r, _, g) in &pipes {
+            g.grow(r.as_fd());
+            g.grow(r.as_fd());
+        }
+        let grown = pipes.iter().filter(|(r, _, _)| pipe_size(r) == PIPE_SIZE).count();
+        assert_eq!(grown, MAX_GROWN_PIPES);
+        assert_eq!(GROWN_PIPES.load(Ordering::Acquire), MAX_GROWN_PIPES);
+        let last = &pipes[MAX_GROWN_PIPES];
+        assert!(pipe_size(&last.0) < PIPE_SIZE);
+        // The last one already had its try; a fresh pipe grows once one is closed.
+        let mut pipes = pipes;
+        drop(pipes.remove(0));
+        let (r, _w) = nix::unistd::pipe().expect("pipe");
+        let g = PipeGrowth::new();
+        g.grow(r.as_fd());
+        assert_eq!(pipe_size(&r), PIPE_SIZE);
+        drop(g);
+        drop(pipes);
+        assert_eq!(GROWN_PIPES.load(Ordering::Acquire), 0);
+    }
 }
