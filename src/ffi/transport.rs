@@ -168,7 +168,9 @@ pub unsafe extern "C" fn mcpc_transport_new_request(
 /// Threads: any thread, also from inside the send callback.
 /// Errors: MCPC_ERR_INVALID_ARG (NULL, or no client attached yet), MCPC_ERR_CLOSED (the
 /// client closed the transport), MCPC_ERR_PROTOCOL (not a JSON-RPC message: dropped, the
-/// connection goes on), MCPC_ERR_MESSAGE_TOO_LARGE.
+/// connection goes on), MCPC_ERR_MESSAGE_TOO_LARGE. A response whose envelope is sound
+/// but whose result is not valid JSON is routed (MCPC_OK): its call fails with
+/// MCPC_ERR_PROTOCOL.
 ///
 /// # Safety
 /// `transport` is NULL or live; `data` is NULL or `len` readable bytes.
