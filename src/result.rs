@@ -166,7 +166,7 @@ pub struct CallResult {
 #[derive(Deserialize)]
 struct CallFields<'a> {
     #[serde(default)]
-    content: Option<Vec<Block<'a>>>,
+    content: Option<Texts>,
     #[serde(rename = "structuredContent", default, borrow)]
     structured: Option<&'a RawValue>,
     #[serde(rename = "isError", default)]
@@ -179,6 +179,35 @@ struct Block<'a> {
     kind: Cow<'a, str>,
     #[serde(default)]
     text: Option<NulText>,
+}
+
+/// The text of `content`'s text blocks, taken as the blocks are read: no list of
+/// blocks is built.
+struct Texts(Vec<String>);
+
+impl<'de> Deserialize<'de> for Texts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Texts;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of content blocks")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Texts, A::Error> {
+                let mut texts = Vec::new();
+                while let Some(block) = seq.next_element::<Block<'de>>()? {
+                    if block.kind == "text" {
+                        let text = block
+                            .text
+                            .ok_or_else(|| serde::de::Error::custom("a text block has no text"))?;
+                        texts.push(text.0);
+                    }
+                }
+                Ok(Texts(texts))
+            }
+        }
+        d.deserialize_seq(Visit)
+    }
 }
 
 /// `s` followed by a NUL, in one allocation of the right size: text that C can borrow.
@@ -219,19 +248,7 @@ pub fn parse_call_result(json: ResultJson) -> Result<CallResult> {
             format!("tools/call result is malformed: {e}"),
         )
     })?;
-    let mut texts = Vec::new();
-    for block in fields.content.unwrap_or_default() {
-        if block.kind != "text" {
-            continue;
-        }
-        let Some(t) = block.text else {
-            return Err(Error::new(
-                Status::MCPC_ERR_PROTOCOL,
-                "tools/call result has a text block without text",
-            ));
-        };
-        texts.push(t.0);
-    }
+    let texts = fields.content.map_or_else(Vec::new, |t| t.0);
     let structured = fields.structured.filter(|s| s.get() != "null").map(|s| s.to_owned());
     let is_error = fields.is_error.unwrap_or(false);
     Ok(CallResult {
