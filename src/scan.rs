@@ -73,23 +73,24 @@ pub fn value_end(b: &[u8], start: usize) -> Option<usize> {
 fn nested_end<const N: usize>(b: &[u8], start: usize, set: [u8; N]) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = start;
-    loop {
-        i = first_of(b, i, set)?;
-        match b[i] {
-            b'"' => i = string_end(b, i + 1)?,
-            b'{' | b'[' => {
-                depth += 1;
-                i += 1;
-            }
+    // Byte by byte between strings: there, JSON is dense with structure.
+    while let Some(&c) = b.get(i) {
+        i += 1;
+        if !set.contains(&c) {
+            continue;
+        }
+        match c {
+            b'"' => i = string_end(b, i)?,
+            b'{' | b'[' => depth += 1,
             _ => {
                 depth -= 1;
-                i += 1;
                 if depth == 0 {
                     return Some(i);
                 }
             }
         }
     }
+    None
 }
 
 /// The value of the first top-level member named `key` of an object, as raw JSON
