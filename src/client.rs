@@ -182,7 +182,7 @@ impl Shared {
             // A caller-supplied transport delivers on the host's threads.
             Some(w) => w.complete(
                 outcome.map_err(jsonrpc::RpcError::into_error),
-                crate::sys::on_runtime_thread(),
+                crate::sys::on_mcpc_thread(),
             ),
             None => log::debug!("dropped a response to id {id}, which matches no pending request"),
         }
@@ -286,7 +286,7 @@ impl Sink for Shared {
 
     fn fail_request(&self, id: i64, err: Error) {
         if let Some(w) = self.take(id) {
-            w.complete(Err(err), crate::sys::on_runtime_thread());
+            w.complete(Err(err), crate::sys::on_mcpc_thread());
         }
     }
 
@@ -807,7 +807,7 @@ impl Client {
     /// (-32020) is retried once after listing the tools again.
     pub async fn call_tool(&self, name: &str, arguments: Option<&RawValue>, ctl: &Control) -> Result<CallResult> {
         let wants_progress = ctl.progress.is_some() || ctl.reset_on_progress;
-        let ctx = || format!("tools/call {}", quote(name));
+        let ctx = || call_context(name);
         let deadline = Instant::now() + self.timeout_of(ctl);
         let mut state: Option<String> = None;
         let mut responses: Option<Box<RawValue>> = None;
@@ -923,7 +923,7 @@ impl Client {
             done(
                 outcome
                     .and_then(result::parse_call_result)
-                    .map_err(|e| e.context(format!("tools/call {}", quote(&name)))),
+                    .map_err(|e| e.context(call_context(&name))),
             );
         });
         let call = DirectCall {
@@ -987,6 +987,11 @@ impl Client {
     pub fn is_closed(&self) -> bool {
         self.shared.closed_error().is_some()
     }
+}
+
+/// What a tool call's errors are prefixed with.
+fn call_context(name: &str) -> String {
+    format!("tools/call {}", quote(name))
 }
 
 fn notify<P: Serialize + ?Sized>(transport: &dyn Transport, method: &'static str, params: Option<&P>) -> Result<()> {

@@ -17,8 +17,10 @@ pub fn block_sigpipe_on_this_thread() {
     SIGPIPE_BLOCKED.with(|b| b.set(true));
 }
 
-/// True on mcpc's own runtime threads (they all block SIGPIPE from their start).
-pub fn on_runtime_thread() -> bool {
+/// True on the runtime's own threads (they all block SIGPIPE from their start).
+/// Unlike [`crate::runtime::on_runtime_thread`], false on a host's thread, also
+/// while it blocks in a call (inside the runtime's context) or runs a callback.
+pub fn on_mcpc_thread() -> bool {
     SIGPIPE_BLOCKED.with(|b| b.get())
 }
 

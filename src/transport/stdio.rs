@@ -173,7 +173,7 @@ impl Writer {
         if msg.len() >= LARGE {
             self.growth.grow(fd.get_ref().as_fd());
         }
-        if st.queue.is_empty() && !crate::sys::on_runtime_thread() {
+        if st.queue.is_empty() && !crate::sys::on_mcpc_thread() {
             match crate::sys::write_nosigpipe(fd.get_ref().as_fd(), &msg) {
                 Ok(n) if n == msg.len() => return Ok(()),
                 Ok(n) => st.front_done = n,
@@ -446,41 +446,41 @@ fn check_spawnable(cfg: &StdioConfig) -> Result<()> {
 
 /// A pipe end in non-blocking mode, registered with the runtime.
 fn nonblocking_async_fd(fd: std::io::Result<OwnedFd>) -> Result<AsyncFd<OwnedFd>> {
-    let setup =
-        |e: std::io::Error| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's pipes: {e}"));
-    let fd = fd.map_err(setup)?;
-    set_nonblocking(&fd).map_err(setup)?;
     // `new` is deprecated for fds a value may not own; an OwnedFd owns its fd.
     #[allow(deprecated)]
-    AsyncFd::new(fd).map_err(setup)
+    nonblocking(fd).and_then(AsyncFd::new).map_err(pipe_setup_error)
 }
 
 /// The child's stdout in non-blocking mode, and a one-shot epoll set watching it,
 /// registered with the runtime.
 fn watched_pipe(fd: std::io::Result<OwnedFd>) -> Result<(OwnedFd, AsyncFd<Watch>)> {
-    let setup =
-        |e: std::io::Error| Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's pipes: {e}"));
-    let fd = fd.map_err(setup)?;
-    set_nonblocking(&fd).map_err(setup)?;
-    let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).map_err(|e| setup(e.into()))?;
-    epoll
-        .add(
+    let watched = || -> std::io::Result<(OwnedFd, AsyncFd<Watch>)> {
+        let fd = nonblocking(fd)?;
+        let epoll = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?;
+        epoll.add(
             fd.as_fd(),
             EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLONESHOT, 0),
-        )
-        .map_err(|e| setup(e.into()))?;
-    // `new` is deprecated for fds a value may not own; `Watch` owns its epoll fd.
-    #[allow(deprecated)]
-    let watch = AsyncFd::new(Watch(epoll)).map_err(setup)?;
-    Ok((fd, watch))
+        )?;
+        // `new` is deprecated for fds a value may not own; `Watch` owns its epoll fd.
+        #[allow(deprecated)]
+        let watch = AsyncFd::new(Watch(epoll))?;
+        Ok((fd, watch))
+    };
+    watched().map_err(pipe_setup_error)
 }
 
-fn set_nonblocking(fd: &OwnedFd) -> std::io::Result<()> {
+fn pipe_setup_error(e: std::io::Error) -> Error {
+    Error::new(Status::MCPC_ERR_SPAWN, format!("cannot set up the server's pipes: {e}"))
+}
+
+/// A pipe end (as the child's handle gives it) switched to non-blocking mode.
+fn nonblocking(fd: std::io::Result<OwnedFd>) -> std::io::Result<OwnedFd> {
+    let fd = fd?;
     nix::fcntl::fcntl(
         fd.as_raw_fd(),
         nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
     )?;
-    Ok(())
+    Ok(fd)
 }
 
 impl StdioTransport {
