@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{quote, Error, Result, Status};
 use crate::headers::{self, ParamHeader};
-use crate::jsonrpc::{self, Incoming, ResultJson, METHOD_NOT_FOUND};
+use crate::jsonrpc::{self, Incoming, ResultJson, Serialized, METHOD_NOT_FOUND};
 use crate::protocol::{
     self, negotiated, CancelledParams, ClientInfo, Discovered, InitializeParams, MetaOnly, Negotiation, RequestMeta,
     ResultKind, Session,
@@ -348,32 +348,49 @@ struct ListParams<'a> {
     meta: Option<RequestMeta<'a>>,
 }
 
-/// `tools/call` params with a name and arguments only (a direct call's), written
-/// as they are: the key names as they are, the name through serde (escaped), the
-/// arguments (checked JSON) copied. Serializing them as [`CallParams`] cost about
-/// 560 instructions a call, mostly in escaping each key (callgrind); the test
-/// `call_params_written_as_serialized` checks that both write the same JSON.
-fn write_call_params(out: &mut Vec<u8>, name: &str, arguments: Option<&RawValue>) {
-    out.extend_from_slice(br#"{"name":"#);
-    serde_json::to_writer(&mut *out, name).expect("writing to a vector cannot fail");
-    if let Some(arguments) = arguments {
-        out.extend_from_slice(br#","arguments":"#);
-        out.extend_from_slice(arguments.get().as_bytes());
-    }
-    out.push(b'}');
-}
-
-#[derive(Serialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct CallParams<'a> {
     name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
     arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(rename = "_meta", skip_serializing_if = "Option::is_none"))]
     meta: Option<RequestMeta<'a>>,
-    #[serde(rename = "requestState", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(rename = "requestState", skip_serializing_if = "Option::is_none"))]
     request_state: Option<&'a str>,
-    #[serde(rename = "inputResponses", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(rename = "inputResponses", skip_serializing_if = "Option::is_none"))]
     input_responses: Option<&'a RawValue>,
+}
+
+/// Written as they are: the keys as they are, the strings and `_meta` through serde
+/// (escaped), the arguments and input responses (checked JSON) copied. serde
+/// serializing them as a struct cost about 560 instructions a call, mostly in
+/// escaping each key (callgrind); the test `call_params_written_as_serialized`
+/// checks that both write the same JSON.
+impl jsonrpc::Params for CallParams<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        fn json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+            serde_json::to_writer(out, value).expect("serializing params cannot fail");
+        }
+        out.extend_from_slice(br#"{"name":"#);
+        json(out, self.name);
+        if let Some(arguments) = self.arguments {
+            out.extend_from_slice(br#","arguments":"#);
+            out.extend_from_slice(arguments.get().as_bytes());
+        }
+        if let Some(meta) = &self.meta {
+            out.extend_from_slice(br#","_meta":"#);
+            json(out, meta);
+        }
+        if let Some(state) = self.request_state {
+            out.extend_from_slice(br#","requestState":"#);
+            json(out, state);
+        }
+        if let Some(responses) = self.input_responses {
+            out.extend_from_slice(br#","inputResponses":"#);
+            out.extend_from_slice(responses.get().as_bytes());
+        }
+        out.push(b'}');
+    }
 }
 
 /// Most `input_required` rounds one call may take.
@@ -506,7 +523,16 @@ impl Client {
         let id = self.next_id();
         let params = MetaOnly { meta: self.meta(None) };
         let raw = self
-            .request(id, "server/discover", &params, None, ctl, cancellable, Vec::new(), 0)
+            .request(
+                id,
+                "server/discover",
+                &Serialized(&params),
+                None,
+                ctl,
+                cancellable,
+                Vec::new(),
+                0,
+            )
             .await?
             .into_raw()
             .map_err(|e| e.with_status(Status::MCPC_ERR_HANDSHAKE))?;
@@ -521,7 +547,7 @@ impl Client {
         };
         let id = self.next_id();
         let raw = self
-            .request(id, "initialize", &params, None, ctl, false, Vec::new(), 0)
+            .request(id, "initialize", &Serialized(&params), None, ctl, false, Vec::new(), 0)
             .await
             .map_err(|e| match e.status {
                 // Errors of the exchange itself are handshake errors; specific ones
@@ -593,7 +619,7 @@ impl Client {
     /// Sends one request and waits for its outcome, its timeout, or its cancellation.
     /// `name` names the tool (or other target) in error messages.
     #[allow(clippy::too_many_arguments)]
-    async fn request<P: Serialize + ?Sized>(
+    async fn request<P: jsonrpc::Params + ?Sized>(
         &self,
         id: i64,
         method: &'static str,
@@ -738,7 +764,16 @@ impl Client {
                 meta: (!meta.is_empty()).then_some(meta),
             };
             let raw = self
-                .request(id, "tools/list", &params, None, &page_ctl, true, Vec::new(), 0)
+                .request(
+                    id,
+                    "tools/list",
+                    &Serialized(&params),
+                    None,
+                    &page_ctl,
+                    true,
+                    Vec::new(),
+                    0,
+                )
                 .await?;
             if self.is_modern() && protocol::result_kind(raw.get())? != ResultKind::Complete {
                 return Err(Error::new(
@@ -922,10 +957,14 @@ impl Client {
         done: impl FnOnce(Result<CallResult>) + Send + 'static,
     ) -> DirectCall {
         let id = self.next_id();
-        let body = jsonrpc::encode_request_with(id, "tools/call", arguments.map_or(0, |a| a.get().len()), |out| {
-            write_call_params(out, name, arguments);
-            true
-        });
+        let params = CallParams {
+            name,
+            arguments,
+            meta: None,
+            request_state: None,
+            input_responses: None,
+        };
+        let body = jsonrpc::encode_request(id, "tools/call", Some(&params), arguments.map_or(0, |a| a.get().len()));
         // The error context is made only for an error.
         let name = name.to_owned();
         let since = Instant::now();
@@ -1153,26 +1192,34 @@ impl Display for Client {
 mod tests {
     use super::*;
 
-    /// A direct call's params, written as they are, are the JSON serde writes.
+    /// `tools/call` params, written as they are, are the JSON serde writes.
     #[test]
     fn call_params_written_as_serialized() {
-        let args = RawValue::from_string(r#"{"text":"a\"b","n":[1,2]}"#.into()).unwrap();
+        use crate::jsonrpc::Params as _;
+        let raw = |s: &str| RawValue::from_string(s.into()).unwrap();
+        let (args, responses) = (raw(r#"{"text":"a\"b","n":[1,2]}"#), raw(r#"{"q":{"ok":true}}"#));
+        let meta = || RequestMeta {
+            progress_token: Some(7),
+            ..RequestMeta::default()
+        };
         for name in ["echo", "a\"b\\c\n\u{1}é/", ""] {
-            for arguments in [None, Some(&*args)] {
-                let mut direct = Vec::new();
-                write_call_params(&mut direct, name, arguments);
-                let serialized = serde_json::to_vec(&CallParams {
-                    name,
-                    arguments,
-                    meta: None,
-                    request_state: None,
-                    input_responses: None,
-                })
-                .unwrap();
-                assert_eq!(
-                    String::from_utf8(direct).unwrap(),
-                    String::from_utf8(serialized).unwrap()
-                );
+            for full in [false, true] {
+                for arguments in [None, Some(&*args)] {
+                    let params = CallParams {
+                        name,
+                        arguments,
+                        meta: full.then(meta),
+                        request_state: full.then_some("st\"ate"),
+                        input_responses: full.then_some(&*responses),
+                    };
+                    let mut direct = Vec::new();
+                    params.write_json(&mut direct);
+                    let serialized = serde_json::to_vec(&params).unwrap();
+                    assert_eq!(
+                        String::from_utf8(direct).unwrap(),
+                        String::from_utf8(serialized).unwrap()
+                    );
+                }
             }
         }
     }
