@@ -947,14 +947,15 @@ impl Client {
     /// Starts `tools/call` with no task behind it: the request is registered and
     /// sent, and `done` runs exactly once with the outcome, on an mcpc thread: the one
     /// that routes the response (with no hand-off), the deadline task on a timeout, or
-    /// a task for a cancel, a close or a failed send. Only for calls that
+    /// a task for a cancel, a close or a failed send. `done` is also given the tool's
+    /// name (the call's own copy, kept for error texts). Only for calls that
     /// [`can_call_direct`](Self::can_call_direct); errors as [`call_tool`](Self::call_tool).
     pub fn call_tool_direct(
         &self,
         name: &str,
         arguments: Option<&RawValue>,
         ctl: &Control,
-        done: impl FnOnce(Result<CallResult>) + Send + 'static,
+        done: impl FnOnce(Result<CallResult>, &str) + Send + 'static,
     ) -> DirectCall {
         let id = self.next_id();
         let params = CallParams {
@@ -974,6 +975,7 @@ impl Client {
                 outcome
                     .and_then(result::parse_call_result)
                     .map_err(|e| e.context(call_context(&name))),
+                &name,
             );
         });
         let call = DirectCall {

@@ -751,13 +751,12 @@ pub unsafe extern "C" fn mcpc_client_call_tool_async(
             // No task: the request goes out now, and the thread that routes the
             // response runs the completion.
             let args = crate::result::parse_arguments(args)?;
-            let tool = name.to_string();
             let op = direct_op(
                 &c.ops,
                 |done| {
-                    let call = c.client.call_tool_direct(name, args, &ctl, move |outcome| {
-                        done(outcome.map(|r| {
-                            let err = r.is_error.then(|| tool_error(&tool, &r));
+                    let call = c.client.call_tool_direct(name, args, &ctl, move |outcome, tool| {
+                        done.finish(outcome.map(|r| {
+                            let err = r.is_error.then(|| tool_error(tool, &r));
                             (r, err)
                         }))
                     });

@@ -27,13 +27,15 @@ const CANCELLED: u8 = 2;
 
 pub(crate) struct OpState {
     state: AtomicU8,
-    token: CancellationToken,
+    /// What a task-run operation's work watches; a direct one has its cancel hook
+    /// alone (a token for nobody to watch cost an allocation a call).
+    token: Option<CancellationToken>,
     /// A direct operation's cancel (no task listens to its token).
     cancel_hook: OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl OpState {
-    fn new(token: CancellationToken) -> Self {
+    fn new(token: Option<CancellationToken>) -> Self {
         OpState {
             state: AtomicU8::new(RUNNING),
             token,
@@ -141,7 +143,7 @@ where
 {
     let guard = tracker.map(OpTracker::start).transpose()?;
     let token = parent.map_or_else(CancellationToken::new, CancellationToken::child_token);
-    let op = Arc::new(OpState::new(token.clone()));
+    let op = Arc::new(OpState::new(Some(token.clone())));
     let fut = work(token);
     let state = op.clone();
     // Boxed: a call's future is large, and the task would otherwise copy it whole
@@ -155,27 +157,47 @@ where
 }
 
 /// Starts an operation with no task of its own: `start` gets the completion to hand
-/// to the core, which runs it exactly once on an mcpc thread, and returns how to
-/// cancel the work. `complete` then gets the outcome, as with [`spawn_op`].
-pub(crate) fn direct_op<T, C>(
+/// to the core (by value: no box), which finishes it exactly once on an mcpc thread,
+/// and returns how to cancel the work. `complete` then gets the outcome, as with
+/// [`spawn_op`].
+pub(crate) fn direct_op<T, K, C>(
     tracker: &Arc<OpTracker>,
-    start: impl FnOnce(Box<dyn FnOnce(Result<T>) + Send>) -> C,
-    complete: impl FnOnce(Result<T>) + Send + 'static,
+    start: impl FnOnce(OpDone<K>) -> C,
+    complete: K,
 ) -> Result<Arc<OpState>>
 where
-    T: Send + 'static,
+    K: FnOnce(Result<T>) + Send + 'static,
     C: Fn() + Send + Sync + 'static,
 {
     let guard = tracker.start()?;
-    let op = Arc::new(OpState::new(CancellationToken::new()));
-    let state = op.clone();
-    let cancel = start(Box::new(move |outcome| {
-        let outcome = state.settle(outcome);
-        complete(outcome);
-        drop(guard);
-    }));
+    let op = Arc::new(OpState::new(None));
+    let cancel = start(OpDone {
+        state: op.clone(),
+        complete,
+        guard,
+    });
     let _ = op.cancel_hook.set(Box::new(cancel));
     Ok(op)
+}
+
+/// A direct operation's completion (see [`direct_op`]).
+pub(crate) struct OpDone<K> {
+    state: Arc<OpState>,
+    complete: K,
+    guard: OpGuard,
+}
+
+impl<K> OpDone<K> {
+    /// Settles the operation (a cancel that came first wins) and runs `complete`;
+    /// the operation counts as in flight until it has returned.
+    pub(crate) fn finish<T>(self, outcome: Result<T>)
+    where
+        K: FnOnce(Result<T>),
+    {
+        let outcome = self.state.settle(outcome);
+        (self.complete)(outcome);
+        drop(self.guard);
+    }
 }
 
 /// Cancels the operation: its completion reports MCPC_ERR_CANCELLED, unless it had
@@ -196,7 +218,9 @@ pub unsafe extern "C" fn mcpc_op_cancel(op: *const mcpc_op_t) {
                 .compare_exchange(RUNNING, CANCELLED, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
-                op.token.cancel();
+                if let Some(token) = &op.token {
+                    token.cancel();
+                }
                 if let Some(cancel) = op.cancel_hook.get() {
                     cancel();
                 }
