@@ -20,7 +20,7 @@ use crate::protocol::{
     self, negotiated, CancelledParams, ClientInfo, Discovered, InitializeParams, MetaOnly, Negotiation, RequestMeta,
     ResultKind, Session,
 };
-use crate::result::{self, CallResult, Tool};
+use crate::result::{self, Arguments, CallResult, Tool};
 use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 
 /// Called with `(progress, total, message)` for each `notifications/progress` of a request.
@@ -348,24 +348,22 @@ struct ListParams<'a> {
     meta: Option<RequestMeta<'a>>,
 }
 
-#[cfg_attr(test, derive(Serialize))]
 struct CallParams<'a> {
     name: &'a str,
-    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
-    arguments: Option<&'a RawValue>,
-    #[cfg_attr(test, serde(rename = "_meta", skip_serializing_if = "Option::is_none"))]
+    arguments: Option<Arguments<'a>>,
+    /// `_meta`
     meta: Option<RequestMeta<'a>>,
-    #[cfg_attr(test, serde(rename = "requestState", skip_serializing_if = "Option::is_none"))]
+    /// `requestState`
     request_state: Option<&'a str>,
-    #[cfg_attr(test, serde(rename = "inputResponses", skip_serializing_if = "Option::is_none"))]
+    /// `inputResponses`
     input_responses: Option<&'a RawValue>,
 }
 
 /// Written as they are: the keys as they are, the strings and `_meta` through serde
 /// (escaped), the arguments and input responses (checked JSON) copied. serde
 /// serializing them as a struct cost about 560 instructions a call, mostly in
-/// escaping each key (callgrind); the test `call_params_written_as_serialized`
-/// checks that both write the same JSON.
+/// escaping each key (callgrind); the test `call_params_written_as_json` checks
+/// what is written.
 impl jsonrpc::Params for CallParams<'_> {
     fn write_json(&self, out: &mut Vec<u8>) {
         fn json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
@@ -831,7 +829,7 @@ impl Client {
 
     /// The 2026-07-28 HTTP headers of a call: `Mcp-Name`, and `Mcp-Param-*` for the
     /// tool's annotated parameters (as the last listing described them).
-    fn call_headers(&self, name: &str, arguments: Option<&RawValue>) -> Vec<(String, String)> {
+    fn call_headers(&self, name: &str, arguments: Option<Arguments<'_>>) -> Vec<(String, String)> {
         if !self.mirrors_params() {
             return Vec::new();
         }
@@ -855,7 +853,7 @@ impl Client {
     /// `input_required` result is retried with its `requestState`, a new id each
     /// round, up to [`MAX_INPUT_ROUNDS`]. Over HTTP, a call refused for its headers
     /// (-32020) is retried once after listing the tools again.
-    pub async fn call_tool(&self, name: &str, arguments: Option<&RawValue>, ctl: &Control) -> Result<CallResult> {
+    pub async fn call_tool(&self, name: &str, arguments: Option<Arguments<'_>>, ctl: &Control) -> Result<CallResult> {
         let wants_progress = ctl.progress.is_some() || ctl.reset_on_progress;
         let ctx = || call_context(name);
         let deadline = Instant::now() + self.timeout_of(ctl);
@@ -877,11 +875,8 @@ impl Client {
                 ..ctl.clone()
             };
             let headers = self.call_headers(name, arguments);
-            let params_len = [arguments, responses.as_deref()]
-                .iter()
-                .flatten()
-                .map(|r| r.get().len())
-                .sum::<usize>()
+            let params_len = arguments.map_or(0, |a| a.get().len())
+                + responses.as_ref().map_or(0, |r| r.get().len())
                 + state.as_ref().map_or(0, String::len);
             let raw = match self
                 .request(
@@ -953,7 +948,7 @@ impl Client {
     pub fn call_tool_direct(
         &self,
         name: &str,
-        arguments: Option<&RawValue>,
+        arguments: Option<Arguments<'_>>,
         ctl: &Control,
         done: impl FnOnce(Result<CallResult>, &str) + Send + 'static,
     ) -> DirectCall {
@@ -1194,33 +1189,40 @@ impl Display for Client {
 mod tests {
     use super::*;
 
-    /// `tools/call` params, written as they are, are the JSON serde writes.
+    /// `tools/call` params, written as they are, are the JSON they stand for.
     #[test]
-    fn call_params_written_as_serialized() {
+    fn call_params_written_as_json() {
         use crate::jsonrpc::Params as _;
-        let raw = |s: &str| RawValue::from_string(s.into()).unwrap();
-        let (args, responses) = (raw(r#"{"text":"a\"b","n":[1,2]}"#), raw(r#"{"q":{"ok":true}}"#));
-        let meta = || RequestMeta {
-            progress_token: Some(7),
-            ..RequestMeta::default()
-        };
+        use serde_json::{json, Value};
+        let args = r#"{"text":"a\"b","n":[1,2]}"#;
+        let responses = RawValue::from_string(r#"{"q":{"ok":true}}"#.into()).unwrap();
         for name in ["echo", "a\"b\\c\n\u{1}é/", ""] {
             for full in [false, true] {
-                for arguments in [None, Some(&*args)] {
+                for arguments in [None, result::parse_arguments(Some(args)).unwrap()] {
                     let params = CallParams {
                         name,
                         arguments,
-                        meta: full.then(meta),
+                        meta: full.then(|| RequestMeta {
+                            progress_token: Some(7),
+                            ..RequestMeta::default()
+                        }),
                         request_state: full.then_some("st\"ate"),
                         input_responses: full.then_some(&*responses),
                     };
-                    let mut direct = Vec::new();
-                    params.write_json(&mut direct);
-                    let serialized = serde_json::to_vec(&params).unwrap();
-                    assert_eq!(
-                        String::from_utf8(direct).unwrap(),
-                        String::from_utf8(serialized).unwrap()
-                    );
+                    let mut out = Vec::new();
+                    params.write_json(&mut out);
+                    let mut want = json!({ "name": name });
+                    if arguments.is_some() {
+                        want["arguments"] = serde_json::from_str(args).unwrap();
+                    }
+                    if full {
+                        want["_meta"] = json!({ "progressToken": 7 });
+                        want["requestState"] = json!("st\"ate");
+                        want["inputResponses"] = json!({ "q": { "ok": true } });
+                    }
+                    assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), want);
+                    // Compact: no raw newline can end the message early.
+                    assert!(!out.contains(&b'\n'));
                 }
             }
         }

@@ -95,11 +95,23 @@ pub fn jsonrpc(data: &[u8]) {
     }
 }
 
-/// Normalising any JSON as a tools/call result, a tools/list page, a discover result
-/// or a result type never panics; a normalised result's texts come from its JSON; a
-/// tool's name scanned for is the name serde reads.
+/// The scan's check of JSON (a caller's arguments) agrees with serde's, up to the
+/// depth it follows; normalising any JSON as a tools/call result, a tools/list page,
+/// a discover result or a result type never panics; a normalised result's texts
+/// come from its JSON; a tool's name scanned for is the name serde reads.
 pub fn results(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
+    let scanned =
+        crate::scan::checked_value_end(data, 0).is_some_and(|end| crate::scan::skip_ws(data, end) == data.len());
+    let parsed = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+    // Brackets counted anywhere bound the depth from above.
+    let shallow = data.iter().filter(|&&c| c == b'[' || c == b'{').count() <= crate::scan::CHECKED_DEPTH as usize;
+    assert!(
+        scanned == parsed || (!scanned && !shallow),
+        "the scan finds {text:?} {}valid, serde {}valid",
+        if scanned { "" } else { "in" },
+        if parsed { "" } else { "in" }
+    );
     let Ok(raw) = RawValue::from_string(text.to_string()) else {
         return;
     };

@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use crate::error::{quote, Error, Result, Status};
 use crate::jsonrpc::ResultJson;
+use crate::scan;
 
 /// One tool: its name, and its JSON exactly as the server sent it.
 #[derive(Debug)]
@@ -287,22 +288,59 @@ impl CallResult {
     }
 }
 
-/// Checks that a caller's `arguments` JSON is an object (or absent).
-/// Borrows the text: nothing is copied.
-pub fn parse_arguments(json: Option<&str>) -> Result<Option<&RawValue>> {
+/// A caller's `arguments`: JSON text known to be one valid object, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct Arguments<'a>(&'a str);
+
+impl<'a> Arguments<'a> {
+    /// The JSON text.
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+
+    /// An owned copy, for a call that outlives the caller's text.
+    pub fn to_owned(self) -> OwnedArguments {
+        OwnedArguments(self.0.into())
+    }
+}
+
+/// [`Arguments`], owned.
+#[derive(Clone, Debug)]
+pub struct OwnedArguments(Box<str>);
+
+impl OwnedArguments {
+    pub fn as_arguments(&self) -> Arguments<'_> {
+        Arguments(&self.0)
+    }
+}
+
+/// Checks that a caller's `arguments` JSON is an object (or absent, or null).
+/// Borrows the text: nothing is copied. Checked by [`scan::checked_value_end`]:
+/// serde_json's check (`&RawValue`) cost about 12 instructions a byte of a 45-byte
+/// object and 3.5 a byte of a 1 MiB one (callgrind), the scan's about 7 and 2.5.
+/// Text the scan refuses (or that nests deeper than it follows) goes to serde,
+/// which says what is wrong with it (or accepts it).
+pub fn parse_arguments(json: Option<&str>) -> Result<Option<Arguments<'_>>> {
     let Some(json) = json else { return Ok(None) };
-    let raw: &RawValue = serde_json::from_str(json).map_err(|e| {
-        Error::new(
-            Status::MCPC_ERR_INVALID_ARG,
-            format!("arguments are not valid JSON: {e}"),
-        )
-    })?;
-    match raw.get().as_bytes().first() {
-        Some(b'{') => Ok(Some(raw)),
+    let b = json.as_bytes();
+    let start = scan::skip_ws(b, 0);
+    let text = match scan::checked_value_end(b, start) {
+        Some(end) if scan::skip_ws(b, end) == b.len() => &json[start..end],
+        _ => serde_json::from_str::<&RawValue>(json)
+            .map_err(|e| {
+                Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("arguments are not valid JSON: {e}"),
+                )
+            })?
+            .get(),
+    };
+    match text.as_bytes().first() {
+        Some(b'{') => Ok(Some(Arguments(text))),
         Some(b'n') => Ok(None),
         _ => Err(Error::new(
             Status::MCPC_ERR_INVALID_ARG,
-            format!("arguments must be a JSON object, got {}", quote(raw.get())),
+            format!("arguments must be a JSON object, got {}", quote(text)),
         )),
     }
 }
@@ -373,10 +411,15 @@ mod tests {
 
     #[test]
     fn arguments_must_be_objects() {
-        assert!(parse_arguments(Some(r#"{"a":1}"#)).unwrap().is_some());
+        assert_eq!(
+            parse_arguments(Some(" \t{\"a\":1} \n")).unwrap().unwrap().get(),
+            r#"{"a":1}"#
+        );
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(100), "]".repeat(100));
+        assert_eq!(parse_arguments(Some(&deep)).unwrap().unwrap().get(), deep);
         assert!(parse_arguments(Some("null")).unwrap().is_none());
         assert!(parse_arguments(None).unwrap().is_none());
-        for bad in ["[1]", "3", "{", "\"s\""] {
+        for bad in ["[1]", "3", "{", "\"s\"", "{} x", r#"{"a":01}"#] {
             assert_eq!(
                 parse_arguments(Some(bad)).unwrap_err().status,
                 Status::MCPC_ERR_INVALID_ARG

@@ -1,10 +1,11 @@
-//! Finding where JSON values end, from their strings and brackets alone, without
-//! parsing them. Used where the text is parsed whole elsewhere (a response's result,
-//! by its reader) or was already (a tool's JSON, with its page): scanning is cheaper
-//! than a second parse, and finding an end is all that is needed.
+//! Finding where JSON values end, without parsing them.
 //!
-//! Each function returns `None` when the text ends first; none of them checks the
-//! syntax of what it skips.
+//! [`checked_value_end`] checks the syntax of what it skips, as serde_json does when
+//! it skips a value: it checks a caller's `arguments` (see
+//! `result::parse_arguments`). The other functions check nothing: they serve text
+//! that its reader parses whole (a response's result) or that was checked already (a
+//! tool's JSON, with its page), where finding an end is all that is needed, and
+//! return `None` when the text ends first.
 
 const ONES: u64 = u64::MAX / 255;
 const HIGH: u64 = ONES << 7;
@@ -32,6 +33,170 @@ fn first_of<const N: usize>(b: &[u8], mut i: usize, set: [u8; N]) -> Option<usiz
         i += 8;
     }
     b.get(i..)?.iter().position(|c| set.contains(c)).map(|p| i + p)
+}
+
+/// The bytes of `w` that are a quote, a backslash or a control character (below
+/// 0x20), as their high bits; the lowest is exact.
+#[inline(always)]
+fn string_stops(w: u64) -> u64 {
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w;
+    (matches(w, b'"') | matches(w, b'\\') | below_space) & HIGH
+}
+
+/// Where the string whose contents start at `i` ends (just past its closing
+/// quote), checking it as serde_json does when it skips one: no control character
+/// unescaped, every escape one of JSON's (a `\u` escape's four hex digits are
+/// checked, not what they encode). `None` if it is not a valid string.
+fn checked_string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        // The next quote, backslash or control character, eight bytes at a time.
+        while let Some(chunk) = b.get(i..i + 8) {
+            let hit = string_stops(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
+            if hit != 0 {
+                i += hit.trailing_zeros() as usize / 8;
+                break;
+            }
+            i += 8;
+        }
+        match *b.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => {
+                i += match *b.get(i + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                    b'u' if b.get(i + 2..i + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+                    _ => return None,
+                }
+            }
+            c if c < 0x20 => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+/// Where the number that starts at `b[i]` ends, if it is one in JSON's syntax.
+fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |b: &[u8], i: usize| {
+        b.get(i..)
+            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count())
+    };
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match digits(b, i) {
+        0 => return None,
+        n if n > 1 && b[i] == b'0' => return None,
+        n => i += n,
+    }
+    if b.get(i) == Some(&b'.') {
+        match digits(b, i + 1) {
+            0 => return None,
+            n => i += 1 + n,
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        match digits(b, i) {
+            0 => return None,
+            n => i += n,
+        }
+    }
+    Some(i)
+}
+
+/// How deep [`checked_value_end`] follows nesting; deeper values are left to serde
+/// (which has no limit when it skips a value).
+pub(crate) const CHECKED_DEPTH: u32 = 64;
+
+/// Where the JSON value that starts at `b[start..]` (after white space) ends,
+/// checking its syntax as serde_json does when it skips a value (`IgnoredAny`):
+/// strings as [`checked_string_end`], numbers in JSON's syntax (any size), the three
+/// literals, and the structure of arrays and objects (duplicate keys are not its
+/// concern). `None` when it is not valid, or nests deeper than [`CHECKED_DEPTH`]:
+/// the caller then leaves it to serde.
+pub fn checked_value_end(b: &[u8], start: usize) -> Option<usize> {
+    // One bit per open container, set for an object; no allocation.
+    let (mut objects, mut depth) = (0u64, 0u32);
+    let mut i = skip_ws(b, start);
+    loop {
+        // A value starts at `i`.
+        let opened = match *b.get(i)? {
+            b'"' => {
+                i = checked_string_end(b, i + 1)?;
+                None
+            }
+            c @ (b'{' | b'[') => {
+                i = skip_ws(b, i + 1);
+                if b.get(i) == Some(&(c + 2)) {
+                    // Empty: `{}` or `[]` (the closing byte is the opening one plus two).
+                    i += 1;
+                    None
+                } else {
+                    Some(c == b'{')
+                }
+            }
+            b't' if b[i..].starts_with(b"true") => {
+                i += 4;
+                None
+            }
+            b'f' if b[i..].starts_with(b"false") => {
+                i += 5;
+                None
+            }
+            b'n' if b[i..].starts_with(b"null") => {
+                i += 4;
+                None
+            }
+            b'-' | b'0'..=b'9' => {
+                i = number_end(b, i)?;
+                None
+            }
+            _ => return None,
+        };
+        let in_object = match opened {
+            Some(object) => {
+                if depth == CHECKED_DEPTH {
+                    return None;
+                }
+                objects = objects << 1 | u64::from(object);
+                depth += 1;
+                object
+            }
+            // A whole value: close what it completes, up to the next element or member.
+            None => loop {
+                if depth == 0 {
+                    return Some(i);
+                }
+                let object = objects & 1 == 1;
+                i = skip_ws(b, i);
+                match *b.get(i)? {
+                    b',' => {
+                        i = skip_ws(b, i + 1);
+                        break object;
+                    }
+                    b'}' if object => {}
+                    b']' if !object => {}
+                    _ => return None,
+                }
+                i += 1;
+                objects >>= 1;
+                depth -= 1;
+            },
+        };
+        if in_object {
+            // A member: its key and colon, then its value.
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            i = skip_ws(b, checked_string_end(b, i + 1)?);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip_ws(b, i + 1);
+        }
+    }
 }
 
 /// JSON's white space from `i` on: the index after it.
@@ -170,6 +335,80 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The check agrees with serde's when it skips a value, on every kind of value
+    /// and every way of breaking one; past its depth it leaves the text to serde.
+    #[test]
+    fn checks_as_serde_does() {
+        let cases = [
+            "0",
+            "-0",
+            "12",
+            "-1.5e3",
+            "1E+9",
+            "2e-0",
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "1e",
+            "1e+",
+            "+1",
+            "--1",
+            "true",
+            "false",
+            "null",
+            "tru",
+            "nul",
+            "True",
+            r#""""#,
+            r#""a\"b""#,
+            r#""\u00e9\ud800""#,
+            r#""\x""#,
+            r#""\u12g4""#,
+            r#""\u12""#,
+            "\"tab\there\"",
+            "\"nl\n\"",
+            "\"\u{7f}é\"",
+            r#""open"#,
+            "[]",
+            "[ ]",
+            "{}",
+            "{ }",
+            "[1,2]",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "[",
+            "]",
+            r#"{"a":1}"#,
+            r#"{"a" : [ {"b":{}} , null ] }"#,
+            r#"{"a":1,}"#,
+            r#"{"a"}"#,
+            r#"{"a":}"#,
+            r#"{1:2}"#,
+            r#"{"a":1 "b":2}"#,
+            r#"{"a":1]"#,
+            r#"[1}"#,
+            r#"{"a\u0062":"\/"}"#,
+            " \t\r\n[1] ",
+            "[1] x",
+            "",
+            "  ",
+            "[]]",
+            "{}{}",
+        ];
+        for json in cases {
+            let ours =
+                checked_value_end(json.as_bytes(), 0).is_some_and(|end| skip_ws(json.as_bytes(), end) == json.len());
+            let serde = serde_json::from_str::<serde::de::IgnoredAny>(json).is_ok();
+            assert_eq!(ours, serde, "{json:?}");
+        }
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(checked_value_end(deep(64).as_bytes(), 0), Some(129));
+        assert_eq!(checked_value_end(deep(65).as_bytes(), 0), None);
+        assert_eq!(checked_value_end(b"{\"a\":[1]} tail", 0), Some(9));
     }
 
     #[test]

@@ -770,7 +770,7 @@ pub unsafe extern "C" fn mcpc_client_call_tool_async(
             op_out(op, out_op);
             return Ok(Status::MCPC_OK);
         }
-        let args = crate::result::parse_arguments(args)?.map(ToOwned::to_owned);
+        let args = crate::result::parse_arguments(args)?.map(crate::result::Arguments::to_owned);
         let client = c.client.clone();
         let name = name.to_string();
         let parent = ctl.cancel.take();
@@ -779,7 +779,13 @@ pub unsafe extern "C" fn mcpc_client_call_tool_async(
             parent.as_ref(),
             |token| async move {
                 ctl.cancel = Some(token);
-                let r = client.call_tool(&name, args.as_deref(), &ctl).await?;
+                let r = client
+                    .call_tool(
+                        &name,
+                        args.as_ref().map(crate::result::OwnedArguments::as_arguments),
+                        &ctl,
+                    )
+                    .await?;
                 let tool_error = r.is_error.then(|| tool_error(&name, &r));
                 Ok((r, tool_error))
             },
