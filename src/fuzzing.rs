@@ -95,10 +95,10 @@ pub fn jsonrpc(data: &[u8]) {
     }
 }
 
-/// The scan's check of JSON (a caller's arguments) agrees with serde's, up to the
-/// depth it follows; normalising any JSON as a tools/call result, a tools/list page,
-/// a discover result or a result type never panics; a normalised result's texts
-/// come from its JSON; a tool's name scanned for is the name serde reads.
+/// The scan's check of JSON agrees with serde's, up to the depth it follows, and so
+/// does its reading of a page (on any text: it checks it as it reads); normalising any JSON as a tools/call result, a tools/list page, a discover
+/// result or a result type never panics; a normalised result's texts come from its
+/// JSON; a tool's name scanned for is the name serde reads.
 pub fn results(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let scanned =
@@ -112,6 +112,14 @@ pub fn results(data: &[u8]) {
         if scanned { "" } else { "in" },
         if parsed { "" } else { "in" }
     );
+    // The scan that reads a page in one pass agrees with serde.
+    if let Some(parts) = crate::result::page_scanned(text) {
+        assert_eq!(
+            Some(parts),
+            crate::result::page_parsed(text).ok(),
+            "the two readings of a page differ"
+        );
+    }
     let Ok(raw) = RawValue::from_string(text.to_string()) else {
         return;
     };

@@ -1,10 +1,12 @@
 //! Finding where JSON values end, without parsing them.
 //!
-//! [`checked_value_end`] checks the syntax of what it skips, as serde_json does when
-//! it skips a value: it checks a caller's `arguments` (see
-//! `result::parse_arguments`). The other functions check nothing: they serve text
-//! that its reader parses whole (a response's result) or that was checked already (a
-//! tool's JSON, with its page), where finding an end is all that is needed, and
+//! [`checked_value_end`] and [`checked_walk`] check the syntax of what they skip, as
+//! serde_json does when it skips a value; the walk also reports the keys and values
+//! near the top as it checks them. They check a caller's `arguments`
+//! (`result::parse_arguments`) and read a `tools/list` page in one pass
+//! (`result::page_scanned`). The other functions check nothing: they serve text
+//! that its reader parses whole (a response's result) or that was checked already
+//! (a tool's JSON, with its page), where finding an end is all that is needed, and
 //! return `None` when the text ends first.
 
 const ONES: u64 = u64::MAX / 255;
@@ -46,8 +48,10 @@ fn string_stops(w: u64) -> u64 {
 /// Where the string whose contents start at `i` ends (just past its closing
 /// quote), checking it as serde_json does when it skips one: no control character
 /// unescaped, every escape one of JSON's (a `\u` escape's four hex digits are
-/// checked, not what they encode). `None` if it is not a valid string.
-fn checked_string_end(b: &[u8], mut i: usize) -> Option<usize> {
+/// checked, not what they encode). `None` if it is not a valid string; with the
+/// end, whether it holds an escape.
+fn checked_string_end(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
+    let mut escaped = false;
     loop {
         // The next quote, backslash or control character, eight bytes at a time.
         while let Some(chunk) = b.get(i..i + 8) {
@@ -59,8 +63,9 @@ fn checked_string_end(b: &[u8], mut i: usize) -> Option<usize> {
             i += 8;
         }
         match *b.get(i)? {
-            b'"' => return Some(i + 1),
+            b'"' => return Some((i + 1, escaped)),
             b'\\' => {
+                escaped = true;
                 i += match *b.get(i + 1)? {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
                     b'u' if b.get(i + 2..i + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
@@ -117,14 +122,46 @@ pub(crate) const CHECKED_DEPTH: u32 = 64;
 /// concern). `None` when it is not valid, or nests deeper than [`CHECKED_DEPTH`]:
 /// the caller then leaves it to serde.
 pub fn checked_value_end(b: &[u8], start: usize) -> Option<usize> {
+    checked_walk(b, start, 0, |_| Some(()))
+}
+
+/// What [`checked_walk`] reports of the values it checks, with their depth (the
+/// members or elements of the value walked are at depth 1, theirs at 2...).
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A member's key (the string's contents, and whether they hold an escape);
+    /// its value comes next.
+    Key(u32, std::ops::Range<usize>, bool),
+    /// A whole value, once checked: where it lies.
+    Value(u32, std::ops::Range<usize>),
+}
+
+/// The most [`checked_walk`] reports (`max_depth`).
+pub(crate) const WALK_REPORTS: u32 = 2;
+
+/// [`checked_value_end`], telling `on` of the keys and values down to `max_depth`
+/// (at most [`WALK_REPORTS`]) as it checks them, so that a reader finds the parts it
+/// wants in the same pass. A value is reported after everything inside it. `on`
+/// saying `None` stops the walk, which then returns `None` too.
+pub(crate) fn checked_walk(
+    b: &[u8],
+    start: usize,
+    max_depth: u32,
+    mut on: impl FnMut(Event) -> Option<()>,
+) -> Option<usize> {
+    debug_assert!(max_depth <= WALK_REPORTS);
     // One bit per open container, set for an object; no allocation.
     let (mut objects, mut depth) = (0u64, 0u32);
+    // Where the open containers that are reported began, by depth.
+    let mut starts = [0usize; WALK_REPORTS as usize + 1];
+    let reported = |depth: u32| depth >= 1 && depth <= max_depth;
     let mut i = skip_ws(b, start);
     loop {
         // A value starts at `i`.
+        let begin = i;
         let opened = match *b.get(i)? {
             b'"' => {
-                i = checked_string_end(b, i + 1)?;
+                i = checked_string_end(b, i + 1)?.0;
                 None
             }
             c @ (b'{' | b'[') => {
@@ -160,37 +197,52 @@ pub fn checked_value_end(b: &[u8], start: usize) -> Option<usize> {
                 if depth == CHECKED_DEPTH {
                     return None;
                 }
+                if reported(depth) {
+                    starts[depth as usize] = begin;
+                }
                 objects = objects << 1 | u64::from(object);
                 depth += 1;
                 object
             }
             // A whole value: close what it completes, up to the next element or member.
-            None => loop {
-                if depth == 0 {
-                    return Some(i);
+            None => {
+                if reported(depth) {
+                    on(Event::Value(depth, begin..i))?;
                 }
-                let object = objects & 1 == 1;
-                i = skip_ws(b, i);
-                match *b.get(i)? {
-                    b',' => {
-                        i = skip_ws(b, i + 1);
-                        break object;
+                loop {
+                    if depth == 0 {
+                        return Some(i);
                     }
-                    b'}' if object => {}
-                    b']' if !object => {}
-                    _ => return None,
+                    let object = objects & 1 == 1;
+                    i = skip_ws(b, i);
+                    match *b.get(i)? {
+                        b',' => {
+                            i = skip_ws(b, i + 1);
+                            break object;
+                        }
+                        b'}' if object => {}
+                        b']' if !object => {}
+                        _ => return None,
+                    }
+                    i += 1;
+                    objects >>= 1;
+                    depth -= 1;
+                    if reported(depth) {
+                        on(Event::Value(depth, starts[depth as usize]..i))?;
+                    }
                 }
-                i += 1;
-                objects >>= 1;
-                depth -= 1;
-            },
+            }
         };
         if in_object {
             // A member: its key and colon, then its value.
             if b.get(i) != Some(&b'"') {
                 return None;
             }
-            i = skip_ws(b, checked_string_end(b, i + 1)?);
+            let (end, escaped) = checked_string_end(b, i + 1)?;
+            if reported(depth) {
+                on(Event::Key(depth, i + 1..end - 1, escaped))?;
+            }
+            i = skip_ws(b, end);
             if b.get(i) != Some(&b':') {
                 return None;
             }
