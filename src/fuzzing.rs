@@ -96,9 +96,10 @@ pub fn jsonrpc(data: &[u8]) {
 }
 
 /// The scan's check of JSON agrees with serde's, up to the depth it follows, and so
-/// does its reading of a page (on any text: it checks it as it reads); normalising any JSON as a tools/call result, a tools/list page, a discover
-/// result or a result type never panics; a normalised result's texts come from its
-/// JSON; a tool's name scanned for is the name serde reads.
+/// does its reading of a page (of any text: it checks the text as it reads);
+/// normalising any JSON as a tools/call result, a tools/list page, a discover result
+/// or a result type never panics; a normalised result's texts come from its JSON; a
+/// tool's name scanned for is the name serde reads.
 pub fn results(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let scanned =

@@ -388,6 +388,7 @@ impl<'a> Arguments<'a> {
 pub struct OwnedArguments(Box<str>);
 
 impl OwnedArguments {
+    /// The arguments, borrowed.
     pub fn as_arguments(&self) -> Arguments<'_> {
         Arguments(&self.0)
     }
