@@ -96,14 +96,15 @@ pub fn jsonrpc(data: &[u8]) {
 }
 
 /// The scan's check of JSON agrees with serde's, up to the depth it follows, and so
-/// does its reading of a page (of any text: it checks the text as it reads);
+/// do its readings of a page and a call result (of any text: they check the text as
+/// they read) and its unescaping of a string;
 /// normalising any JSON as a tools/call result, a tools/list page, a discover result
 /// or a result type never panics; a normalised result's texts come from its JSON; a
 /// tool's name scanned for is the name serde reads.
 pub fn results(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let scanned =
-        crate::scan::checked_value_end(data, 0).is_some_and(|end| crate::scan::skip_ws(data, end) == data.len());
+    let end = crate::scan::checked_value_end(data, 0).filter(|&end| crate::scan::skip_ws(data, end) == data.len());
+    let scanned = end.is_some();
     let parsed = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
     // Brackets counted anywhere bound the depth from above.
     let shallow = data.iter().filter(|&&c| c == b'[' || c == b'{').count() <= crate::scan::CHECKED_DEPTH as usize;
@@ -113,13 +114,26 @@ pub fn results(data: &[u8]) {
         if scanned { "" } else { "in" },
         if parsed { "" } else { "in" }
     );
-    // The scan that reads a page in one pass agrees with serde.
+    // The scans that read a page and a call result in one pass agree with serde.
     if let Some(parts) = crate::result::page_scanned(text) {
         assert_eq!(
             Some(parts),
             crate::result::page_parsed(text).ok(),
             "the two readings of a page differ"
         );
+    }
+    if let Some(fields) = crate::result::call_fields_scanned(text) {
+        assert_eq!(
+            Some(fields),
+            crate::result::call_fields_parsed(text).ok(),
+            "the two readings of a call result differ"
+        );
+    }
+    // Unescaping a string's contents gives what serde gives, or fails where it fails.
+    if let (Some(b'"'), Some(end)) = (data.first(), end) {
+        let ours = crate::result::unescape_nul(&text[1..end - 1]);
+        let serde = serde_json::from_str::<String>(text).ok().map(|t| t + "\0");
+        assert_eq!(ours, serde, "the two unescapings of {text:?} differ");
     }
     let Ok(raw) = RawValue::from_string(text.to_string()) else {
         return;

@@ -137,7 +137,7 @@ pub(crate) enum Event {
 }
 
 /// The most [`checked_walk`] reports (`max_depth`).
-pub(crate) const WALK_REPORTS: u32 = 2;
+pub(crate) const WALK_REPORTS: u32 = 3;
 
 /// [`checked_value_end`], telling `on` of the keys and values down to `max_depth`
 /// (at most [`WALK_REPORTS`]) as it checks them, so that a reader finds the parts it
@@ -249,6 +249,17 @@ pub(crate) fn checked_walk(
             i = skip_ws(b, i + 1);
         }
     }
+}
+
+/// [`checked_walk`] of the whole of `json`, which must be one object (with white
+/// space around it at most); `None` for anything else.
+pub(crate) fn walk_object(json: &str, max_depth: u32, on: impl FnMut(Event) -> Option<()>) -> Option<()> {
+    let b = json.as_bytes();
+    if b.get(skip_ws(b, 0)) != Some(&b'{') {
+        return None;
+    }
+    let end = checked_walk(b, 0, max_depth, on)?;
+    (skip_ws(b, end) == b.len()).then_some(())
 }
 
 /// JSON's white space from `i` on: the index after it.

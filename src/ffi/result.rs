@@ -71,11 +71,7 @@ pub unsafe extern "C" fn mcpc_result_structured_json(result: *const mcpc_result_
         // SAFETY: per the contract.
         unsafe { ptr::get(result) }
             .ok()
-            .and_then(|r| {
-                r.structured
-                    .get_or_init(|| r.inner.structured.as_deref().map(|s| c_json(s.get())))
-                    .as_ref()
-            })
+            .and_then(|r| r.structured.get_or_init(|| r.inner.structured().map(c_json)).as_ref())
             .map_or(std::ptr::null(), |s| s.as_ptr())
     })
 }
