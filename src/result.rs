@@ -194,10 +194,7 @@ pub(crate) fn page_scanned(json: &str) -> Option<PageParts<'_>> {
                     K::Cursor => &mut cursor,
                     K::Other => return Some(()),
                 };
-                // A known key twice: serde refuses it, and says so.
-                if slot.replace(&json[v]).is_some() {
-                    return None;
-                }
+                set_once(slot, &json[v])?;
             }
             _ => {}
         }
@@ -216,12 +213,15 @@ pub(crate) fn page_scanned(json: &str) -> Option<PageParts<'_>> {
 /// The string that the JSON string `quoted` (checked) stands for; `None` if it is
 /// not a string, or serde refuses what its `\u` escapes encode.
 fn json_string(quoted: &str) -> Option<String> {
-    let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
-    if memchr::memchr(b'\\', inner.as_bytes()).is_some() {
-        serde_json::from_str(quoted).ok()
-    } else {
-        Some(inner.to_owned())
-    }
+    let mut s = unescape_nul(json_str(quoted)?)?;
+    s.pop(); // the NUL
+    Some(s)
+}
+
+/// Sets a field read once: `None` (serde then reads the text, refuses a known
+/// key given twice, and says so) if it was set already.
+fn set_once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    slot.replace(value).is_none().then_some(())
 }
 
 /// A `tools/call` result, normalised. Each text block carries a trailing NUL (not
@@ -406,10 +406,7 @@ pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
                     K::Text => &mut text,
                     _ => return Some(()),
                 };
-                // A known key twice: serde refuses it, and says so.
-                if slot.replace(v).is_some() {
-                    return None;
-                }
+                set_once(slot, v)?;
             }
             Value(2, v) if key == K::Content => {
                 // A block, read whole: an object with a type; serde reads its text
@@ -436,9 +433,7 @@ pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
                     K::IsError => &mut is_error,
                     _ => return Some(()),
                 };
-                if slot.replace(v).is_some() {
-                    return None;
-                }
+                set_once(slot, v)?;
             }
             _ => {}
         }
