@@ -1,7 +1,7 @@
 //! The client core: request ids, the pending-request table, routing of what the
 //! server sends, and the MCP operations (handshake, tools/list, tools/call).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -13,6 +13,7 @@ use tokio::sync::{oneshot, Notify};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::deadlines::Deadlines;
 use crate::error::{quote, Error, Result, Status};
 use crate::headers::{self, ParamHeader};
 use crate::jsonrpc::{self, Incoming, ResultJson, Serialized, METHOD_NOT_FOUND};
@@ -122,7 +123,7 @@ struct State {
     pending: rustc_hash::FxHashMap<i64, Waiter>,
     closed: Option<Error>,
     /// Direct calls by deadline (see [`Client::call_tool_direct`]).
-    deadlines: BTreeSet<(Instant, i64)>,
+    deadlines: Deadlines,
     /// The deadline task runs.
     deadline_task: bool,
 }
@@ -165,10 +166,12 @@ impl Shared {
     }
 
     fn take(&self, id: i64) -> Option<Waiter> {
-        let mut st = self.lock();
+        let mut guard = self.lock();
+        let st = &mut *guard;
         let w = st.pending.remove(&id)?;
         if let Some(d) = w.deadline {
-            st.deadlines.remove(&(d, id));
+            let pending = &st.pending;
+            st.deadlines.remove(d, id, |i| pending.contains_key(&i));
         }
         Some(w)
     }
@@ -950,7 +953,7 @@ impl Client {
         name: &str,
         arguments: Option<Arguments<'_>>,
         ctl: &Control,
-        done: impl FnOnce(Result<CallResult>, &str) + Send + 'static,
+        done: impl FnOnce(Result<CallResult>, &ToolName) + Send + 'static,
     ) -> DirectCall {
         let id = self.next_id();
         let params = CallParams {
@@ -962,14 +965,14 @@ impl Client {
         };
         let body = jsonrpc::encode_request(id, "tools/call", Some(&params), arguments.map_or(0, |a| a.get().len()));
         // The error context is made only for an error.
-        let name = name.to_owned();
+        let name = ToolName(smallvec::SmallVec::from_slice(name.as_bytes()));
         let since = Instant::now();
         let deadline = since + self.timeout_of(ctl);
         let completion: Completion = Box::new(move |outcome| {
             done(
                 outcome
                     .and_then(result::parse_call_result)
-                    .map_err(|e| e.context(call_context(&name))),
+                    .map_err(|e| e.context(call_context(name.as_str()))),
                 &name,
             );
         });
@@ -993,9 +996,7 @@ impl Client {
                 return call;
             }
             st.pending.insert(id, waiter);
-            let earliest = st.deadlines.first().map_or(true, |(t, _)| deadline < *t);
-            st.deadlines.insert((deadline, id));
-            if earliest {
+            if st.deadlines.insert(deadline, id) {
                 self.shared.deadline_wake.notify_one();
             }
             !std::mem::replace(&mut st.deadline_task, true)
@@ -1076,7 +1077,7 @@ async fn expire_deadlines(shared: Arc<Shared>, transport: Weak<dyn Transport>) {
             if st.closed.is_some() {
                 return;
             }
-            st.deadlines.first().map(|(t, _)| *t)
+            st.deadlines.first()
         };
         match next {
             Some(t) => {
@@ -1093,13 +1094,12 @@ async fn expire_deadlines(shared: Arc<Shared>, transport: Weak<dyn Transport>) {
         let now = Instant::now();
         loop {
             let expired = {
-                let mut st = shared.lock();
-                match st.deadlines.first().copied() {
-                    Some((t, id)) if t <= now => {
-                        st.deadlines.remove(&(t, id));
-                        st.pending.remove(&id).map(|w| (id, w))
-                    }
-                    _ => break,
+                let mut guard = shared.lock();
+                let st = &mut *guard;
+                let pending = &st.pending;
+                match st.deadlines.pop_expired(now, |i| pending.contains_key(&i)) {
+                    Some(id) => st.pending.remove(&id).map(|w| (id, w)),
+                    None => break,
                 }
             };
             if let Some((id, w)) = expired {
@@ -1114,6 +1114,17 @@ async fn expire_deadlines(shared: Arc<Shared>, transport: Weak<dyn Transport>) {
                 );
             }
         }
+    }
+}
+
+/// A direct call's copy of its tool's name, for error texts: inline when short (most
+/// names are), so that it costs no allocation.
+pub struct ToolName(smallvec::SmallVec<[u8; 32]>);
+
+impl ToolName {
+    pub fn as_str(&self) -> &str {
+        // A copy of a `&str`, so always UTF-8; checked only when an error text needs it.
+        std::str::from_utf8(&self.0).unwrap_or_default()
     }
 }
 

@@ -6,6 +6,7 @@
 #![deny(unsafe_code)]
 
 pub mod client;
+mod deadlines;
 pub mod error;
 pub mod framing;
 #[doc(hidden)]

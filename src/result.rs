@@ -234,7 +234,7 @@ pub struct CallResult {
     /// Where `structuredContent` lies in `raw`, when present and not null.
     structured: Option<std::ops::Range<usize>>,
     /// Text blocks, in order, each NUL-terminated.
-    pub texts: Vec<String>,
+    pub texts: TextBlocks,
     /// The text blocks joined with `\n`, NUL-terminated: made on first use, and only
     /// when there are two or more (one block is its own join).
     joined: OnceLock<String>,
@@ -258,9 +258,13 @@ struct Block<'a> {
     text: Option<NulText>,
 }
 
+/// A call result's text blocks. Most results have one, kept inline: a list on the
+/// heap cost an allocation a call.
+pub type TextBlocks = smallvec::SmallVec<[String; 1]>;
+
 /// The text of `content`'s text blocks, taken as the blocks are read: no list of
 /// blocks is built.
-struct Texts(Vec<String>);
+struct Texts(TextBlocks);
 
 impl<'de> Deserialize<'de> for Texts {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -271,7 +275,7 @@ impl<'de> Deserialize<'de> for Texts {
                 f.write_str("a list of content blocks")
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Texts, A::Error> {
-                let mut texts = Vec::new();
+                let mut texts = TextBlocks::new();
                 while let Some(block) = seq.next_element::<Block<'de>>()? {
                     if block.kind == "text" {
                         let text = block
@@ -335,7 +339,7 @@ pub fn parse_call_result(json: ResultJson) -> Result<CallResult> {
 
 /// A call result's text blocks, where its `structuredContent` lies in its text
 /// (absent or null: `None`), and `isError`.
-type Fields = (Vec<String>, Option<std::ops::Range<usize>>, bool);
+type Fields = (TextBlocks, Option<std::ops::Range<usize>>, bool);
 
 /// [`parse_call_result`]'s reading by serde, of any text.
 pub(crate) fn call_fields_parsed(raw: &str) -> Result<Fields> {
@@ -346,7 +350,7 @@ pub(crate) fn call_fields_parsed(raw: &str) -> Result<Fields> {
         .filter(|s| *s != "null")
         .map(|s| within(raw, s));
     Ok((
-        fields.content.map_or_else(Vec::new, |t| t.0),
+        fields.content.map_or_else(TextBlocks::new, |t| t.0),
         structured,
         fields.is_error.unwrap_or(false),
     ))
@@ -381,7 +385,7 @@ pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
     let (mut key, mut block_key) = (K::Other, K::Other);
     let (mut content, mut structured, mut is_error) = (None, None, None);
     let (mut kind, mut text) = (None, None);
-    let mut texts = Vec::new();
+    let mut texts = TextBlocks::new();
     scan::walk_object(json, 3, |event| {
         match event {
             Key(_, _, true) => return None,
@@ -614,7 +618,7 @@ mod tests {
         .unwrap();
         assert_eq!(r.text_str(), "one\ntwo");
         assert_eq!(r.text_nul(), "one\ntwo\0");
-        assert_eq!(r.texts, vec!["one\0".to_string(), "two\0".to_string()]);
+        assert_eq!(r.texts.as_slice(), ["one\0", "two\0"]);
         assert_eq!(r.structured(), Some(r#"{"n":1}"#));
         assert!(r.raw.contains("image/png"));
         assert!(!r.is_error);
@@ -629,7 +633,7 @@ mod tests {
         let none = parse_call_result(raw(r#"{"content":[]}"#)).unwrap();
         assert_eq!((none.text_nul(), none.texts.len()), ("\0", 0));
         let escaped = parse_call_result(raw(r#"{"content":[{"type":"text","text":"a\u0000b\n"}]}"#)).unwrap();
-        assert_eq!(escaped.texts, vec!["a\0b\n\0".to_string()]);
+        assert_eq!(escaped.texts.as_slice(), ["a\0b\n\0"]);
         for bad in [
             r#"{"content":"x"}"#,
             r#"{"content":[{"type":"text"}]}"#,

@@ -2,7 +2,7 @@
 
 use std::cell::Cell;
 use std::future::Future;
-use std::pin::pin;
+use std::pin::Pin;
 use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
 
@@ -90,7 +90,9 @@ fn refuse_on_runtime_thread() -> Result<()> {
 /// waited (until the parker was woken, or it had something to do), false if it
 /// could not, and the thread then sleeps until woken. The stdio transport reads
 /// its pipe here, so a sequential call is woken by the server's reply itself.
-pub fn block_on_driven<F: Future>(fut: F, drive: &dyn Fn(&Parker) -> bool) -> Result<F::Output> {
+/// The future is pinned by the caller, where it was made: a call's future is a few
+/// KB, and moving it in here cost a copy of it (callgrind).
+pub fn block_on_driven<F: Future>(mut fut: Pin<&mut F>, drive: &dyn Fn(&Parker) -> bool) -> Result<F::Output> {
     refuse_on_runtime_thread()?;
     let Some(parker) = Parker::current() else {
         return Ok(handle().block_on(fut));
@@ -99,7 +101,6 @@ pub fn block_on_driven<F: Future>(fut: F, drive: &dyn Fn(&Parker) -> bool) -> Re
     let _runtime = handle().enter();
     let waker = Waker::from(parker.clone());
     let mut cx = Context::from_waker(&waker);
-    let mut fut = pin!(fut);
     loop {
         parker.reset();
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {

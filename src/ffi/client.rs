@@ -365,7 +365,7 @@ pub unsafe extern "C" fn mcpc_client_list_tools(
         unsafe { *out_list = std::ptr::null_mut() };
         // SAFETY: per the contract.
         let (c, ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
-        let tools = runtime::block_on_driven(c.client.list_tools(&ctl), &|p| c.client.read_here(p))??;
+        let tools = runtime::block_on_driven(std::pin::pin!(c.client.list_tools(&ctl)), &|p| c.client.read_here(p))??;
         // SAFETY: checked non-NULL.
         unsafe { *out_list = ptr::into_raw::<mcpc_tool_list_t>(ToolListData::new(tools)) };
         Ok(Status::MCPC_OK)
@@ -412,7 +412,9 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
             )
         };
         let args = crate::result::parse_arguments(args)?;
-        let r = runtime::block_on_driven(c.client.call_tool(name, args, &ctl), &|p| c.client.read_here(p))??;
+        let r = runtime::block_on_driven(std::pin::pin!(c.client.call_tool(name, args, &ctl)), &|p| {
+            c.client.read_here(p)
+        })??;
         let tool_error = r.is_error.then(|| tool_error(name, &r));
         // SAFETY: checked non-NULL.
         unsafe { *out_result = ptr::into_raw::<mcpc_result_t>(ResultData::new(r)) };
@@ -545,18 +547,20 @@ fn finish<T>(
     value: *mut T,
     err: Option<Error>,
 ) {
-    let (st, msg) = match &err {
+    match &err {
         None => {
             super::boundary::clear_last_error();
-            (Status::MCPC_OK, super::boundary::c_message(""))
+            // SAFETY: the caller's callback, with its userdata, an owned value and a
+            // static empty message (a success allocates no message).
+            unsafe { cb(ud.0, Status::MCPC_OK, value, c"".as_ptr()) }
         }
         Some(e) => {
             super::boundary::set_last_error(e);
-            (e.status, super::boundary::c_message(&e.message))
+            let msg = super::boundary::c_message(&e.message);
+            // SAFETY: as above, with a message borrowed for the callback's duration.
+            unsafe { cb(ud.0, e.status, value, msg.as_ptr()) }
         }
-    };
-    // SAFETY: the caller's callback, with its userdata, an owned value and a borrowed message.
-    unsafe { cb(ud.0, st, value, msg.as_ptr()) }
+    }
 }
 
 fn required<T>(cb: Option<T>) -> Result<T> {
@@ -753,21 +757,23 @@ pub unsafe extern "C" fn mcpc_client_call_tool_async(
             let args = crate::result::parse_arguments(args)?;
             let op = direct_op(
                 &c.ops,
+                !out_op.is_null(),
                 |done| {
-                    let call = c.client.call_tool_direct(name, args, &ctl, move |outcome, tool| {
+                    c.client.call_tool_direct(name, args, &ctl, move |outcome, tool| {
                         done.finish(outcome.map(|r| {
-                            let err = r.is_error.then(|| tool_error(tool, &r));
+                            let err = r.is_error.then(|| tool_error(tool.as_str(), &r));
                             (r, err)
                         }))
-                    });
-                    move || call.cancel()
+                    })
                 },
                 move |outcome| match outcome {
                     Ok((r, err)) => finish(cb, ud, ptr::into_raw::<mcpc_result_t>(ResultData::new(r)), err),
                     Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
                 },
             )?;
-            op_out(op, out_op);
+            if let Some(op) = op {
+                op_out(op, out_op);
+            }
             return Ok(Status::MCPC_OK);
         }
         let args = crate::result::parse_arguments(args)?.map(crate::result::Arguments::to_owned);

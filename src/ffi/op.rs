@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::boundary::boundary;
 use super::ptr::{self, Handle};
+use crate::client::DirectCall;
 use crate::error::{Error, Result, Status};
 use crate::runtime;
 
@@ -30,8 +31,8 @@ pub(crate) struct OpState {
     /// What a task-run operation's work watches; a direct one has its cancel hook
     /// alone (a token for nobody to watch cost an allocation a call).
     token: Option<CancellationToken>,
-    /// A direct operation's cancel (no task listens to its token).
-    cancel_hook: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// A direct operation's call, to cancel it (no task listens to its token).
+    direct: OnceLock<DirectCall>,
 }
 
 impl OpState {
@@ -39,7 +40,7 @@ impl OpState {
         OpState {
             state: AtomicU8::new(RUNNING),
             token,
-            cancel_hook: OnceLock::new(),
+            direct: OnceLock::new(),
         }
     }
 
@@ -156,33 +157,38 @@ where
     Ok(op)
 }
 
-/// Starts an operation with no task of its own: `start` gets the completion to hand
-/// to the core (by value: no box), which finishes it exactly once on an mcpc thread,
-/// and returns how to cancel the work. `complete` then gets the outcome, as with
-/// [`spawn_op`].
-pub(crate) fn direct_op<T, K, C>(
+/// Starts a call with no task of its own: `start` gets the completion to hand to
+/// the core (by value: no box), which finishes it exactly once on an mcpc thread,
+/// and returns the call, to cancel it. `complete` then gets the outcome, as with
+/// [`spawn_op`]. The op handle is made only when the caller asked for one
+/// (`handle`): with none, nothing can cancel the call but a close or its timeout,
+/// and the call costs two allocations less.
+pub(crate) fn direct_op<T, K>(
     tracker: &Arc<OpTracker>,
-    start: impl FnOnce(OpDone<K>) -> C,
+    handle: bool,
+    start: impl FnOnce(OpDone<K>) -> DirectCall,
     complete: K,
-) -> Result<Arc<OpState>>
+) -> Result<Option<Arc<OpState>>>
 where
     K: FnOnce(Result<T>) + Send + 'static,
-    C: Fn() + Send + Sync + 'static,
 {
     let guard = tracker.start()?;
-    let op = Arc::new(OpState::new(None));
-    let cancel = start(OpDone {
+    let op = handle.then(|| Arc::new(OpState::new(None)));
+    let call = start(OpDone {
         state: op.clone(),
         complete,
         guard,
     });
-    let _ = op.cancel_hook.set(Box::new(cancel));
+    if let Some(op) = &op {
+        let _ = op.direct.set(call);
+    }
     Ok(op)
 }
 
 /// A direct operation's completion (see [`direct_op`]).
 pub(crate) struct OpDone<K> {
-    state: Arc<OpState>,
+    /// `None` when no handle was made: then nothing can cancel the call.
+    state: Option<Arc<OpState>>,
     complete: K,
     guard: OpGuard,
 }
@@ -194,7 +200,10 @@ impl<K> OpDone<K> {
     where
         K: FnOnce(Result<T>),
     {
-        let outcome = self.state.settle(outcome);
+        let outcome = match &self.state {
+            Some(state) => state.settle(outcome),
+            None => outcome,
+        };
         (self.complete)(outcome);
         drop(self.guard);
     }
@@ -221,8 +230,8 @@ pub unsafe extern "C" fn mcpc_op_cancel(op: *const mcpc_op_t) {
                 if let Some(token) = &op.token {
                     token.cancel();
                 }
-                if let Some(cancel) = op.cancel_hook.get() {
-                    cancel();
+                if let Some(call) = op.direct.get() {
+                    call.cancel();
                 }
             }
         }
