@@ -76,9 +76,14 @@ pub fn sse(data: &[u8]) {
 
 /// Decoding any bytes as JSON-RPC never panics. A response whose result is valid
 /// JSON decodes exactly as serde alone decodes it (the usual shape is read without
-/// serde, and its result checked only by its reader).
+/// serde, and its result checked only by its reader). A response that the router
+/// reads in one pass as a call result is a response to the same id, whose result
+/// serde reads the same.
 pub fn jsonrpc(data: &[u8]) {
     use crate::jsonrpc::{decode, decode_parsed, Incoming};
+    if let Some((id, rest)) = crate::jsonrpc::response_head(data) {
+        one_pass_readings_agree(data, id, rest);
+    }
     let Ok(Incoming::Response { id, outcome: Ok(json) }) = decode(data) else {
         return;
     };
@@ -92,6 +97,59 @@ pub fn jsonrpc(data: &[u8]) {
             outcome: Ok(json2),
         }) => assert_eq!((id, text.as_str()), (id2, json2.get()), "the two readings differ"),
         other => panic!("serde reads the message otherwise: {other:?}"),
+    }
+}
+
+/// What the router reads in one pass (see `jsonrpc::response_head`), as a call
+/// result or as a page, is a response to the same id, whose result serde reads the
+/// same.
+fn one_pass_readings_agree(data: &[u8], id: i64, rest: std::ops::Range<usize>) {
+    use crate::jsonrpc::{decode_parsed, Incoming};
+    let Ok(rest) = std::str::from_utf8(&data[rest]) else {
+        return;
+    };
+    let (call, page) = (crate::result::call_result_read(rest), crate::result::page_read(rest));
+    if call.is_none() && page.is_none() {
+        return;
+    }
+    let text = std::str::from_utf8(data).expect("read in one pass, so UTF-8");
+    let Ok(Incoming::Response {
+        id: id2,
+        outcome: Ok(json),
+    }) = decode_parsed(text)
+    else {
+        panic!("read in one pass, but serde reads no result in {text:?}")
+    };
+    assert_eq!(id, id2, "the two readings' ids differ");
+    if let Some(read) = call {
+        let parsed = crate::result::parse_call_result(json).expect("serde reads the call result too");
+        assert_eq!(
+            (&*read.raw, read.structured(), read.is_error, read.texts.as_slice()),
+            (
+                &*parsed.raw,
+                parsed.structured(),
+                parsed.is_error,
+                parsed.texts.as_slice()
+            ),
+            "the two readings of a call's response differ"
+        );
+    } else if let Some(read) = page {
+        let parsed = crate::result::parse_page(json.get());
+        let shown = |p: &crate::result::PageRead| match p {
+            Ok(p) => Ok((
+                p.tools
+                    .iter()
+                    .map(|t| (t.name.clone(), t.json().to_string()))
+                    .collect::<Vec<_>>(),
+                p.next_cursor.clone(),
+            )),
+            Err(e) => Err(e.to_string()),
+        };
+        assert_eq!(
+            shown(&read),
+            shown(&parsed),
+            "the two readings of a page's response differ"
+        );
     }
 }
 

@@ -33,6 +33,7 @@ impl Tool {
 }
 
 /// One page of `tools/list`.
+#[derive(Debug)]
 pub struct Page {
     pub tools: Vec<Tool>,
     pub next_cursor: Option<String>,
@@ -119,10 +120,27 @@ fn parse_object<'a, T: Deserialize<'a>>(json: &'a str, what: &str) -> Result<T> 
 /// Reads a `tools/list` result, checking all of its JSON: by a scan in the usual
 /// shape ([`page_scanned`]), by serde otherwise, which says what is wrong with it.
 pub fn parse_page(json: &str) -> Result<Page> {
-    let (tools, next_cursor) = match page_scanned(json) {
+    let parts = match page_scanned(json) {
         Some(parts) => parts,
         None => page_parsed(json)?,
     };
+    page_from(parts)
+}
+
+/// Reads a `tools/list` result from the text that [`jsonrpc::response_head`] gives:
+/// `Some` only when that text is one JSON object (white space after it at most) in
+/// the usual shape ([`page_scanned`]); the page may still be refused (a tool without
+/// a name, say).
+///
+/// [`jsonrpc::response_head`]: crate::jsonrpc::response_head
+pub(crate) fn page_read(text: &str) -> Option<PageRead> {
+    page_scanned(text).map(page_from)
+}
+
+/// A page read by the router with its response: the page, or why it is refused.
+pub type PageRead = Result<Page>;
+
+fn page_from((tools, next_cursor): PageParts<'_>) -> Result<Page> {
     let tools = tools
         .into_iter()
         .enumerate()
@@ -323,18 +341,42 @@ impl<'de> Deserialize<'de> for NulText {
 /// shape ([`call_fields_scanned`]), by serde otherwise, which says what is wrong
 /// with it.
 pub fn parse_call_result(json: ResultJson) -> Result<CallResult> {
+    let json = match json.into_call() {
+        Ok(read) => return Ok(read),
+        Err(json) => json,
+    };
     let raw = json.into_text();
-    let (texts, structured, is_error) = match call_fields_scanned(&raw) {
+    let fields = match call_fields_scanned(&raw) {
         Some(fields) => fields,
         None => call_fields_parsed(&raw)?,
     };
-    Ok(CallResult {
-        raw,
-        is_error,
-        structured,
-        texts,
-        joined: OnceLock::new(),
-    })
+    Ok(CallResult::new(raw, fields))
+}
+
+impl CallResult {
+    fn new(raw: Box<str>, (texts, structured, is_error): Fields) -> Self {
+        CallResult {
+            raw,
+            is_error,
+            structured,
+            texts,
+            joined: OnceLock::new(),
+        }
+    }
+}
+
+/// Reads a call result from the text that [`jsonrpc::response_head`] gives: `Some`
+/// only when that text is one JSON object (white space after it at most) in the
+/// usual shape ([`call_fields_scanned`]). Then the response is read whole in this
+/// one pass.
+///
+/// [`jsonrpc::response_head`]: crate::jsonrpc::response_head
+pub(crate) fn call_result_read(text: &str) -> Option<CallResult> {
+    let fields = call_fields_scanned(text)?;
+    Some(CallResult::new(
+        text.trim_end_matches([' ', '\t', '\n', '\r']).into(),
+        fields,
+    ))
 }
 
 /// A call result's text blocks, where its `structuredContent` lies in its text
