@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -806,7 +807,13 @@ impl Client {
 
     async fn list_tools_once(&self, ctl: &Control, deadline: Instant) -> Result<Vec<Tool>> {
         let mut tools: Vec<Tool> = Vec::new();
-        let mut names: HashSet<String> = HashSet::new();
+        // Names seen, by their hash: a hash seen before is a duplicate if a tool
+        // kept or dropped so far has that name. The names themselves cost an
+        // allocation a tool to keep. Names are the server's, so their hash is keyed
+        // (SipHash); the set of those hashes needs no second keyed hash.
+        let name_hash = std::collections::hash_map::RandomState::new();
+        let mut names: rustc_hash::FxHashSet<u64> = Default::default();
+        let mut dropped: Vec<String> = Vec::new();
         let mut cursors: HashSet<String> = HashSet::new();
         let mut cursor: Option<String> = None;
         let mut pages = 0usize;
@@ -856,7 +863,9 @@ impl Client {
             }
             .map_err(|e| e.context(format!("tools/list page {pages}")))?;
             for tool in page.tools {
-                if !names.insert(tool.name.clone()) {
+                if !names.insert(name_hash.hash_one(&tool.name))
+                    && tools.iter().map(|t| &t.name).chain(&dropped).any(|n| *n == tool.name)
+                {
                     return Err(Error::new(
                         Status::MCPC_ERR_DUPLICATE_TOOL,
                         format!(
@@ -873,6 +882,7 @@ impl Client {
                         }
                         Err(why) => {
                             log::warn!("tools/list: dropped tool {}: {why}", quote(&tool.name));
+                            dropped.push(tool.name);
                             continue;
                         }
                     }

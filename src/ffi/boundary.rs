@@ -23,11 +23,20 @@ thread_local! {
 
 /// Turns message text into a C string, replacing any NUL.
 pub(crate) fn c_message(text: &str) -> CString {
+    let mut out = Vec::with_capacity(text.len() + 1);
+    push_c_text(&mut out, text);
+    CString::from_vec_with_nul(out).expect("NULs were replaced")
+}
+
+/// Appends `text` as C text: any NUL in it shown as `\0`, and a NUL at the end.
+pub(crate) fn push_c_text(out: &mut Vec<u8>, text: &str) {
     // The common case (no NUL) costs one scan and one copy.
     if !text.contains('\0') {
-        return CString::new(text).expect("holds no NUL");
+        out.extend_from_slice(text.as_bytes());
+    } else {
+        out.extend_from_slice(text.replace('\0', "\\0").as_bytes());
     }
-    CString::new(text.replace('\0', "\\0")).expect("NULs were replaced")
+    out.push(0);
 }
 
 pub(crate) fn clear_last_error() {

@@ -169,14 +169,30 @@ pub struct mcpc_tool_list_t {
 }
 
 pub(crate) struct ToolListData {
-    names: Vec<CString>,
+    /// Every name as C text (a NUL inside a name shown as `\0`), each ended by a
+    /// NUL, in one buffer: a C string per name cost an allocation a tool.
+    names: Vec<u8>,
+    /// Where each name starts in `names`.
+    starts: Vec<usize>,
     tools: Vec<Tool>,
 }
 
 impl ToolListData {
     pub(crate) fn new(tools: Vec<Tool>) -> Self {
-        let names = tools.iter().map(|t| super::boundary::c_message(&t.name)).collect();
-        ToolListData { names, tools }
+        let mut names = Vec::with_capacity(tools.iter().map(|t| t.name.len() + 1).sum());
+        let starts = tools
+            .iter()
+            .map(|t| {
+                let start = names.len();
+                super::boundary::push_c_text(&mut names, &t.name);
+                start
+            })
+            .collect();
+        ToolListData { names, starts, tools }
+    }
+
+    fn name(&self, index: usize) -> Option<*const c_char> {
+        Some(self.names[*self.starts.get(index)?..].as_ptr().cast())
     }
 }
 
@@ -193,7 +209,7 @@ impl Handle for mcpc_tool_list_t {
 pub unsafe extern "C" fn mcpc_tool_list_len(list: *const mcpc_tool_list_t) -> usize {
     // SAFETY: per the contract.
     boundary("mcpc_tool_list_len", || {
-        unsafe { ptr::get(list) }.map_or(0, |l| l.names.len())
+        unsafe { ptr::get(list) }.map_or(0, |l| l.tools.len())
     })
 }
 
@@ -208,8 +224,8 @@ pub unsafe extern "C" fn mcpc_tool_list_name(list: *const mcpc_tool_list_t, inde
         // SAFETY: per the contract.
         unsafe { ptr::get(list) }
             .ok()
-            .and_then(|l| l.names.get(index))
-            .map_or(std::ptr::null(), |s| s.as_ptr())
+            .and_then(|l| l.name(index))
+            .unwrap_or(std::ptr::null())
     })
 }
 
@@ -270,4 +286,29 @@ pub unsafe extern "C" fn mcpc_tool_list_to_json(
 pub unsafe extern "C" fn mcpc_tool_list_free(list: *mut mcpc_tool_list_t) {
     // SAFETY: per the contract.
     boundary("mcpc_tool_list_free", || drop(unsafe { ptr::take(list) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    /// Names share one buffer: each is its own C string, a NUL inside a name shows as
+    /// `\0`, and an index past the end gives NULL.
+    #[test]
+    fn tool_list_names() {
+        let page =
+            crate::result::parse_page(r#"{"tools":[{"name":"echo"},{"name":"a\u0000b"},{"name":"é"}]}"#).unwrap();
+        let list = ptr::into_raw::<mcpc_tool_list_t>(ToolListData::new(page.tools));
+        // SAFETY: a live list, freed once below; the names live as long as it does.
+        unsafe {
+            let names: Vec<_> = (0..4).map(|i| mcpc_tool_list_name(list, i)).collect();
+            assert_eq!(mcpc_tool_list_len(list), 3);
+            assert_eq!(CStr::from_ptr(names[0]).to_str(), Ok("echo"));
+            assert_eq!(CStr::from_ptr(names[1]).to_str(), Ok("a\\0b"));
+            assert_eq!(CStr::from_ptr(names[2]).to_str(), Ok("é"));
+            assert!(names[3].is_null());
+            mcpc_tool_list_free(list);
+        }
+    }
 }
