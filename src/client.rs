@@ -1118,14 +1118,25 @@ impl Client {
         self.transport.close().await;
     }
 
-    /// See [`Transport::read_here`]: lets a blocked caller's thread read its own response.
-    pub fn read_here(&self, parker: &crate::park::Parker) -> bool {
-        self.transport.read_here(parker)
-    }
-
     /// True once the connection has failed or been closed.
     pub fn is_closed(&self) -> bool {
         self.shared.closed_error().is_some()
+    }
+}
+
+/// A caller's thread blocked in a call reads its own responses, on a transport that
+/// lets it (see [`crate::runtime::block_on_driven`]).
+impl crate::runtime::Drive for Client {
+    fn claim(&self, parker: &crate::park::Parker) -> bool {
+        self.transport.claim_read(parker)
+    }
+
+    fn drive(&self, parker: &crate::park::Parker) -> bool {
+        self.transport.read_here(parker)
+    }
+
+    fn release(&self, parker: &crate::park::Parker) {
+        self.transport.release_read(parker);
     }
 }
 

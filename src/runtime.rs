@@ -85,20 +85,41 @@ fn refuse_on_runtime_thread() -> Result<()> {
     Ok(())
 }
 
+/// What a caller's thread blocked in [`block_on_driven`] may do while its future
+/// waits.
+pub trait Drive {
+    /// Before the future is first polled (before its request is sent): reserves
+    /// the waiting work for this thread. True if it did; then [`release`](Self::release)
+    /// runs once the future is done.
+    fn claim(&self, parker: &Parker) -> bool;
+    /// Waits, doing the waiting work itself, until the parker is woken or it has
+    /// something to do: true if it waited, false if it could not.
+    fn drive(&self, parker: &Parker) -> bool;
+    /// Ends a claim (also when the future panicked).
+    fn release(&self, parker: &Parker);
+}
+
 /// Like [`block_on`], but while the future waits the calling thread may do the
-/// waiting work itself: `drive` gets the thread's [`Parker`] and returns true if it
-/// waited (until the parker was woken, or it had something to do), false if it
-/// could not, and the thread then sleeps until woken. The stdio transport reads
-/// its pipe here, so a sequential call is woken by the server's reply itself.
+/// waiting work itself ([`Drive`]), and sleeps until woken only when it cannot. The
+/// stdio transport reads its pipe here, so a sequential call is woken by the
+/// server's reply itself; it claims the pipe before the request goes out, so that
+/// a reply that comes fast does not wake a runtime thread first.
 /// The future is pinned by the caller, where it was made: a call's future is a few
 /// KB, and moving it in here cost a copy of it (callgrind).
-pub fn block_on_driven<F: Future>(mut fut: Pin<&mut F>, drive: &dyn Fn(&Parker) -> bool) -> Result<F::Output> {
+pub fn block_on_driven<F: Future>(mut fut: Pin<&mut F>, driver: &dyn Drive) -> Result<F::Output> {
     refuse_on_runtime_thread()?;
     let Some(parker) = Parker::current() else {
         return Ok(handle().block_on(fut));
     };
     // Timers, I/O and spawns inside the future belong to the runtime.
     let _runtime = handle().enter();
+    struct Claim<'a>(&'a dyn Drive, &'a Parker);
+    impl Drop for Claim<'_> {
+        fn drop(&mut self) {
+            self.0.release(self.1);
+        }
+    }
+    let _claim = driver.claim(&parker).then(|| Claim(driver, &parker));
     let waker = Waker::from(parker.clone());
     let mut cx = Context::from_waker(&waker);
     loop {
@@ -106,7 +127,7 @@ pub fn block_on_driven<F: Future>(mut fut: Pin<&mut F>, drive: &dyn Fn(&Parker) 
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return Ok(out);
         }
-        if !drive(&parker) {
+        if !driver.drive(&parker) {
             parker.wait(None);
         }
     }

@@ -93,6 +93,17 @@ pub trait Transport: Send + Sync + 'static {
     fn read_here(&self, _parker: &Parker) -> bool {
         false
     }
+    /// Called on a caller's thread about to block in a call, before its request is
+    /// sent: the transport may reserve its read side for this thread (`parker`), so
+    /// that a fast response cannot wake another thread before the caller reads it.
+    /// [`read_here`](Self::read_here) then reads under the claim, and
+    /// [`release_read`](Self::release_read) ends it. True if it made one.
+    fn claim_read(&self, _parker: &Parker) -> bool {
+        false
+    }
+    /// Ends this thread's claim (see [`claim_read`](Self::claim_read)), if it still
+    /// holds one.
+    fn release_read(&self, _parker: &Parker) {}
     /// How to read a failed version probe on this transport.
     fn probe_kind(&self) -> ProbeKind {
         ProbeKind::Stream { restartable: false }

@@ -129,6 +129,11 @@ impl Drop for PipeGrowth {
     }
 }
 
+/// A parker's identity: one per thread, alive as long as its thread.
+fn parker_id(parker: &Parker) -> usize {
+    std::ptr::from_ref(parker) as usize
+}
+
 /// After stdout ends, how long to wait for the exit status to name it in the error.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(200);
 
@@ -207,6 +212,9 @@ struct Reader {
     /// thread it runs on) is not woken for what the caller reads itself.
     watch: AsyncFd<Watch>,
     busy: AtomicBool,
+    /// The parker (its address) of the caller's thread that holds `busy` between its
+    /// turns at reading ([`Transport::claim_read`]); 0 when none does.
+    claimant: AtomicUsize,
     /// Wakes the reader task when a caller stops reading with work left.
     handback: Notify,
     state: Mutex<ReadState>,
@@ -321,13 +329,44 @@ impl Reader {
         }
     }
 
-    /// A caller's turn (see [`Transport::read_here`]): waits on the pipe and the
-    /// caller's parker, delivering responses, until the parker is woken.
-    fn read_here(&self, parker: &Parker) -> bool {
+    /// Reserves reading for a caller's thread before it sends its request (see
+    /// [`Transport::claim_read`]): `busy` taken and the watch disarmed now, so that
+    /// the response cannot wake the reader task's runtime thread in the moment
+    /// between the request going out and the caller's first turn. Disarming only
+    /// at that turn lost the race to a fast server on most sequential calls across
+    /// two CPUs (strace: the runtime thread woke about once a call).
+    fn claim(&self, parker: &Parker) -> bool {
         if !self.try_acquire() {
             return false;
         }
         self.arm(false);
+        self.claimant.store(parker_id(parker), Ordering::SeqCst);
+        true
+    }
+
+    /// Ends a claim that this thread still holds: the pipe is the reader task's again.
+    fn unclaim(&self, parker: &Parker) {
+        if self
+            .claimant
+            .compare_exchange(parker_id(parker), 0, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.release();
+            self.arm(true);
+        }
+    }
+
+    /// A caller's turn (see [`Transport::read_here`]): waits on the pipe and the
+    /// caller's parker, delivering responses, until the parker is woken. Under a
+    /// claim, the caller keeps `busy` after a turn that left nothing to hand back.
+    fn read_here(&self, parker: &Parker) -> bool {
+        let claimed = self.claimant.load(Ordering::SeqCst) == parker_id(parker);
+        if !claimed {
+            if !self.try_acquire() {
+                return false;
+            }
+            self.arm(false);
+        }
         let mut guard = self.lock();
         let st = &mut *guard;
         // Lines left for the reader task come first; so do ends it must report.
@@ -358,6 +397,12 @@ impl Reader {
             }
         }
         drop(guard);
+        if claimed {
+            if !hand_back {
+                return true;
+            }
+            self.claimant.store(0, Ordering::SeqCst);
+        }
         self.release();
         // What comes next (or is already in the pipe) is the reader task's again.
         self.arm(true);
@@ -540,6 +585,7 @@ impl StdioTransport {
             fd,
             watch,
             busy: AtomicBool::new(false),
+            claimant: AtomicUsize::new(0),
             handback: Notify::new(),
             state: Mutex::new(ReadState {
                 framer: LineFramer::new(cfg.max_message_size),
@@ -588,6 +634,14 @@ impl Transport for StdioTransport {
 
     fn read_here(&self, parker: &Parker) -> bool {
         self.reader.read_here(parker)
+    }
+
+    fn claim_read(&self, parker: &Parker) -> bool {
+        self.reader.claim(parker)
+    }
+
+    fn release_read(&self, parker: &Parker) {
+        self.reader.unclaim(parker);
     }
 
     fn send(&self, msg: Outgoing) -> Result<()> {
@@ -877,5 +931,93 @@ mod tests {
         drop(g);
         drop(pipes);
         assert_eq!(GROWN_PIPES.load(Ordering::Acquire), 0);
+    }
+
+    /// A caller that claims the pipe before it sends reads its own response even
+    /// when the response arrives before the caller's first turn at reading: the
+    /// reader task (on a runtime thread) is never woken for it. The window is made
+    /// wide on purpose: the future waits 50 ms after sending before it yields, and
+    /// `cat` answers at once. Without the claim the reader task reads every line.
+    #[test]
+    fn a_fast_response_is_read_by_its_caller() {
+        use std::sync::atomic::AtomicUsize;
+        use std::task::{Poll, Waker};
+        #[derive(Default)]
+        struct Record {
+            by_task: AtomicUsize,
+            by_caller: AtomicUsize,
+            waker: Mutex<Option<Waker>>,
+        }
+        impl Record {
+            fn seen(&self) -> usize {
+                self.by_task.load(Ordering::SeqCst) + self.by_caller.load(Ordering::SeqCst)
+            }
+            fn wake(&self) {
+                if let Some(w) = self.waker.lock().unwrap().take() {
+                    w.wake();
+                }
+            }
+        }
+        impl super::super::Sink for Record {
+            fn deliver(&self, _msg: &[u8]) -> Result<Option<Outgoing>> {
+                self.by_task.fetch_add(1, Ordering::SeqCst);
+                self.wake();
+                Ok(None)
+            }
+            fn deliver_response(&self, _msg: &[u8]) -> bool {
+                self.by_caller.fetch_add(1, Ordering::SeqCst);
+                self.wake();
+                true
+            }
+            fn fail_request(&self, _id: i64, _err: Error) {}
+            fn is_pending(&self, _id: i64) -> bool {
+                true
+            }
+            fn closed(&self, _err: Error) {}
+        }
+        struct Driver(Arc<dyn Transport>);
+        impl crate::runtime::Drive for Driver {
+            fn claim(&self, parker: &Parker) -> bool {
+                self.0.claim_read(parker)
+            }
+            fn drive(&self, parker: &Parker) -> bool {
+                self.0.read_here(parker)
+            }
+            fn release(&self, parker: &Parker) {
+                self.0.release_read(parker);
+            }
+        }
+
+        let sink = Arc::new(Record::default());
+        let transport = {
+            let _runtime = crate::runtime::handle().enter();
+            StdioTransport::spawn(StdioConfig::new("cat"), sink.clone()).expect("cat runs")
+        };
+        let driver = Driver(transport.clone());
+        for round in 1..=3 {
+            let mut sent = false;
+            let answered = std::future::poll_fn(|cx| {
+                *sink.waker.lock().unwrap() = Some(cx.waker().clone());
+                if sink.seen() == round {
+                    return Poll::Ready(());
+                }
+                if !sent {
+                    sent = true;
+                    transport.send(Outgoing::response(b"{}".to_vec())).expect("sent");
+                    // The response arrives now, before the caller's turn at reading.
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Poll::Pending
+            });
+            crate::runtime::block_on_driven(std::pin::pin!(answered), &driver).expect("not a runtime thread");
+        }
+        assert_eq!(
+            (
+                sink.by_caller.load(Ordering::SeqCst),
+                sink.by_task.load(Ordering::SeqCst)
+            ),
+            (3, 0)
+        );
+        crate::runtime::block_on(transport.close()).expect("not a runtime thread");
     }
 }
