@@ -1122,21 +1122,11 @@ impl Client {
     pub fn is_closed(&self) -> bool {
         self.shared.closed_error().is_some()
     }
-}
 
-/// A caller's thread blocked in a call reads its own responses, on a transport that
-/// lets it (see [`crate::runtime::block_on_driven`]).
-impl crate::runtime::Drive for Client {
-    fn claim(&self, parker: &crate::park::Parker) -> bool {
-        self.transport.claim_read(parker)
-    }
-
-    fn drive(&self, parker: &crate::park::Parker) -> bool {
-        self.transport.read_here(parker)
-    }
-
-    fn release(&self, parker: &crate::park::Parker) {
-        self.transport.release_read(parker);
+    /// What a caller's thread blocked in a call drives: the transport, which may let
+    /// it read its own responses (see [`crate::runtime::block_on_driven`]).
+    pub fn driver(&self) -> &dyn crate::runtime::Drive {
+        &self.transport
     }
 }
 

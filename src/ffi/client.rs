@@ -365,7 +365,7 @@ pub unsafe extern "C" fn mcpc_client_list_tools(
         unsafe { *out_list = std::ptr::null_mut() };
         // SAFETY: per the contract.
         let (c, ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
-        let tools = runtime::block_on_driven(std::pin::pin!(c.client.list_tools(&ctl)), &*c.client)??;
+        let tools = runtime::block_on_driven(std::pin::pin!(c.client.list_tools(&ctl)), c.client.driver())??;
         // SAFETY: checked non-NULL.
         unsafe { *out_list = ptr::into_raw::<mcpc_tool_list_t>(ToolListData::new(tools)) };
         Ok(Status::MCPC_OK)
@@ -412,7 +412,7 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
             )
         };
         let args = crate::result::parse_arguments(args)?;
-        let r = runtime::block_on_driven(std::pin::pin!(c.client.call_tool(name, args, &ctl)), &*c.client)??;
+        let r = runtime::block_on_driven(std::pin::pin!(c.client.call_tool(name, args, &ctl)), c.client.driver())??;
         let tool_error = r.is_error.then(|| tool_error(name, &r));
         // SAFETY: checked non-NULL.
         unsafe { *out_result = ptr::into_raw::<mcpc_result_t>(ResultData::new(r)) };

@@ -28,8 +28,8 @@ const CANCELLED: u8 = 2;
 
 pub(crate) struct OpState {
     state: AtomicU8,
-    /// What a task-run operation's work watches; a direct one has its cancel hook
-    /// alone (a token for nobody to watch cost an allocation a call).
+    /// What a task-run operation's work watches; a direct one has its call to
+    /// cancel alone (a token for nobody to watch cost an allocation a call).
     token: Option<CancellationToken>,
     /// A direct operation's call, to cancel it (no task listens to its token).
     direct: OnceLock<DirectCall>,

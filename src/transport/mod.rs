@@ -109,3 +109,19 @@ pub trait Transport: Send + Sync + 'static {
         ProbeKind::Stream { restartable: false }
     }
 }
+
+/// A transport is what a caller's thread blocked in a call drives (see
+/// [`crate::runtime::block_on_driven`]).
+impl crate::runtime::Drive for Arc<dyn Transport> {
+    fn claim(&self, parker: &Parker) -> bool {
+        self.claim_read(parker)
+    }
+
+    fn drive(&self, parker: &Parker) -> bool {
+        self.read_here(parker)
+    }
+
+    fn release(&self, parker: &Parker) {
+        self.release_read(parker);
+    }
+}

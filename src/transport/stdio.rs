@@ -975,25 +975,11 @@ mod tests {
             }
             fn closed(&self, _err: Error) {}
         }
-        struct Driver(Arc<dyn Transport>);
-        impl crate::runtime::Drive for Driver {
-            fn claim(&self, parker: &Parker) -> bool {
-                self.0.claim_read(parker)
-            }
-            fn drive(&self, parker: &Parker) -> bool {
-                self.0.read_here(parker)
-            }
-            fn release(&self, parker: &Parker) {
-                self.0.release_read(parker);
-            }
-        }
-
         let sink = Arc::new(Record::default());
         let transport = {
             let _runtime = crate::runtime::handle().enter();
             StdioTransport::spawn(StdioConfig::new("cat"), sink.clone()).expect("cat runs")
         };
-        let driver = Driver(transport.clone());
         for round in 1..=3 {
             let mut sent = false;
             let answered = std::future::poll_fn(|cx| {
@@ -1009,7 +995,7 @@ mod tests {
                 }
                 Poll::Pending
             });
-            crate::runtime::block_on_driven(std::pin::pin!(answered), &driver).expect("not a runtime thread");
+            crate::runtime::block_on_driven(std::pin::pin!(answered), &transport).expect("not a runtime thread");
         }
         assert_eq!(
             (
