@@ -326,9 +326,9 @@ impl Sink for Shared {
         }
     }
 
-    fn deliver_response(&self, msg: &[u8]) -> bool {
+    fn deliver_response(&self, msg: &[u8]) -> Option<Result<()>> {
         if self.route_read(msg, true) {
-            return true;
+            return Some(Ok(()));
         }
         match jsonrpc::decode(msg) {
             Ok(Incoming::Response { id, outcome }) => {
@@ -340,15 +340,15 @@ impl Sink for Shared {
                         ..
                     })
                 ) {
-                    return false;
+                    return None;
                 }
                 self.route_response(id, outcome);
-                true
+                Some(Ok(()))
             }
-            Ok(_) => false,
+            Ok(_) => None,
             Err(e) => {
                 log::warn!("dropped a message from the server: {e}");
-                true
+                Some(Err(e))
             }
         }
     }

@@ -53,6 +53,11 @@ impl Parker {
     /// Sleeps until woken, or until `fd` (if any) is readable or closed. Returns at
     /// once when already woken. May return spuriously: callers check and loop.
     pub fn wait(&self, fd: Option<BorrowedFd<'_>>) {
+        self.wait_for(fd.map(|fd| (fd, PollFlags::POLLIN)));
+    }
+
+    /// As [`wait`](Self::wait), for the given events on `fd`.
+    pub fn wait_for(&self, fd: Option<(BorrowedFd<'_>, PollFlags)>) {
         if self
             .state
             .compare_exchange(EMPTY, PARKED, Ordering::AcqRel, Ordering::Acquire)
@@ -63,8 +68,8 @@ impl Parker {
         let mut fds = [PollFd::new(self.efd.as_fd(), PollFlags::POLLIN)];
         let mut both;
         let fds: &mut [PollFd<'_>] = match fd {
-            Some(fd) => {
-                both = [fds[0], PollFd::new(fd, PollFlags::POLLIN)];
+            Some((fd, events)) => {
+                both = [fds[0], PollFd::new(fd, events)];
                 &mut both
             }
             None => &mut fds,

@@ -90,3 +90,61 @@ pub fn unblock_signals_in_child(cmd: &mut tokio::process::Command) {
         });
     }
 }
+
+/// Reads from `fd` into the unfilled part of `buf` (memory not initialized yet, so
+/// it is not zeroed first) and marks what was read filled. Retries on EINTR.
+pub fn read_into(fd: std::os::fd::BorrowedFd<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    loop {
+        #[allow(unsafe_code)]
+        // SAFETY: read(2) writes at most `unfilled.len()` bytes into memory the
+        // ReadBuf owns; only the `n` bytes the kernel reports written are then
+        // marked initialized and filled.
+        let n = unsafe {
+            let unfilled = buf.unfilled_mut();
+            let n = libc::read(fd.as_raw_fd(), unfilled.as_mut_ptr().cast(), unfilled.len());
+            if n > 0 {
+                buf.assume_init(n as usize);
+            }
+            n
+        };
+        if n >= 0 {
+            buf.advance(n as usize);
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Sends on a connected socket. A peer that has gone gives EPIPE, never SIGPIPE:
+/// the send may run on a host's thread (a blocked caller's), where SIGPIPE would
+/// end the process. Retries on EINTR.
+pub fn send_nosignal(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+    use nix::sys::socket::{sendmsg, MsgFlags};
+    use std::os::fd::AsRawFd;
+    loop {
+        match sendmsg::<()>(fd.as_raw_fd(), bufs, &[], MsgFlags::MSG_NOSIGNAL, None) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            other => return other.map_err(std::io::Error::from),
+        }
+    }
+}
+
+/// Registers a socket with the runtime's reactor (read and write interest). On
+/// failure, gives the socket back with the error. Call inside the runtime.
+pub fn watch(
+    sock: std::net::TcpStream,
+) -> Result<tokio::io::unix::AsyncFd<std::net::TcpStream>, (std::io::Error, std::net::TcpStream)> {
+    use tokio::io::{unix::AsyncFd, Interest};
+    #[allow(unsafe_code)]
+    // SAFETY: the AsyncFd owns the stream, whose descriptor stays open and the same
+    // for as long as the stream lives.
+    let watched = unsafe { AsyncFd::register_with_interest(sock, Interest::READABLE | Interest::WRITABLE) };
+    watched.map_err(|e| {
+        let (sock, err) = e.into_parts();
+        (err, sock)
+    })
+}

@@ -13,7 +13,7 @@ use crate::error::{Error, Result, Status};
 use crate::protocol::{self, ClientInfo, Negotiation};
 use crate::transport::http::{is_reserved_header, TokenFn};
 use crate::transport::stdio::StderrMode;
-use reqwest::header::{HeaderName, HeaderValue};
+use http::header::{HeaderName, HeaderValue};
 
 /// Client settings: a builder. Make it with mcpc_options_new, set what you need,
 /// pass it to a connect function (which copies it; the same options may make many

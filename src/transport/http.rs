@@ -10,16 +10,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use ::http::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION, WWW_AUTHENTICATE,
+};
+use ::http::{Method, StatusCode, Uri};
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
-use reqwest::{Method, StatusCode, Url};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
 use serde::Deserialize;
 use tokio::task::{AbortHandle, JoinHandle};
+use url::Url;
 
+use super::h1::{self, Failure, Reply};
 use super::{BoxFuture, Outgoing, SinkRef, Transport};
 use crate::error::{quote, Error, Result, Status};
+use crate::park::Parker;
 use crate::sse::SseParser;
 use crate::url_policy;
 
@@ -60,9 +65,9 @@ pub fn is_reserved_header(name: &HeaderName) -> bool {
     [
         CONTENT_TYPE,
         ACCEPT,
-        reqwest::header::HOST,
-        reqwest::header::CONTENT_LENGTH,
-        reqwest::header::TRANSFER_ENCODING,
+        ::http::header::HOST,
+        ::http::header::CONTENT_LENGTH,
+        ::http::header::TRANSFER_ENCODING,
     ]
     .contains(name)
         || name.as_str() == MCP_SESSION_ID
@@ -81,7 +86,9 @@ struct Session {
 }
 
 struct Inner {
-    http: reqwest::Client,
+    http: h1::Client,
+    /// The endpoint's path and query, as requests carry it.
+    path: Uri,
     cfg: HttpConfig,
     sink: SinkRef,
     session: tokio::sync::RwLock<Session>,
@@ -145,53 +152,38 @@ fn tls_config(extra_pem: &[Vec<u8>], system_roots: bool) -> Result<rustls::Clien
     Ok(config)
 }
 
-/// Follows a redirect only within the endpoint's origin, never from https to http.
-fn redirect_policy() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let Some(first) = attempt.previous().first() else {
-            return attempt.stop();
-        };
-        if attempt.previous().len() > 5 || !url_policy::same_origin(first, attempt.url()) {
-            attempt.stop()
-        } else {
-            attempt.follow()
-        }
-    })
-}
+/// How many redirects a request may follow (within the endpoint's origin only).
+const MAX_REDIRECTS: usize = 5;
 
-/// Turns a reqwest error into ours: TLS failures are their own status; messages
-/// never carry the URL's query or credentials.
-fn classify(e: reqwest::Error, url: &Url) -> Error {
-    let mut tls = false;
-    let mut detail = String::new();
-    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(&e);
-    while let Some(s) = source {
-        if s.downcast_ref::<rustls::Error>().is_some() {
-            tls = true;
-        }
-        detail = s.to_string();
-        source = s.source();
-    }
-    let lower = detail.to_ascii_lowercase();
-    if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
-        tls = true;
-    }
-    let what = if detail.is_empty() {
-        e.without_url().to_string()
-    } else {
-        detail
-    };
-    if tls {
+/// Turns a failed exchange into our error: TLS failures are their own status;
+/// messages never carry the URL's query or credentials.
+fn classify(e: Failure, url: &Url) -> Error {
+    if e.is_tls() {
         Error::new(
             Status::MCPC_ERR_TLS,
-            format!("TLS with {} failed: {what}", url_policy::redact(url)),
+            format!("TLS with {} failed: {e}", url_policy::redact(url)),
         )
     } else {
         Error::new(
             Status::MCPC_ERR_TRANSPORT,
-            format!("HTTP request to {} failed: {what}", url_policy::redact(url)),
+            format!("HTTP request to {} failed: {e}", url_policy::redact(url)),
         )
     }
+}
+
+/// The path and query of `url`, as a request line carries them.
+fn path_of(url: &Url) -> Result<Uri> {
+    let mut p = url.path().to_string();
+    if let Some(q) = url.query() {
+        p.push('?');
+        p.push_str(q);
+    }
+    Uri::try_from(p).map_err(|e| {
+        Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            format!("the URL's path is not usable: {e}"),
+        )
+    })
 }
 
 /// A session id must be visible ASCII (0x21 to 0x7E).
@@ -212,7 +204,7 @@ struct InitFields<'a> {
 }
 
 /// Builds a short error from an HTTP error status and its body.
-async fn status_error(resp: reqwest::Response) -> Error {
+async fn status_error(resp: Reply) -> Error {
     let status = resp.status();
     let body = read_limited(resp, 64 * 1024).await.unwrap_or_default();
     #[derive(Deserialize)]
@@ -247,14 +239,14 @@ fn error_reply_for(body: &[u8], id: i64) -> Option<Vec<u8>> {
     Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#, e.error.get()).into_bytes())
 }
 
-async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>> {
+async fn read_limited(mut resp: Reply, max: usize) -> Result<Vec<u8>> {
     // Sized from Content-Length when the server sends one: a large body is then
     // copied once, not regrown.
     let mut body = Vec::with_capacity(resp.content_length().map_or(0, |n| (n as usize).min(max)));
     while let Some(chunk) = resp.chunk().await.map_err(|e| {
         Error::new(
             Status::MCPC_ERR_TRANSPORT,
-            format!("reading the HTTP response failed: {}", e.without_url()),
+            format!("reading the HTTP response failed: {e}"),
         )
     })? {
         if body.len() + chunk.len() > max {
@@ -284,25 +276,15 @@ impl HttpTransport {
         // within its origin: no need to read the system's certificate store (7-40 ms and
         // about 4 MB the first time).
         let tls = tls_config(&cfg.ca_pem, cfg.url.scheme() == "https")?;
-        let http = reqwest::Client::builder()
-            .use_preconfigured_tls(tls)
-            .redirect(redirect_policy())
-            .no_proxy()
-            .tcp_nodelay(true)
-            .http1_only()
-            .connect_timeout(cfg.connect_timeout)
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build()
-            .map_err(|e| {
-                Error::new(
-                    Status::MCPC_ERR_TRANSPORT,
-                    format!("cannot set up the HTTP client: {e}"),
-                )
-            })?;
+        let tls = (cfg.url.scheme() == "https").then(|| Arc::new(tls));
+        let http = h1::Client::new(&cfg.url, tls, cfg.connect_timeout)
+            .ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "the URL has no usable host"))?;
+        let path = path_of(&cfg.url)?;
         let token = cfg.bearer.clone();
         Ok(Arc::new(HttpTransport {
             inner: Arc::new(Inner {
                 http,
+                path,
                 cfg,
                 sink,
                 session: tokio::sync::RwLock::new(Session::default()),
@@ -353,7 +335,7 @@ impl Inner {
     }
 
     /// One POST with its auth retry. Returns the successful response, or the error.
-    async fn post(&self, body: &Bytes, extra: &HeaderMap) -> Result<(reqwest::Response, bool)> {
+    async fn post(&self, body: &Bytes, extra: &HeaderMap) -> Result<(Reply, bool)> {
         let mut refreshed = false;
         loop {
             let had_session = self.session.read().await.id.is_some();
@@ -493,12 +475,7 @@ impl Inner {
     /// `resumable` (never under 2026-07-28, where a broken stream loses the request).
     /// `resume_for` is the request whose response a dropped stream may still bring
     /// (`None` under 2026-07-28, where a broken stream loses the request).
-    async fn read_reply(
-        self: &Arc<Self>,
-        resp: reqwest::Response,
-        is_init: bool,
-        resume_for: Option<i64>,
-    ) -> Result<()> {
+    async fn read_reply(self: &Arc<Self>, resp: Reply, is_init: bool, resume_for: Option<i64>) -> Result<()> {
         let ctype = resp
             .headers()
             .get(CONTENT_TYPE)
@@ -538,7 +515,7 @@ impl Inner {
         Ok(())
     }
 
-    async fn resume(&self, last_id: &str) -> Result<reqwest::Response> {
+    async fn resume(&self, last_id: &str) -> Result<Reply> {
         let mut headers = HeaderMap::new();
         let v = HeaderValue::from_str(last_id).map_err(|_| {
             Error::new(
@@ -553,7 +530,7 @@ impl Inner {
 
     /// Sends one HTTP request with everything the endpoint needs: the caller's
     /// headers, the bearer token, the session id and the protocol version.
-    async fn request(&self, method: Method, body: Option<&Bytes>, extra: HeaderMap) -> Result<reqwest::Response> {
+    async fn request(&self, method: Method, body: Option<&Bytes>, extra: HeaderMap) -> Result<Reply> {
         let mut headers = extra;
         for (k, v) in &self.cfg.headers {
             headers.append(k.clone(), v.clone());
@@ -573,21 +550,62 @@ impl Inner {
                 headers.insert(HeaderName::from_static(MCP_PROTOCOL_VERSION), v.clone());
             }
         }
-        let mut req = self.http.request(method.clone(), self.cfg.url.clone()).headers(headers);
-        if method == Method::GET {
-            req = req.header(ACCEPT, "text/event-stream");
-        } else if let Some(body) = body {
-            req = req
-                .header(ACCEPT, ACCEPT_BOTH)
-                .header(CONTENT_TYPE, "application/json")
-                .body(body.clone());
+        let body = match body {
+            Some(b) if method != Method::GET => {
+                headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                b.clone()
+            }
+            _ => {
+                if method == Method::GET {
+                    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+                }
+                Bytes::new()
+            }
+        };
+        let (mut method, mut body) = (method, body);
+        let mut path = self.path.clone();
+        let mut url: Option<Url> = None; // after a redirect
+        let mut redirects = 0;
+        loop {
+            let resp = self
+                .http
+                .send(method.clone(), path, headers.clone(), body.clone())
+                .await
+                .map_err(|e| classify(e, url.as_ref().unwrap_or(&self.cfg.url)))?;
+            let status = resp.status();
+            if !status.is_redirection() || redirects == MAX_REDIRECTS {
+                return Ok(resp);
+            }
+            // Followed only within the endpoint's origin (so never from https to
+            // http, and credentials never leave it); otherwise the caller sees the
+            // redirect itself.
+            let here = url.as_ref().unwrap_or(&self.cfg.url);
+            let Some(next) = resp
+                .headers()
+                .get(LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .and_then(|l| here.join(l).ok())
+                .filter(|next| url_policy::same_origin(&self.cfg.url, next))
+            else {
+                return Ok(resp);
+            };
+            path = path_of(&next)?;
+            url = Some(next);
+            redirects += 1;
+            // As browsers do: 307 and 308 repeat the request; the others fetch the
+            // new place with GET.
+            if status != StatusCode::TEMPORARY_REDIRECT && status != StatusCode::PERMANENT_REDIRECT {
+                method = Method::GET;
+                body = Bytes::new();
+                headers.remove(CONTENT_TYPE);
+            }
         }
-        req.send().await.map_err(|e| classify(e, &self.cfg.url))
     }
 
     /// Routes one SSE stream's events until it ends. A dropped connection is an end
     /// like any other: whether to resume is the caller's choice.
-    async fn read_sse(self: &Arc<Self>, mut resp: reqwest::Response, is_init: bool) -> Result<StreamEnd> {
+    async fn read_sse(self: &Arc<Self>, mut resp: Reply, is_init: bool) -> Result<StreamEnd> {
         let mut parser = SseParser::new(self.cfg.max_message_size);
         let mut events = Vec::new();
         loop {
@@ -628,6 +646,15 @@ impl Inner {
                 }
             }
         }
+        if here::polling() {
+            // No callback runs on a blocked caller's thread: anything but a response
+            // moves this exchange to the runtime first (and it stays there, so what
+            // follows is delivered in order).
+            if let Some(delivered) = self.sink.deliver_response(msg) {
+                return delivered;
+            }
+            here::to_runtime().await;
+        }
         if let Some(reply) = self.sink.deliver(msg)? {
             self.dispatch(reply);
         }
@@ -662,13 +689,25 @@ impl Inner {
         };
         match id {
             Some(id) => {
-                // Registered under the lock, so the task's own removal comes after.
-                let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
-                let handle = crate::runtime::handle().spawn(task);
-                inflight.insert(id, handle.abort_handle());
+                let task: Exchange = Box::pin(task);
+                if let Some(task) = here::stash(self, id, task) {
+                    self.spawn_exchange(id, task);
+                }
             }
             None => self.spawn_background(task),
         }
+    }
+
+    /// Runs request `id`'s exchange on the runtime, where [`Transport::abandon`] can
+    /// abort it.
+    fn spawn_exchange(&self, id: i64, task: Exchange) {
+        if self.closed.load(Ordering::Acquire) {
+            return; // dropped: closing aborts every exchange
+        }
+        // Registered under the lock, so the task's own removal comes after.
+        let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        let handle = crate::runtime::handle().spawn(task);
+        inflight.insert(id, handle.abort_handle());
     }
 
     /// Starts a fresh session after a 404: initialize again (without the old session
@@ -751,6 +790,18 @@ impl Transport for HttpTransport {
         super::ProbeKind::Http
     }
 
+    fn claim_read(&self, parker: &Parker) -> bool {
+        here::claim(&self.inner, parker)
+    }
+
+    fn read_here(&self, parker: &Parker) -> bool {
+        here::run(&self.inner, parker)
+    }
+
+    fn release_read(&self, _parker: &Parker) {
+        here::release(&self.inner);
+    }
+
     fn send(&self, msg: Outgoing) -> Result<()> {
         if self.inner.closed.load(Ordering::Acquire) {
             return Err(Error::new(Status::MCPC_ERR_CLOSED, "the HTTP transport is closed"));
@@ -767,6 +818,9 @@ impl Transport for HttpTransport {
     }
 
     fn abandon(&self, id: i64) {
+        if here::drop_stashed(&self.inner, id) {
+            return;
+        }
         if let Some(h) = self
             .inner
             .inflight
@@ -809,7 +863,254 @@ impl Transport for HttpTransport {
                     Err(_) => log::debug!("DELETE of the HTTP session timed out"),
                 }
             }
+            self.inner.http.close_idle();
         })
+    }
+}
+
+/// True while a caller's thread polls its own exchange (see [`here`]).
+pub(super) fn polling_here() -> bool {
+    here::polling()
+}
+
+/// Called by a socket that would block, polled by a caller's thread: the thread may
+/// wait on `fd` itself (readable if `read`, else writable).
+pub(super) fn note_wait(fd: std::os::fd::RawFd, read: bool) {
+    here::note_wait(fd, read);
+}
+
+/// True, once, after the caller's thread was woken by socket `fd`, which it waited
+/// on (to read if `read`, else to write).
+pub(super) fn woken_by(fd: std::os::fd::RawFd, read: bool) -> bool {
+    here::woken_by(fd, read)
+}
+
+/// Runs `fut` to its end on this thread as a caller's exchange runs (for tests).
+#[cfg(test)]
+pub(super) fn block_here<F: std::future::Future>(fut: F) -> F::Output {
+    here::block_here(fut)
+}
+
+/// Called when the socket `fd` is closed or leaves its exchange: no wait on it.
+pub(super) fn forget_wait(fd: std::os::fd::RawFd) {
+    here::forget_wait(fd);
+}
+
+/// A request's whole exchange, as one future.
+type Exchange = BoxFuture<'static, ()>;
+
+/// A caller blocked in a call runs its request's exchange on its own thread: the
+/// request is written and its response read and delivered there, with no hand-off
+/// to a runtime thread and back (see [`crate::runtime::block_on_driven`]). Only a
+/// response is delivered there; anything else (a notification, a server request,
+/// whose callbacks are the host's code) moves the exchange to the runtime. So does
+/// whatever is left of it when the call ends (an SSE stream still open, say).
+mod here {
+    use std::cell::{Cell, RefCell};
+    use std::future::Future;
+    use std::os::fd::{BorrowedFd, RawFd};
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Waker};
+
+    use nix::poll::PollFlags;
+
+    use super::{Exchange, Inner};
+    use crate::park::Parker;
+
+    struct Claim {
+        /// The transport it is for.
+        owner: *const Inner,
+        waker: Waker,
+        /// The request and its exchange, until done or moved to the runtime.
+        task: Option<(i64, Exchange)>,
+    }
+
+    thread_local! {
+        static CLAIM: RefCell<Option<Claim>> = const { RefCell::new(None) };
+        /// True while this thread polls a claimed exchange.
+        static POLLING: Cell<bool> = const { Cell::new(false) };
+        /// Set by an exchange that must move to the runtime.
+        static MOVE: Cell<bool> = const { Cell::new(false) };
+        /// The socket the exchange waits for, and whether to read (else write).
+        static WAIT: Cell<Option<(RawFd, bool)>> = const { Cell::new(None) };
+        /// The socket (and direction) that ended the last wait.
+        static WOKE: Cell<Option<(RawFd, bool)>> = const { Cell::new(None) };
+    }
+
+    pub(super) fn note_wait(fd: RawFd, read: bool) {
+        if POLLING.get() {
+            WAIT.set(Some((fd, read)));
+        }
+    }
+
+    pub(super) fn woken_by(fd: RawFd, read: bool) -> bool {
+        if WOKE.get() == Some((fd, read)) {
+            WOKE.set(None);
+            return true;
+        }
+        false
+    }
+
+    pub(super) fn forget_wait(fd: RawFd) {
+        if WAIT.get().is_some_and(|(w, _)| w == fd) {
+            WAIT.set(None);
+        }
+        if WOKE.get().is_some_and(|(w, _)| w == fd) {
+            WOKE.set(None);
+        }
+    }
+
+    pub(super) fn claim(inner: &Arc<Inner>, parker: &Parker) -> bool {
+        let Some(arc) = Parker::current().filter(|p| std::ptr::eq(&**p, parker)) else {
+            return false;
+        };
+        WOKE.set(None);
+        CLAIM.with(|c| {
+            *c.borrow_mut() = Some(Claim {
+                owner: Arc::as_ptr(inner),
+                waker: Waker::from(arc),
+                task: None,
+            })
+        });
+        true
+    }
+
+    /// Keeps request `id`'s exchange for this thread to run, if it holds a claim on
+    /// this transport with no exchange yet; otherwise gives it back.
+    pub(super) fn stash(inner: &Arc<Inner>, id: i64, task: Exchange) -> Option<Exchange> {
+        CLAIM.with(|c| match c.borrow_mut().as_mut() {
+            Some(claim) if claim.owner == Arc::as_ptr(inner) && claim.task.is_none() && !POLLING.get() => {
+                claim.task = Some((id, task));
+                None
+            }
+            _ => Some(task),
+        })
+    }
+
+    fn take(inner: &Arc<Inner>) -> Option<(i64, Exchange)> {
+        CLAIM.with(|c| {
+            c.borrow_mut()
+                .as_mut()
+                .filter(|claim| claim.owner == Arc::as_ptr(inner))
+                .and_then(|claim| claim.task.take())
+        })
+    }
+
+    /// Polls the stashed exchange, then sleeps until woken if it is not done. False
+    /// if there was none.
+    pub(super) fn run(inner: &Arc<Inner>, parker: &Parker) -> bool {
+        let Some((id, mut task)) = take(inner) else {
+            return false;
+        };
+        let waker = CLAIM.with(|c| c.borrow().as_ref().map(|claim| claim.waker.clone()));
+        let Some(waker) = waker else { return false };
+        let (polled, wait) = poll_here(task.as_mut(), &waker);
+        if polled.is_ready() {
+            return true;
+        }
+        if MOVE.replace(false) {
+            inner.spawn_exchange(id, task);
+            return true;
+        }
+        CLAIM.with(|c| {
+            if let Some(claim) = c.borrow_mut().as_mut() {
+                claim.task = Some((id, task));
+            }
+        });
+        wait_here(parker, wait);
+        true
+    }
+
+    /// Polls `fut` as this thread's own exchange: what the socket would wait for comes
+    /// back with the result.
+    fn poll_here<F: Future + ?Sized>(fut: Pin<&mut F>, waker: &Waker) -> (Poll<F::Output>, Option<(RawFd, bool)>) {
+        POLLING.set(true);
+        WAIT.set(None);
+        let polled = fut.poll(&mut Context::from_waker(waker));
+        POLLING.set(false);
+        WOKE.set(None);
+        (polled, WAIT.take())
+    }
+
+    /// Sleeps until woken, or until the socket the exchange waits for is ready.
+    /// `wait` must come from [`poll_here`] of a future this thread still holds.
+    fn wait_here(parker: &Parker, wait: Option<(RawFd, bool)>) {
+        #[allow(unsafe_code)]
+        // SAFETY: the socket belongs to a connection that the polled future (held
+        // by this thread until the wait ends) owns: a connection that is dropped or
+        // put back in the pool forgets its note first.
+        let fd = wait.map(|(fd, read)| {
+            let events = if read { PollFlags::POLLIN } else { PollFlags::POLLOUT };
+            (unsafe { BorrowedFd::borrow_raw(fd) }, events)
+        });
+        parker.wait_for(fd);
+        if !parker.is_notified() {
+            WOKE.set(wait);
+        }
+    }
+
+    /// Runs `fut` to its end on this thread as a caller's exchange runs (for tests).
+    #[cfg(test)]
+    pub(crate) fn block_here<F: Future>(fut: F) -> F::Output {
+        let parker = Parker::current().expect("eventfd");
+        let waker = Waker::from(parker.clone());
+        let _runtime = crate::runtime::handle().enter();
+        let mut fut = std::pin::pin!(fut);
+        loop {
+            parker.reset();
+            let (polled, wait) = poll_here(fut.as_mut(), &waker);
+            if let Poll::Ready(out) = polled {
+                return out;
+            }
+            wait_here(&parker, wait);
+        }
+    }
+
+    /// True while a caller's thread polls its exchange.
+    pub(super) fn polling() -> bool {
+        POLLING.get()
+    }
+
+    /// On a caller's thread, pends once and has the exchange moved to the runtime;
+    /// elsewhere, ready at once.
+    pub(super) async fn to_runtime() {
+        std::future::poll_fn(|_| {
+            if POLLING.get() {
+                MOVE.set(true);
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        })
+        .await
+    }
+
+    /// Drops request `id`'s exchange if this thread holds it (the call was abandoned).
+    pub(super) fn drop_stashed(inner: &Arc<Inner>, id: i64) -> bool {
+        let task = CLAIM.with(|c| {
+            let mut c = c.borrow_mut();
+            let claim = c.as_mut().filter(|claim| claim.owner == Arc::as_ptr(inner))?;
+            match &claim.task {
+                Some((held, _)) if *held == id => claim.task.take(),
+                _ => None,
+            }
+        });
+        task.is_some()
+    }
+
+    /// Ends the claim; an exchange not done yet goes on on the runtime.
+    pub(super) fn release(inner: &Arc<Inner>) {
+        let claim = CLAIM.with(|c| {
+            let mut c = c.borrow_mut();
+            match c.as_ref() {
+                Some(claim) if claim.owner == Arc::as_ptr(inner) => c.take(),
+                _ => None,
+            }
+        });
+        if let Some((id, task)) = claim.and_then(|c| c.task) {
+            inner.spawn_exchange(id, task);
+        }
     }
 }
 

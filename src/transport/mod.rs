@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::park::Parker;
 
 pub mod callback;
+mod h1;
 pub mod http;
 pub mod stdio;
 
@@ -58,11 +59,12 @@ pub trait Sink: Send + Sync + 'static {
     /// send back (a response to a server request), if any. An error concerns this
     /// message only (it was dropped); the connection goes on.
     fn deliver(&self, msg: &[u8]) -> Result<Option<Outgoing>>;
-    /// Delivers `msg` only if it is a response (or malformed, and dropped): what a
-    /// caller's thread may deliver, since no callback runs for it. Returns false,
-    /// having done nothing, for anything else, which the transport then hands to
+    /// Delivers `msg` only if it is a response (or malformed, and dropped: then the
+    /// error, as [`deliver`](Self::deliver) gives it): what a caller's thread may
+    /// deliver, since no callback runs for it. Returns `None`, having done nothing,
+    /// for anything else, which the transport then hands to
     /// [`deliver`](Self::deliver) on its own thread, in order.
-    fn deliver_response(&self, msg: &[u8]) -> bool;
+    fn deliver_response(&self, msg: &[u8]) -> Option<Result<()>>;
     /// A failure that belongs to one request (for example its HTTP POST failed).
     fn fail_request(&self, id: i64, err: Error);
     /// True while request `id` still waits for its response.

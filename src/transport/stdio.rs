@@ -378,7 +378,7 @@ impl Reader {
                 &mut st.buf,
                 |dst| self.read_some(dst),
                 |line| {
-                    if !deferred.is_empty() || !self.sink.deliver_response(line) {
+                    if !deferred.is_empty() || self.sink.deliver_response(line).is_none() {
                         deferred.push_back(line.to_vec());
                     }
                 },
@@ -964,10 +964,10 @@ mod tests {
                 self.wake();
                 Ok(None)
             }
-            fn deliver_response(&self, _msg: &[u8]) -> bool {
+            fn deliver_response(&self, _msg: &[u8]) -> Option<Result<()>> {
                 self.by_caller.fetch_add(1, Ordering::SeqCst);
                 self.wake();
-                true
+                Some(Ok(()))
             }
             fn fail_request(&self, _id: i64, _err: Error) {}
             fn is_pending(&self, _id: i64) -> bool {
