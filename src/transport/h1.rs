@@ -5,7 +5,7 @@
 //! connection runs in a task of its own, so each request handed its bytes to that
 //! task and got the response back from it, a thread hand-off each way; and the
 //! redirect and retry layers parsed the URL twice per request. Here the future that
-//! makes a request drives its connection itself (`Conn::drive`): a request is one
+//! makes a request drives its connection itself (`Driver::drive`): a request is one
 //! task, and one that a blocked caller polls runs on the caller's own thread. Measured
 //! in `make bench` (README.md, Performance).
 //!
@@ -63,25 +63,18 @@ impl Failure {
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The innermost cause says the most ("connection refused", "UnknownIssuer").
-        let mut text = self.to_string_outer();
-        let mut source = match self {
-            Failure::Connect(e) | Failure::Tls(e) => e.get_ref().map(|e| e as &(dyn std::error::Error + 'static)),
-            Failure::Http(e) => std::error::Error::source(e),
+        let (mut text, mut source) = match self {
+            Failure::Connect(e) | Failure::Tls(e) => (
+                e.to_string(),
+                e.get_ref().map(|e| e as &(dyn std::error::Error + 'static)),
+            ),
+            Failure::Http(e) => (e.to_string(), std::error::Error::source(e)),
         };
         while let Some(s) = source {
             text = s.to_string();
             source = s.source();
         }
         f.write_str(&text)
-    }
-}
-
-impl Failure {
-    fn to_string_outer(&self) -> String {
-        match self {
-            Failure::Connect(e) | Failure::Tls(e) => e.to_string(),
-            Failure::Http(e) => e.to_string(),
-        }
     }
 }
 
@@ -138,7 +131,7 @@ impl Tcp {
     ) -> Poll<io::Result<T>> {
         let reading = interest == Interest::READABLE;
         let recheck = reading && self.recheck.swap(false, Ordering::Relaxed);
-        if super::http::polling_here() {
+        if super::http::here::polling() {
             if let Sock::Watched(_) = self.sock {
                 if let Sock::Watched(w) = std::mem::replace(&mut self.sock, Sock::Moving) {
                     self.sock = Sock::Bare(w.into_inner());
@@ -149,7 +142,7 @@ impl Tcp {
                 return Poll::Ready(Err(io::Error::other("the socket is gone")));
             };
             let fd = sock.as_raw_fd();
-            let woke = super::http::woken_by(fd, reading) || recheck;
+            let woke = super::http::here::woken_by(fd, reading) || recheck;
             let ready = if reading {
                 &mut self.readable
             } else {
@@ -162,7 +155,7 @@ impl Tcp {
                     done => return Poll::Ready(done),
                 }
             }
-            super::http::note_wait(fd, reading);
+            super::http::here::note_wait(fd, reading);
             return Poll::Pending;
         }
         if let Sock::Bare(_) = self.sock {
@@ -206,7 +199,7 @@ impl Tcp {
 
 impl Drop for Tcp {
     fn drop(&mut self) {
-        super::http::forget_wait(self.raw_fd());
+        super::http::here::forget_wait(self.raw_fd());
     }
 }
 
@@ -367,7 +360,7 @@ impl Pool {
         if c.driver.ended || c.tx.is_closed() {
             return;
         }
-        super::http::forget_wait(c.fd);
+        super::http::here::forget_wait(c.fd);
         c.idle_since = Instant::now();
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         // The oldest are first: close those past their time.
@@ -666,7 +659,7 @@ mod tests {
         for here in [true, false] {
             for _ in 0..2 {
                 let body = if here {
-                    super::super::http::block_here(post(&client))
+                    super::super::http::here::block_here(post(&client))
                 } else {
                     crate::runtime::handle().block_on(post(&client))
                 };

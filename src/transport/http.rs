@@ -530,7 +530,7 @@ impl Inner {
 
     /// Sends one HTTP request with everything the endpoint needs: the caller's
     /// headers, the bearer token, the session id and the protocol version.
-    async fn request(&self, method: Method, body: Option<&Bytes>, extra: HeaderMap) -> Result<Reply> {
+    async fn request(&self, mut method: Method, body: Option<&Bytes>, extra: HeaderMap) -> Result<Reply> {
         let mut headers = extra;
         for (k, v) in &self.cfg.headers {
             headers.append(k.clone(), v.clone());
@@ -550,7 +550,7 @@ impl Inner {
                 headers.insert(HeaderName::from_static(MCP_PROTOCOL_VERSION), v.clone());
             }
         }
-        let body = match body {
+        let mut body = match body {
             Some(b) if method != Method::GET => {
                 headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
                 headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -563,7 +563,6 @@ impl Inner {
                 Bytes::new()
             }
         };
-        let (mut method, mut body) = (method, body);
         let mut path = self.path.clone();
         let mut url: Option<Url> = None; // after a redirect
         let mut redirects = 0;
@@ -689,7 +688,6 @@ impl Inner {
         };
         match id {
             Some(id) => {
-                let task: Exchange = Box::pin(task);
                 if let Some(task) = here::stash(self, id, task) {
                     self.spawn_exchange(id, task);
                 }
@@ -700,7 +698,7 @@ impl Inner {
 
     /// Runs request `id`'s exchange on the runtime, where [`Transport::abandon`] can
     /// abort it.
-    fn spawn_exchange(&self, id: i64, task: Exchange) {
+    fn spawn_exchange(&self, id: i64, task: impl std::future::Future<Output = ()> + Send + 'static) {
         if self.closed.load(Ordering::Acquire) {
             return; // dropped: closing aborts every exchange
         }
@@ -868,34 +866,6 @@ impl Transport for HttpTransport {
     }
 }
 
-/// True while a caller's thread polls its own exchange (see [`here`]).
-pub(super) fn polling_here() -> bool {
-    here::polling()
-}
-
-/// Called by a socket that would block, polled by a caller's thread: the thread may
-/// wait on `fd` itself (readable if `read`, else writable).
-pub(super) fn note_wait(fd: std::os::fd::RawFd, read: bool) {
-    here::note_wait(fd, read);
-}
-
-/// True, once, after the caller's thread was woken by socket `fd`, which it waited
-/// on (to read if `read`, else to write).
-pub(super) fn woken_by(fd: std::os::fd::RawFd, read: bool) -> bool {
-    here::woken_by(fd, read)
-}
-
-/// Runs `fut` to its end on this thread as a caller's exchange runs (for tests).
-#[cfg(test)]
-pub(super) fn block_here<F: std::future::Future>(fut: F) -> F::Output {
-    here::block_here(fut)
-}
-
-/// Called when the socket `fd` is closed or leaves its exchange: no wait on it.
-pub(super) fn forget_wait(fd: std::os::fd::RawFd) {
-    here::forget_wait(fd);
-}
-
 /// A request's whole exchange, as one future.
 type Exchange = BoxFuture<'static, ()>;
 
@@ -905,7 +875,8 @@ type Exchange = BoxFuture<'static, ()>;
 /// response is delivered there; anything else (a notification, a server request,
 /// whose callbacks are the host's code) moves the exchange to the runtime. So does
 /// whatever is left of it when the call ends (an SSE stream still open, say).
-mod here {
+/// The HTTP/1.1 sockets (`super::h1`) report here what they would wait for.
+pub(super) mod here {
     use std::cell::{Cell, RefCell};
     use std::future::Future;
     use std::os::fd::{BorrowedFd, RawFd};
@@ -938,13 +909,17 @@ mod here {
         static WOKE: Cell<Option<(RawFd, bool)>> = const { Cell::new(None) };
     }
 
-    pub(super) fn note_wait(fd: RawFd, read: bool) {
+    /// Called by a socket that would block, polled by a caller's thread: the thread
+    /// may wait on `fd` itself (readable if `read`, else writable).
+    pub(in crate::transport) fn note_wait(fd: RawFd, read: bool) {
         if POLLING.get() {
             WAIT.set(Some((fd, read)));
         }
     }
 
-    pub(super) fn woken_by(fd: RawFd, read: bool) -> bool {
+    /// True, once, after this thread was woken by socket `fd`, which it waited on
+    /// (to read if `read`, else to write).
+    pub(in crate::transport) fn woken_by(fd: RawFd, read: bool) -> bool {
         if WOKE.get() == Some((fd, read)) {
             WOKE.set(None);
             return true;
@@ -952,7 +927,8 @@ mod here {
         false
     }
 
-    pub(super) fn forget_wait(fd: RawFd) {
+    /// Called when the socket `fd` is closed or leaves its exchange: no wait on it.
+    pub(in crate::transport) fn forget_wait(fd: RawFd) {
         if WAIT.get().is_some_and(|(w, _)| w == fd) {
             WAIT.set(None);
         }
@@ -978,10 +954,11 @@ mod here {
 
     /// Keeps request `id`'s exchange for this thread to run, if it holds a claim on
     /// this transport with no exchange yet; otherwise gives it back.
-    pub(super) fn stash(inner: &Arc<Inner>, id: i64, task: Exchange) -> Option<Exchange> {
+    /// Boxed only then.
+    pub(super) fn stash<F: Future<Output = ()> + Send + 'static>(inner: &Arc<Inner>, id: i64, task: F) -> Option<F> {
         CLAIM.with(|c| match c.borrow_mut().as_mut() {
             Some(claim) if claim.owner == Arc::as_ptr(inner) && claim.task.is_none() && !POLLING.get() => {
-                claim.task = Some((id, task));
+                claim.task = Some((id, Box::pin(task)));
                 None
             }
             _ => Some(task),
@@ -1025,11 +1002,19 @@ mod here {
     /// Polls `fut` as this thread's own exchange: what the socket would wait for comes
     /// back with the result.
     fn poll_here<F: Future + ?Sized>(fut: Pin<&mut F>, waker: &Waker) -> (Poll<F::Output>, Option<(RawFd, bool)>) {
+        struct Polling;
+        impl Drop for Polling {
+            // Also when the poll panics: the thread is not polling any more.
+            fn drop(&mut self) {
+                POLLING.set(false);
+                WOKE.set(None);
+            }
+        }
         POLLING.set(true);
         WAIT.set(None);
+        let polling = Polling;
         let polled = fut.poll(&mut Context::from_waker(waker));
-        POLLING.set(false);
-        WOKE.set(None);
+        drop(polling);
         (polled, WAIT.take())
     }
 
@@ -1052,7 +1037,7 @@ mod here {
 
     /// Runs `fut` to its end on this thread as a caller's exchange runs (for tests).
     #[cfg(test)]
-    pub(crate) fn block_here<F: Future>(fut: F) -> F::Output {
+    pub(in crate::transport) fn block_here<F: Future>(fut: F) -> F::Output {
         let parker = Parker::current().expect("eventfd");
         let waker = Waker::from(parker.clone());
         let _runtime = crate::runtime::handle().enter();
@@ -1068,7 +1053,7 @@ mod here {
     }
 
     /// True while a caller's thread polls its exchange.
-    pub(super) fn polling() -> bool {
+    pub(in crate::transport) fn polling() -> bool {
         POLLING.get()
     }
 
