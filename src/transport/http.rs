@@ -239,25 +239,45 @@ fn error_reply_for(body: &[u8], id: i64) -> Option<Vec<u8>> {
     Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#, e.error.get()).into_bytes())
 }
 
-async fn read_limited(mut resp: Reply, max: usize) -> Result<Vec<u8>> {
+/// The response body, up to `max` bytes. A body that comes in one chunk (a small
+/// one, usually) is that chunk, not a copy of it.
+async fn read_limited(mut resp: Reply, max: usize) -> Result<Bytes> {
+    let too_large = || {
+        Error::new(
+            Status::MCPC_ERR_MESSAGE_TOO_LARGE,
+            format!("the HTTP response is over the {max} byte limit"),
+        )
+    };
+    async fn next(resp: &mut Reply) -> Result<Option<Bytes>> {
+        resp.chunk().await.map_err(|e| {
+            Error::new(
+                Status::MCPC_ERR_TRANSPORT,
+                format!("reading the HTTP response failed: {e}"),
+            )
+        })
+    }
+    let Some(first) = next(&mut resp).await? else {
+        return Ok(Bytes::new());
+    };
+    if first.len() > max {
+        return Err(too_large());
+    }
+    let Some(second) = next(&mut resp).await? else {
+        return Ok(first);
+    };
     // Sized from Content-Length when the server sends one: a large body is then
     // copied once, not regrown.
     let mut body = Vec::with_capacity(resp.content_length().map_or(0, |n| (n as usize).min(max)));
-    while let Some(chunk) = resp.chunk().await.map_err(|e| {
-        Error::new(
-            Status::MCPC_ERR_TRANSPORT,
-            format!("reading the HTTP response failed: {e}"),
-        )
-    })? {
-        if body.len() + chunk.len() > max {
-            return Err(Error::new(
-                Status::MCPC_ERR_MESSAGE_TOO_LARGE,
-                format!("the HTTP response is over the {max} byte limit"),
-            ));
+    let mut chunk = Some(second);
+    body.extend_from_slice(&first);
+    while let Some(c) = chunk {
+        if body.len() + c.len() > max {
+            return Err(too_large());
         }
-        body.extend_from_slice(&chunk);
+        body.extend_from_slice(&c);
+        chunk = next(&mut resp).await?;
     }
-    Ok(body)
+    Ok(body.into())
 }
 
 /// How an SSE stream ended.
@@ -339,7 +359,7 @@ impl Inner {
         let mut refreshed = false;
         loop {
             let had_session = self.session.read().await.id.is_some();
-            let resp = self.request(Method::POST, Some(body), extra.clone()).await?;
+            let resp = self.request(Method::POST, Some(body), extra).await?;
             let status = resp.status();
             if status == StatusCode::UNAUTHORIZED {
                 let challenge = resp
@@ -524,44 +544,19 @@ impl Inner {
             )
         })?;
         headers.insert(HeaderName::from_static(LAST_EVENT_ID), v);
-        let resp = self.request(Method::GET, None, headers).await?;
+        let resp = self.request(Method::GET, None, &headers).await?;
         Ok(resp)
     }
 
     /// Sends one HTTP request with everything the endpoint needs: the caller's
     /// headers, the bearer token, the session id and the protocol version.
-    async fn request(&self, mut method: Method, body: Option<&Bytes>, extra: HeaderMap) -> Result<Reply> {
-        let mut headers = extra;
-        for (k, v) in &self.cfg.headers {
-            headers.append(k.clone(), v.clone());
-        }
-        if let Some(token) = self.current_token().await {
-            let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
-                .map_err(|_| Error::new(Status::MCPC_ERR_AUTH, "the bearer token is not a valid header value"))?;
-            v.set_sensitive(true);
-            headers.insert(AUTHORIZATION, v);
-        }
-        {
-            let s = self.session.read().await;
-            if let Some(id) = &s.id {
-                headers.insert(HeaderName::from_static(MCP_SESSION_ID), id.clone());
-            }
-            if let Some(v) = &s.version {
-                headers.insert(HeaderName::from_static(MCP_PROTOCOL_VERSION), v.clone());
-            }
-        }
+    async fn request(&self, mut method: Method, body: Option<&Bytes>, extra: &HeaderMap) -> Result<Reply> {
+        let posting = body.is_some() && method != Method::GET;
+        let first = method.clone();
+        let mut headers = self.request_headers(&first, posting, extra).await?;
         let mut body = match body {
-            Some(b) if method != Method::GET => {
-                headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
-                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                b.clone()
-            }
-            _ => {
-                if method == Method::GET {
-                    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-                }
-                Bytes::new()
-            }
+            Some(b) if posting => b.clone(),
+            _ => Bytes::new(),
         };
         let mut path = self.path.clone();
         let mut url: Option<Url> = None; // after a redirect
@@ -569,7 +564,7 @@ impl Inner {
         loop {
             let resp = self
                 .http
-                .send(method.clone(), path, headers.clone(), body.clone())
+                .send(method.clone(), path, headers, body.clone())
                 .await
                 .map_err(|e| classify(e, url.as_ref().unwrap_or(&self.cfg.url)))?;
             let status = resp.status();
@@ -597,9 +592,45 @@ impl Inner {
             if status != StatusCode::TEMPORARY_REDIRECT && status != StatusCode::PERMANENT_REDIRECT {
                 method = Method::GET;
                 body = Bytes::new();
+            }
+            // The headers went with the request (a copy for every request, in case
+            // of a redirect, cost more than making them again when one comes).
+            headers = self.request_headers(&first, posting, extra).await?;
+            if method != first {
                 headers.remove(CONTENT_TYPE);
             }
         }
+    }
+
+    /// The headers of a request: the caller's, the configured ones, the bearer
+    /// token, the session id, the protocol version and what it accepts.
+    async fn request_headers(&self, method: &Method, posting: bool, extra: &HeaderMap) -> Result<HeaderMap> {
+        let mut headers = extra.clone();
+        for (k, v) in &self.cfg.headers {
+            headers.append(k.clone(), v.clone());
+        }
+        if let Some(token) = self.current_token().await {
+            let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| Error::new(Status::MCPC_ERR_AUTH, "the bearer token is not a valid header value"))?;
+            v.set_sensitive(true);
+            headers.insert(AUTHORIZATION, v);
+        }
+        {
+            let s = self.session.read().await;
+            if let Some(id) = &s.id {
+                headers.insert(HeaderName::from_static(MCP_SESSION_ID), id.clone());
+            }
+            if let Some(v) = &s.version {
+                headers.insert(HeaderName::from_static(MCP_PROTOCOL_VERSION), v.clone());
+            }
+        }
+        if posting {
+            headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        } else if method == Method::GET {
+            headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        }
+        Ok(headers)
     }
 
     /// Routes one SSE stream's events until it ends. A dropped connection is an end
@@ -665,7 +696,10 @@ impl Inner {
         let id = msg.id;
         // Shared with the HTTP client, never copied (a retry after a 401 resends it).
         let body = Bytes::from(std::mem::take(&mut msg.body));
-        let task = async move {
+        // Boxed at once: the exchange's future is a few KB, and moving it unboxed
+        // (into the caller's claim or out again, into a task, its end stored in the
+        // task's cell) copied all of it each time, about 3,500 instructions a call.
+        let task: Exchange = Box::pin(async move {
             let outcome = me.exchange(&msg, &body).await;
             match (outcome, msg.id) {
                 (Err(e), Some(id)) => me.sink.fail_request(id, e),
@@ -685,7 +719,7 @@ impl Inner {
             if let Some(id) = msg.id {
                 me.inflight.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
             }
-        };
+        });
         match id {
             Some(id) => {
                 if let Some(task) = here::stash(self, id, task) {
@@ -698,7 +732,7 @@ impl Inner {
 
     /// Runs request `id`'s exchange on the runtime, where [`Transport::abandon`] can
     /// abort it.
-    fn spawn_exchange(&self, id: i64, task: impl std::future::Future<Output = ()> + Send + 'static) {
+    fn spawn_exchange(&self, id: i64, task: Exchange) {
         if self.closed.load(Ordering::Acquire) {
             return; // dropped: closing aborts every exchange
         }
@@ -760,7 +794,7 @@ impl Inner {
                 headers.insert(HeaderName::from_static(LAST_EVENT_ID), id);
             }
             let mut retry = None;
-            match self.request(Method::GET, None, headers).await {
+            match self.request(Method::GET, None, &headers).await {
                 Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => return,
                 Ok(resp) if resp.status().is_success() => {
                     backoff = Duration::from_millis(500);
@@ -854,7 +888,8 @@ impl Transport for HttpTransport {
             .await;
             let has_session = self.inner.session.read().await.id.is_some();
             if has_session {
-                match tokio::time::timeout(CLOSE_WAIT, self.inner.request(Method::DELETE, None, HeaderMap::new())).await
+                match tokio::time::timeout(CLOSE_WAIT, self.inner.request(Method::DELETE, None, &HeaderMap::new()))
+                    .await
                 {
                     Ok(Ok(resp)) => log::debug!("DELETE of the HTTP session: {}", resp.status()),
                     Ok(Err(e)) => log::debug!("DELETE of the HTTP session failed: {e}"),
@@ -954,11 +989,10 @@ pub(super) mod here {
 
     /// Keeps request `id`'s exchange for this thread to run, if it holds a claim on
     /// this transport with no exchange yet; otherwise gives it back.
-    /// Boxed only then.
-    pub(super) fn stash<F: Future<Output = ()> + Send + 'static>(inner: &Arc<Inner>, id: i64, task: F) -> Option<F> {
+    pub(super) fn stash(inner: &Arc<Inner>, id: i64, task: Exchange) -> Option<Exchange> {
         CLAIM.with(|c| match c.borrow_mut().as_mut() {
             Some(claim) if claim.owner == Arc::as_ptr(inner) && claim.task.is_none() && !POLLING.get() => {
-                claim.task = Some((id, Box::pin(task)));
+                claim.task = Some((id, task));
                 None
             }
             _ => Some(task),
