@@ -3,10 +3,11 @@
 against bench_server, checks every run, saves the JSON lines and prints the tables.
 
     python3 benches/run.py --bin build/bench [--quick | --curves] [--repeat N] [--out FILE]
-                           [--transports stdio,stdio-1cpu,stdio-2cpu,http-json,http-sse] [--client both]
+                           [--transports stdio,stdio-1cpu,stdio-2cpu,http-json,http-json-1cpu,http-sse] [--client both]
 
 stdio-1cpu is stdio with everything pinned to one CPU (taskset -c 0); stdio-2cpu pins
-the client to CPU 0 and the server to CPU 1, so every message crosses CPUs.
+the client to CPU 0 and the server to CPU 1, so every message crosses CPUs;
+http-json-1cpu pins the HTTP server and the client to CPU 0.
 
 Sizes come from the BENCH_* variables (see benches/README.md); --quick sets small
 defaults for the ones not set. Exit status 1 if any run fails or prints bad output.
@@ -52,8 +53,8 @@ def machine():
             f"Linux {platform.release()}, load average {load:.2f} at start")
 
 
-def start_http_server(server, sse):
-    args = [server, "http", "--port", "0"] + (["--sse"] if sse else [])
+def start_http_server(server, sse, pin):
+    args = pin + [server, "http", "--port", "0"] + (["--sse"] if sse else [])
     p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline().split()
     if len(line) != 2 or line[0] != "PORT":
@@ -83,8 +84,9 @@ def run_one(bench, server, transport, mode, client, env, timeout):
     elif transport == "stdio":
         args = [bench, "stdio", f"{server} stdio"]
     else:
-        srv, port = start_http_server(server, transport == "http-sse")
-        args = [bench, "http", f"http://127.0.0.1:{port}/mcp"]
+        pin = ["taskset", "-c", "0"] if transport == "http-json-1cpu" else []
+        srv, port = start_http_server(server, transport == "http-sse", pin)
+        args = pin + [bench, "http", f"http://127.0.0.1:{port}/mcp"]
     args += ["--label", transport, "--mode", mode, "--client", client]
     t0 = time.monotonic()
     try:
@@ -136,7 +138,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes (CI smoke test), curves too")
     ap.add_argument("--curves", action="store_true", help="the growth curves instead of W1..W4")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--transports", default="stdio,stdio-1cpu,stdio-2cpu,http-json,http-sse")
+    ap.add_argument("--transports", default="stdio,stdio-1cpu,stdio-2cpu,http-json,http-json-1cpu,http-sse")
     ap.add_argument("--client", default="both", choices=["both", "mcpc", "raw"])
     ap.add_argument("--repeat", type=int, default=1, help="W1..W4 runs per transport; figures are their medians")
     a = ap.parse_args()
@@ -157,9 +159,9 @@ def main():
     t0 = time.monotonic()
     rows = []
     for t in a.transports.split(","):
-        if t not in ("stdio", "stdio-1cpu", "stdio-2cpu", "http-json", "http-sse"):
+        if t not in ("stdio", "stdio-1cpu", "stdio-2cpu", "http-json", "http-json-1cpu", "http-sse"):
             raise SystemExit(f"unknown transport {t}")
-        pinned = t in ("stdio-1cpu", "stdio-2cpu")
+        pinned = t in ("stdio-1cpu", "stdio-2cpu", "http-json-1cpu")
         if pinned and ((os.cpu_count() or 1) < 2 or not shutil.which("taskset")):
             print(f"# {t} skipped: needs taskset and two CPUs", file=sys.stderr)
             continue
