@@ -59,7 +59,8 @@ impl SseParser {
     /// Feeds one chunk, calling `on_event` for each event it completes.
     pub fn feed(&mut self, chunk: &[u8], mut on_event: impl FnMut(Event)) -> Result<(), EventTooLarge> {
         let mut rest = chunk;
-        if self.after_cr {
+        // An empty chunk leaves a pending CR pending.
+        if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
             if let Some(stripped) = rest.strip_prefix(b"\n") {
                 rest = stripped;
@@ -280,6 +281,16 @@ mod tests {
         let (events, id, _) = parse_all(&[b"id: a\0b\ndata: x\n\ndata: y\n"], 1024).unwrap();
         assert_eq!(events, vec![ev("message", "x", None)]);
         assert_eq!(id, None);
+    }
+
+    #[test]
+    fn a_cr_then_an_empty_chunk_then_its_lf_end_one_line() {
+        // Found by the fuzzer: an empty chunk between the CR and the LF of one line
+        // end made the LF a second, empty line, which dispatched the event early.
+        let input = b"data: x\r\nid: 1\n";
+        check_every_split(input, &[], Some("1"), None);
+        let (events, _, _) = parse_all(&[b"data: x\r", b"", b"\n"], 1024).unwrap();
+        assert_eq!(events, vec![]);
     }
 
     #[test]
