@@ -260,6 +260,37 @@ static void test_cross_origin_redirect_keeps_credentials(void) {
     fixture_stop(&f);
 }
 
+/* A 303 is followed with a GET (as browsers do): same session and credentials, no body
+ * and no Content-Type, still accepting both reply types. The fixture answers that GET
+ * with 405, which the call reports. */
+static void test_see_other_redirect_becomes_get(void) {
+    struct fixture f;
+    if (start(&f, "json", "redirect-see-other") != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_bearer_token(o, "secret-token"), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_ERR_HTTP);
+        CHECK(strstr(mcpc_last_error_message(), "405") != NULL);
+        mcpc_client_free(c);
+    }
+    const char *get[] = {"\"method\":\"GET\"", "\"path\":\"/mcp-moved\"",
+                         "\"authorization\":\"Bearer secret-token\"", "mcp-session-id",
+                         "\"accept\":\"application/json, text/event-stream\"", NULL};
+    CHECK(log_count(&f, get) == 1);
+    const char *typed[] = {"\"path\":\"/mcp-moved\"", "content-type", NULL};
+    CHECK(log_count(&f, typed) == 0);
+    const char *posted[] = {"\"method\":\"POST\"", "\"path\":\"/mcp-moved\"", NULL};
+    CHECK(log_count(&f, posted) == 0);
+    fixture_stop(&f);
+}
+
 static void test_session_expiry_and_recovery(void) {
     struct fixture f;
     const char *args[] = {"--mode", "json", "--expire-after", "8", NULL};
@@ -674,6 +705,7 @@ int main(int argc, char **argv) {
     RUN(test_endless_sse_times_out);
     RUN(test_http_error_statuses);
     RUN(test_cross_origin_redirect_keeps_credentials);
+    RUN(test_see_other_redirect_becomes_get);
     RUN(test_session_expiry_and_recovery);
     RUN(test_insecure_urls_refused);
     if (certs_ok) {
