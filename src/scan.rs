@@ -463,7 +463,7 @@ mod tests {
         }
     }
 
-    /// Strings short and long (past the eight-byte search, into memchr's), with a
+    /// Strings short and long (through the sixteen-byte blocks and the eight-byte tail), with a
     /// quote, an escape or a control character anywhere: checked as serde checks them.
     #[test]
     fn long_strings_check_as_serde_does() {
