@@ -115,12 +115,17 @@ impl Tcp {
         })
     }
 
-    fn raw_fd(&self) -> RawFd {
+    /// The socket, watched or not; None only while it moves between the two.
+    fn std(&self) -> Option<&std::net::TcpStream> {
         match &self.sock {
-            Sock::Bare(s) => s.as_raw_fd(),
-            Sock::Watched(w) => w.get_ref().as_raw_fd(),
-            Sock::Moving => -1,
+            Sock::Bare(s) => Some(s),
+            Sock::Watched(w) => Some(w.get_ref()),
+            Sock::Moving => None,
         }
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        self.std().map_or(-1, AsRawFd::as_raw_fd)
     }
 
     fn poll_io<T>(
@@ -235,10 +240,8 @@ impl AsyncWrite for Tcp {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let sock = match &self.sock {
-            Sock::Bare(s) => s,
-            Sock::Watched(w) => w.get_ref(),
-            Sock::Moving => return Poll::Ready(Ok(())),
+        let Some(sock) = self.std() else {
+            return Poll::Ready(Ok(()));
         };
         Poll::Ready(match sock.shutdown(std::net::Shutdown::Write) {
             Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
@@ -481,14 +484,14 @@ impl Client {
                 Some(c) => (c, true),
                 None => (self.connect().await?, false),
             };
+            let Conn {
+                tx, driver, recheck, ..
+            } = &mut conn;
             if reused {
                 // The server may have closed it while it sat idle, unwatched: the
                 // connection reads the socket once to see (hyper reads for an end
                 // when idle).
-                conn.recheck.store(true, Ordering::Relaxed);
-            }
-            let Conn { tx, driver, .. } = &mut conn;
-            if reused {
+                recheck.store(true, Ordering::Relaxed);
                 let usable = std::future::poll_fn(|cx| {
                     driver.poll(cx);
                     if driver.ended {

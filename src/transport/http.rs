@@ -574,12 +574,12 @@ impl Inner {
             // Followed only within the endpoint's origin (so never from https to
             // http, and credentials never leave it); otherwise the caller sees the
             // redirect itself.
-            let here = url.as_ref().unwrap_or(&self.cfg.url);
+            let current = url.as_ref().unwrap_or(&self.cfg.url);
             let Some(next) = resp
                 .headers()
                 .get(LOCATION)
                 .and_then(|l| l.to_str().ok())
-                .and_then(|l| here.join(l).ok())
+                .and_then(|l| current.join(l).ok())
                 .filter(|next| url_policy::same_origin(&self.cfg.url, next))
             else {
                 return Ok(resp);

@@ -234,24 +234,34 @@ static void test_http_error_statuses(void) {
     call_under_fault("json", "redirect-cross-origin", MCPC_ERR_HTTP, "redirect");
 }
 
-static void test_cross_origin_redirect_keeps_credentials(void) {
-    struct fixture f;
-    if (start(&f, "json", "redirect-cross-origin") != 0) {
+/* Starts the fixture with a redirect `fault`, and makes one call with a bearer token
+ * and a custom header, which the redirect makes fail with MCPC_ERR_HTTP whose message
+ * names neither secret and says `must_say` (if not NULL). -1 if the fixture did not
+ * start. */
+static int redirected_call(struct fixture *f, const char *fault, const char *must_say) {
+    if (start(f, "json", fault) != 0) {
         CHECK(0);
-        return;
+        return -1;
     }
     mcpc_options_t *o = mcpc_options_new();
     CHECK_STATUS(mcpc_options_set_bearer_token(o, "secret-token"), MCPC_OK);
     CHECK_STATUS(mcpc_options_add_header(o, "X-Api-Key", "secret-key"), MCPC_OK);
     mcpc_client_t *c = NULL;
-    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    CHECK_STATUS(connect_to(f, o, &c), MCPC_OK);
     mcpc_options_free(o);
     if (c) {
         mcpc_result_t *r = NULL;
         CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_ERR_HTTP);
         CHECK(strstr(mcpc_last_error_message(), "secret") == NULL);
+        if (must_say) CHECK(strstr(mcpc_last_error_message(), must_say) != NULL);
         mcpc_client_free(c);
     }
+    return 0;
+}
+
+static void test_cross_origin_redirect_keeps_credentials(void) {
+    struct fixture f;
+    if (redirected_call(&f, "redirect-cross-origin", NULL) != 0) return;
     /* The token and header went to the endpoint, and nothing went to the other origin. */
     const char *sent[] = {"\"path\":\"/mcp\"", "\"authorization\":\"Bearer secret-token\"", "\"x-api-key\":\"secret-key\"", NULL};
     CHECK(log_count(&f, sent) >= 2);
@@ -265,21 +275,7 @@ static void test_cross_origin_redirect_keeps_credentials(void) {
  * with 405, which the call reports. */
 static void test_see_other_redirect_becomes_get(void) {
     struct fixture f;
-    if (start(&f, "json", "redirect-see-other") != 0) {
-        CHECK(0);
-        return;
-    }
-    mcpc_options_t *o = mcpc_options_new();
-    CHECK_STATUS(mcpc_options_set_bearer_token(o, "secret-token"), MCPC_OK);
-    mcpc_client_t *c = NULL;
-    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
-    mcpc_options_free(o);
-    if (c) {
-        mcpc_result_t *r = NULL;
-        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_ERR_HTTP);
-        CHECK(strstr(mcpc_last_error_message(), "405") != NULL);
-        mcpc_client_free(c);
-    }
+    if (redirected_call(&f, "redirect-see-other", "405") != 0) return;
     const char *get[] = {"\"method\":\"GET\"", "\"path\":\"/mcp-moved\"",
                          "\"authorization\":\"Bearer secret-token\"", "mcp-session-id",
                          "\"accept\":\"application/json, text/event-stream\"", NULL};
