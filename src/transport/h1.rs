@@ -1,19 +1,25 @@
-//! HTTP/1.1 exchanges with one endpoint's origin, over hyper's connection API, with a
-//! pool of kept-alive connections.
+//! HTTP/1.1 exchanges with one endpoint's origin, with a pool of kept-alive
+//! connections.
 //!
 //! Why not a full HTTP client (reqwest, hyper-util's pooled client): there, every
 //! connection runs in a task of its own, so each request handed its bytes to that
 //! task and got the response back from it, a thread hand-off each way; and the
 //! redirect and retry layers parsed the URL twice per request. Here the future that
-//! makes a request drives its connection itself (`Driver::drive`): a request is one
-//! task, and one that a blocked caller polls runs on the caller's own thread. Measured
-//! in `make bench` (README.md, Performance).
+//! makes a request reads and writes its connection itself: a request is one task,
+//! and one that a blocked caller polls runs on the caller's own thread.
+//!
+//! Why not hyper's connection API either (which mcpc used before): its dispatcher,
+//! request and body channels took about 17,000 instructions of a 37,000-instruction
+//! call (callgrind), and 30 kB per connection. What is left to write is small: a
+//! request head is written from the `HeaderMap` as it is, response heads and chunk
+//! sizes are parsed by `httparse` (hyper's own parser), and the body is framed by
+//! `Content-Length`, chunks or the connection's end (RFC 9112, section 6).
+//! Measured in `make bench` (README.md, Performance).
 //!
 //! A connection belongs to one request at a time: taken from the pool (or opened),
 //! it goes back once the response body has been read to its end. A request dropped
 //! before that drops its connection, which closes it.
 
-use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -23,13 +29,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, HOST};
-use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
-use http_body_util::Full;
-use hyper::body::{Body as _, Incoming};
-use hyper::client::conn::http1;
-use hyper_util::rt::TokioIo;
+use bytes::{Buf, Bytes, BytesMut};
+use http::header::{CONNECTION, CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use rustls_pki_types::ServerName;
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
@@ -41,8 +43,6 @@ use url::Url;
 /// How long a kept-alive connection may sit unused before it is closed.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
-type Body = Full<Bytes>;
-
 /// Why an exchange failed.
 #[derive(Debug)]
 pub enum Failure {
@@ -50,8 +50,9 @@ pub enum Failure {
     Connect(io::Error),
     /// The TLS handshake (a certificate that is not trusted, for example).
     Tls(io::Error),
-    /// HTTP on an open connection.
-    Http(hyper::Error),
+    /// HTTP on an open connection: reading or writing it failed, or the server's
+    /// response broke HTTP/1.1.
+    Http(io::Error),
 }
 
 impl Failure {
@@ -64,11 +65,10 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The innermost cause says the most ("connection refused", "UnknownIssuer").
         let (mut text, mut source) = match self {
-            Failure::Connect(e) | Failure::Tls(e) => (
+            Failure::Connect(e) | Failure::Tls(e) | Failure::Http(e) => (
                 e.to_string(),
                 e.get_ref().map(|e| e as &(dyn std::error::Error + 'static)),
             ),
-            Failure::Http(e) => (e.to_string(), std::error::Error::source(e)),
         };
         while let Some(s) = source {
             text = s.to_string();
@@ -306,40 +306,347 @@ impl AsyncWrite for Stream {
     }
 }
 
-/// The part of a connection that reads and writes its socket: it does so only when
-/// polled, by the future that uses the connection.
-struct Driver {
-    io: Pin<Box<http1::Connection<TokioIo<Stream>, Body>>>,
-    /// The connection has ended (closed by either side, or failed).
-    ended: bool,
+/// The most a response head (status line and fields, after any 1xx heads) may take.
+const MAX_HEAD: usize = 256 * 1024;
+/// The most fields a response head may have.
+const MAX_FIELDS: usize = 100;
+/// The least a read asks the socket for.
+const READ_SIZE: usize = 8 * 1024;
+/// The most a read of a body of known length reserves at once.
+const READ_MAX: usize = 1 << 20;
+/// A piece of body up to this size is copied out of the read buffer, which then
+/// serves the next read from its start; a larger one is split off it, not copied.
+const COPY_MAX: usize = 16 * 1024;
+/// A connection goes back to the pool with its read buffer when the buffer is at
+/// most this large (a larger one is freed).
+const KEEP_BUF: usize = 64 * 1024;
+
+fn invalid(msg: impl Into<String>) -> Failure {
+    Failure::Http(io::Error::new(io::ErrorKind::InvalidData, msg.into()))
 }
 
-impl Driver {
-    fn poll(&mut self, cx: &mut Context<'_>) {
-        if !self.ended && self.io.as_mut().poll(cx).is_ready() {
-            self.ended = true;
+fn closed_early(what: &str) -> Failure {
+    Failure::Http(io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!("the connection closed {what}"),
+    ))
+}
+
+/// How a response body comes (RFC 9112, section 6.3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Framing {
+    /// This many bytes are left.
+    Length(u64),
+    /// In chunks; where the decoder is.
+    Chunked(Chunk),
+    /// Until the server closes the connection.
+    UntilClose,
+    /// Read to its end.
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Chunk {
+    /// A chunk-size line is next.
+    Size,
+    /// This many bytes of the current chunk are left.
+    Data(u64),
+    /// The CRLF after a chunk's data is next.
+    DataEnd,
+    /// The trailer fields (ignored) up to an empty line.
+    Trailers,
+}
+
+/// A response head.
+struct Head {
+    status: StatusCode,
+    headers: HeaderMap,
+    framing: Framing,
+    /// Content-Length, when it frames the body.
+    length: Option<u64>,
+    /// The connection may carry another request after this response.
+    keep_alive: bool,
+}
+
+/// True if a field's comma-separated list (`Connection`, `Transfer-Encoding`)
+/// holds `token`, in any case.
+fn has_token(headers: &HeaderMap, name: http::header::HeaderName, token: &str) -> bool {
+    headers
+        .get_all(name)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+}
+
+/// How the body of a response to `method` with this status and these fields comes.
+fn framing(method: &Method, status: StatusCode, headers: &HeaderMap) -> Result<(Framing, Option<u64>, bool), Failure> {
+    let mut keep_alive = !has_token(headers, CONNECTION, "close");
+    if method == Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
+        return Ok((Framing::Done, Some(0), keep_alive));
+    }
+    if headers.contains_key(TRANSFER_ENCODING) {
+        // Chunked only if it is the last coding; a length beside it is ignored, and
+        // the connection is not used again (RFC 9112, 6.3).
+        let last = headers
+            .get_all(TRANSFER_ENCODING)
+            .iter()
+            .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+            .map(<[u8]>::trim_ascii)
+            .rfind(|t| !t.is_empty());
+        if headers.contains_key(CONTENT_LENGTH) {
+            keep_alive = false;
+        }
+        return Ok(match last {
+            Some(t) if t.eq_ignore_ascii_case(b"chunked") => (Framing::Chunked(Chunk::Size), None, keep_alive),
+            _ => (Framing::UntilClose, None, false),
+        });
+    }
+    let mut length: Option<u64> = None;
+    for v in headers.get_all(CONTENT_LENGTH) {
+        for part in v.as_bytes().split(|&b| b == b',') {
+            let part = part.trim_ascii();
+            let n = std::str::from_utf8(part)
+                .ok()
+                .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|s| s.parse::<u64>().ok())
+                .ok_or_else(|| invalid("the response's Content-Length is not a number"))?;
+            if length.is_some_and(|l| l != n) {
+                return Err(invalid("the response has two different Content-Length values"));
+            }
+            length = Some(n);
         }
     }
-
-    /// Runs `fut` with the connection driven alongside it.
-    async fn drive<F: Future>(&mut self, fut: F) -> F::Output {
-        let mut fut = std::pin::pin!(fut);
-        std::future::poll_fn(|cx| {
-            self.poll(cx);
-            fut.as_mut().poll(cx)
-        })
-        .await
-    }
+    Ok(match length {
+        Some(0) => (Framing::Done, Some(0), keep_alive),
+        Some(n) => (Framing::Length(n), Some(n), keep_alive),
+        None => (Framing::UntilClose, None, false),
+    })
 }
 
+/// One connection: its stream and what has been read from it and not yet used.
+/// It carries one request at a time and reads and writes only when the future that
+/// uses it is polled.
 struct Conn {
-    tx: http1::SendRequest<Body>,
-    driver: Driver,
+    io: Stream,
+    buf: BytesMut,
+    /// False once a response said the connection ends with it.
+    keep_alive: bool,
     idle_since: Instant,
     /// The socket (for forgetting a caller's wait on it).
     fd: RawFd,
     /// Shared with the socket (see `Tcp::recheck`).
     recheck: Arc<AtomicBool>,
+}
+
+impl Conn {
+    /// Reads what the socket has into `buf`, with room for at least `want` bytes
+    /// more; Ok(0) when the server has closed the connection.
+    async fn read_more(&mut self, want: usize) -> io::Result<usize> {
+        self.buf.reserve(want.max(READ_SIZE));
+        std::future::poll_fn(|cx| tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut self.buf)).await
+    }
+
+    /// For a connection taken from the pool: false when the server closed it, or
+    /// sent something nobody asked for, while it sat idle.
+    async fn still_open(&mut self) -> bool {
+        self.recheck.store(true, Ordering::Relaxed);
+        let mut byte = [0u8; 1];
+        std::future::poll_fn(|cx| {
+            let mut probe = ReadBuf::new(&mut byte);
+            Poll::Ready(Pin::new(&mut self.io).poll_read(cx, &mut probe).is_pending())
+        })
+        .await
+    }
+
+    /// Writes a request's head and body, in one system call when the socket takes
+    /// them. On failure, says too whether any of it went out.
+    async fn write(&mut self, head: &[u8], body: &[u8]) -> Result<(), (io::Error, bool)> {
+        let (mut h, mut b) = (0, 0);
+        while h < head.len() || b < body.len() {
+            let bufs = [io::IoSlice::new(&head[h..]), io::IoSlice::new(&body[b..])];
+            let sent = h + b > 0;
+            let n = std::future::poll_fn(|cx| Pin::new(&mut self.io).poll_write_vectored(cx, &bufs))
+                .await
+                .map_err(|e| (e, sent))?;
+            if n == 0 {
+                return Err((io::ErrorKind::WriteZero.into(), sent));
+            }
+            let of_head = n.min(head.len() - h);
+            h += of_head;
+            b += n - of_head;
+        }
+        std::future::poll_fn(|cx| Pin::new(&mut self.io).poll_flush(cx))
+            .await
+            .map_err(|e| (e, true))
+    }
+
+    /// Reads the response head (past any 1xx ones).
+    async fn read_head(&mut self, method: &Method) -> Result<Head, Failure> {
+        loop {
+            if !self.buf.is_empty() {
+                if let Some(head) = self.parse_head(method)? {
+                    return Ok(head);
+                }
+                if self.buf.len() >= MAX_HEAD {
+                    return Err(invalid(format!("the response head is over {} KiB", MAX_HEAD / 1024)));
+                }
+            }
+            match self.read_more(READ_SIZE).await {
+                Ok(0) if self.buf.is_empty() => return Err(closed_early("before a response came")),
+                Ok(0) => return Err(closed_early("in the middle of the response head")),
+                Ok(_) => {}
+                Err(e) => return Err(Failure::Http(e)),
+            }
+        }
+    }
+
+    /// A whole head from the front of `buf` (taken off it), None if it is not all
+    /// there yet. 1xx heads are skipped (101 is an error: nothing asked to switch).
+    fn parse_head(&mut self, method: &Method) -> Result<Option<Head>, Failure> {
+        loop {
+            let mut fields = [httparse::EMPTY_HEADER; MAX_FIELDS];
+            let mut resp = httparse::Response::new(&mut fields);
+            let used = match resp.parse(&self.buf) {
+                Ok(httparse::Status::Complete(n)) => n,
+                Ok(httparse::Status::Partial) => return Ok(None),
+                Err(e) => return Err(invalid(format!("the response head is not valid HTTP/1.1 ({e})"))),
+            };
+            let status = resp
+                .code
+                .and_then(|c| StatusCode::from_u16(c).ok())
+                .ok_or_else(|| invalid("the response's status code is not valid"))?;
+            let http10 = resp.version == Some(0);
+            let mut headers = HeaderMap::with_capacity(resp.headers.len());
+            for f in resp.headers.iter() {
+                let name = http::header::HeaderName::from_bytes(f.name.as_bytes())
+                    .map_err(|_| invalid("a response header's name is not valid"))?;
+                let value =
+                    HeaderValue::from_bytes(f.value).map_err(|_| invalid("a response header's value is not valid"))?;
+                headers.append(name, value);
+            }
+            self.buf.advance(used);
+            if status == StatusCode::SWITCHING_PROTOCOLS {
+                return Err(invalid("the server switched protocols unasked (101)"));
+            }
+            if status.is_informational() {
+                continue;
+            }
+            let (framing, length, keep_alive) = framing(method, status, &headers)?;
+            return Ok(Some(Head {
+                status,
+                headers,
+                framing,
+                length,
+                keep_alive: keep_alive && !http10,
+            }));
+        }
+    }
+
+    /// `n` bytes off the front of `buf`.
+    fn take(&mut self, n: usize) -> Bytes {
+        if n <= COPY_MAX {
+            let piece = Bytes::copy_from_slice(&self.buf[..n]);
+            self.buf.advance(n);
+            piece
+        } else {
+            self.buf.split_to(n).freeze()
+        }
+    }
+
+    /// Reads, if `buf` is empty, then takes up to `left` bytes of it.
+    async fn piece(&mut self, left: &mut u64) -> Result<Bytes, Failure> {
+        if self.buf.is_empty() {
+            let want = usize::try_from(*left).unwrap_or(usize::MAX).min(READ_MAX);
+            match self.read_more(want).await {
+                Ok(0) => return Err(closed_early("before the response body's end")),
+                Ok(_) => {}
+                Err(e) => return Err(Failure::Http(e)),
+            }
+        }
+        let n = usize::try_from(*left).unwrap_or(usize::MAX).min(self.buf.len());
+        *left -= n as u64;
+        Ok(self.take(n))
+    }
+
+    /// Reads more when a piece of framing (a chunk-size line, a trailer) is not all
+    /// in `buf` yet.
+    async fn need_more(&mut self, what: &str) -> Result<(), Failure> {
+        if self.buf.len() >= MAX_HEAD {
+            return Err(invalid(format!(
+                "the response's {what} is over {} KiB",
+                MAX_HEAD / 1024
+            )));
+        }
+        match self.read_more(READ_SIZE).await {
+            Ok(0) => Err(closed_early("before the response body's end")),
+            Ok(_) => Ok(()),
+            Err(e) => Err(Failure::Http(e)),
+        }
+    }
+
+    /// The next piece of a body framed by `framing` (which it moves on); None at
+    /// the end.
+    async fn next_piece(&mut self, framing: &mut Framing) -> Result<Option<Bytes>, Failure> {
+        loop {
+            match framing {
+                Framing::Done => return Ok(None),
+                Framing::Length(left) => {
+                    let piece = self.piece(left).await?;
+                    if *left == 0 {
+                        *framing = Framing::Done;
+                    }
+                    return Ok(Some(piece));
+                }
+                Framing::UntilClose => {
+                    if self.buf.is_empty() {
+                        match self.read_more(READ_SIZE).await {
+                            Ok(0) => {
+                                *framing = Framing::Done;
+                                return Ok(None);
+                            }
+                            Ok(_) => {}
+                            Err(e) => return Err(Failure::Http(e)),
+                        }
+                    }
+                    return Ok(Some(self.take(self.buf.len())));
+                }
+                Framing::Chunked(Chunk::Size) => match httparse::parse_chunk_size(&self.buf) {
+                    Ok(httparse::Status::Complete((used, size))) => {
+                        self.buf.advance(used);
+                        *framing = Framing::Chunked(if size == 0 { Chunk::Trailers } else { Chunk::Data(size) });
+                    }
+                    Ok(httparse::Status::Partial) => self.need_more("chunk size line").await?,
+                    Err(_) => return Err(invalid("a chunk size in the response is not valid")),
+                },
+                Framing::Chunked(Chunk::Data(left)) => {
+                    let piece = self.piece(left).await?;
+                    if *left == 0 {
+                        *framing = Framing::Chunked(Chunk::DataEnd);
+                    }
+                    return Ok(Some(piece));
+                }
+                Framing::Chunked(Chunk::DataEnd) => {
+                    if self.buf.len() < 2 {
+                        self.need_more("chunk end").await?;
+                        continue;
+                    }
+                    if &self.buf[..2] != b"\r\n" {
+                        return Err(invalid("a chunk in the response does not end where its size says"));
+                    }
+                    self.buf.advance(2);
+                    *framing = Framing::Chunked(Chunk::Size);
+                }
+                Framing::Chunked(Chunk::Trailers) => match memchr::memmem::find(&self.buf, b"\r\n") {
+                    Some(0) => {
+                        self.buf.advance(2);
+                        *framing = Framing::Done;
+                    }
+                    Some(i) => self.buf.advance(i + 2), // a trailer field, not used
+                    None => self.need_more("trailer").await?,
+                },
+            }
+        }
+    }
 }
 
 /// Connections kept alive between requests.
@@ -359,11 +666,16 @@ impl Pool {
         None
     }
 
+    /// Keeps `c` for the next request, if it may carry one: its last response said
+    /// nothing against it, and nothing was left unread after it.
     fn put(&self, mut c: Conn) {
-        if c.driver.ended || c.tx.is_closed() {
+        if !c.keep_alive || !c.buf.is_empty() {
             return;
         }
         super::http::here::forget_wait(c.fd);
+        if c.buf.capacity() > KEEP_BUF {
+            c.buf = BytesMut::new();
+        }
         c.idle_since = Instant::now();
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         // The oldest are first: close those past their time.
@@ -381,8 +693,8 @@ struct Origin {
     /// For connecting.
     host: url::Host<String>,
     port: u16,
-    /// The `Host` header.
-    authority: HeaderValue,
+    /// The `Host` header's value.
+    authority: String,
     tls: Option<TlsConnector>,
 }
 
@@ -404,11 +716,12 @@ impl Client {
         if let Some(p) = url.port() {
             authority.push_str(&format!(":{p}"));
         }
+        HeaderValue::from_str(&authority).ok()?;
         Some(Client {
             origin: Origin {
                 host,
                 port,
-                authority: HeaderValue::from_str(&authority).ok()?,
+                authority,
                 tls: tls.map(TlsConnector::from),
             },
             connect_timeout,
@@ -434,7 +747,7 @@ impl Client {
             let fd = tcp.as_raw_fd();
             let recheck = Arc::new(AtomicBool::new(false));
             let tcp = Tcp::new(tcp, recheck.clone()).map_err(Failure::Connect)?;
-            let stream = match &o.tls {
+            let io = match &o.tls {
                 None => Stream::Plain(tcp),
                 Some(tls) => {
                     let name = match &o.host {
@@ -446,13 +759,10 @@ impl Client {
                     Stream::Tls(Box::new(tls.connect(name, tcp).await.map_err(Failure::Tls)?))
                 }
             };
-            let (tx, io) = http1::handshake(TokioIo::new(stream)).await.map_err(Failure::Http)?;
             Ok(Conn {
-                tx,
-                driver: Driver {
-                    io: Box::pin(io),
-                    ended: false,
-                },
+                io,
+                buf: BytesMut::new(),
+                keep_alive: true,
                 idle_since: Instant::now(),
                 fd,
                 recheck,
@@ -467,58 +777,69 @@ impl Client {
         }
     }
 
+    /// A request's head: the request line, `Host`, `Content-Length` when there is a
+    /// body (or it is a POST), and `headers` (their own `Host` and `Content-Length`
+    /// left out).
+    fn head(&self, method: &Method, path: &Uri, headers: &HeaderMap, body_len: usize) -> Vec<u8> {
+        let mut h = Vec::with_capacity(256);
+        h.extend_from_slice(method.as_str().as_bytes());
+        h.push(b' ');
+        h.extend_from_slice(path.path_and_query().map_or("/", |p| p.as_str()).as_bytes());
+        h.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+        h.extend_from_slice(self.origin.authority.as_bytes());
+        h.extend_from_slice(b"\r\n");
+        if body_len > 0 || method == Method::POST {
+            h.extend_from_slice(b"content-length: ");
+            h.extend_from_slice(itoa::Buffer::new().format(body_len).as_bytes());
+            h.extend_from_slice(b"\r\n");
+        }
+        for (name, value) in headers {
+            if name == HOST || name == CONTENT_LENGTH {
+                continue;
+            }
+            h.extend_from_slice(name.as_str().as_bytes());
+            h.extend_from_slice(b": ");
+            h.extend_from_slice(value.as_bytes());
+            h.extend_from_slice(b"\r\n");
+        }
+        h.extend_from_slice(b"\r\n");
+        h
+    }
+
     /// Sends one request (`path` is the path and query) and waits for the response
     /// head. A kept-alive connection that turns out closed before the request went
     /// out is dropped and the request goes on another.
-    pub async fn send(&self, method: Method, path: Uri, mut headers: HeaderMap, body: Bytes) -> Result<Reply, Failure> {
-        headers.insert(HOST, self.origin.authority.clone());
-        if !body.is_empty() || method == Method::POST {
-            headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
-        }
-        let mut req = Request::new(Full::new(body));
-        *req.method_mut() = method;
-        *req.uri_mut() = path;
-        *req.headers_mut() = headers;
+    pub async fn send(&self, method: Method, path: Uri, headers: HeaderMap, body: Bytes) -> Result<Reply, Failure> {
+        let head = self.head(&method, &path, &headers, body.len());
+        drop(headers);
         loop {
             let (mut conn, reused) = match self.pool.take() {
                 Some(c) => (c, true),
                 None => (self.connect().await?, false),
             };
-            let Conn {
-                tx, driver, recheck, ..
-            } = &mut conn;
-            if reused {
-                // The server may have closed it while it sat idle, unwatched: the
-                // connection reads the socket once to see (hyper reads for an end
-                // when idle).
-                recheck.store(true, Ordering::Relaxed);
-                let usable = std::future::poll_fn(|cx| {
-                    driver.poll(cx);
-                    if driver.ended {
-                        return Poll::Ready(false);
-                    }
-                    tx.poll_ready(cx).map(|r| r.is_ok())
-                });
-                if !usable.await {
-                    continue; // closed while it was idle
-                }
+            // The server may have closed it while it sat idle, unwatched.
+            if reused && !conn.still_open().await {
+                continue;
             }
-            match driver.drive(tx.try_send_request(req)).await {
-                Ok(resp) => {
-                    let (head, body) = resp.into_parts();
-                    return Ok(Reply {
-                        status: head.status,
-                        headers: head.headers,
-                        body,
-                        conn: Some(conn),
-                        pool: self.pool.clone(),
-                    });
-                }
-                Err(mut e) => match e.take_message() {
-                    Some(r) if reused => req = r,
-                    _ => return Err(Failure::Http(e.into_error())),
-                },
+            match conn.write(&head, &body).await {
+                Ok(()) => {}
+                Err((_, false)) if reused => continue, // closed meanwhile; nothing went out
+                Err((e, _)) => return Err(Failure::Http(e)),
             }
+            let h = conn.read_head(&method).await?;
+            conn.keep_alive = h.keep_alive;
+            let mut reply = Reply {
+                status: h.status,
+                headers: h.headers,
+                framing: h.framing,
+                length: h.length,
+                conn: Some(conn),
+                pool: self.pool.clone(),
+            };
+            if reply.framing == Framing::Done {
+                reply.finish(); // no body: the connection is free at once
+            }
+            return Ok(reply);
         }
     }
 }
@@ -527,7 +848,8 @@ impl Client {
 pub struct Reply {
     status: StatusCode,
     headers: HeaderMap,
-    body: Incoming,
+    framing: Framing,
+    length: Option<u64>,
     conn: Option<Conn>,
     pool: Arc<Pool>,
 }
@@ -543,7 +865,15 @@ impl Reply {
 
     /// The body's length, when the server gave one.
     pub fn content_length(&self) -> Option<u64> {
-        self.body.size_hint().exact()
+        self.length
+    }
+
+    /// The body read to its end: the connection goes back to the pool (if it may).
+    fn finish(&mut self) {
+        self.framing = Framing::Done;
+        if let Some(c) = self.conn.take() {
+            self.pool.put(c);
+        }
     }
 
     /// The next piece of the body; `None` at its end.
@@ -551,29 +881,50 @@ impl Reply {
         let Some(conn) = self.conn.as_mut() else {
             return Ok(None);
         };
-        let body = &mut self.body;
-        loop {
-            let frame = conn
-                .driver
-                .drive(std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)))
-                .await;
-            match frame {
-                Some(Ok(f)) => match f.into_data() {
-                    Ok(data) if !data.is_empty() => return Ok(Some(data)),
-                    _ => continue, // trailers, or an empty piece
-                },
-                Some(Err(e)) => {
-                    self.conn = None; // unusable
-                    return Err(Failure::Http(e));
+        match conn.next_piece(&mut self.framing).await {
+            Ok(piece) => {
+                if self.framing == Framing::Done {
+                    self.finish();
                 }
-                None => {
-                    if let Some(c) = self.conn.take() {
-                        self.pool.put(c);
-                    }
-                    return Ok(None);
+                Ok(piece)
+            }
+            Err(e) => {
+                self.conn = None; // unusable
+                Err(e)
+            }
+        }
+    }
+
+    /// The rest of a body whose length the server gave (`content_length`), read
+    /// into one buffer where it lands: a large body is not gathered from pieces.
+    pub async fn rest(&mut self) -> Result<Bytes, Failure> {
+        let Some(conn) = self.conn.as_mut() else {
+            return Ok(Bytes::new());
+        };
+        let Framing::Length(left) = self.framing else {
+            return Err(invalid("the response body's length is not known"));
+        };
+        let left = usize::try_from(left).map_err(|_| invalid("the response body is too large"))?;
+        if conn.buf.len() < left {
+            conn.buf.reserve(left - conn.buf.len());
+        }
+        while conn.buf.len() < left {
+            let want = left - conn.buf.len();
+            match conn.read_more(want).await {
+                Ok(0) => {
+                    self.conn = None;
+                    return Err(closed_early("before the response body's end"));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.conn = None;
+                    return Err(Failure::Http(e));
                 }
             }
         }
+        let body = conn.take(left);
+        self.finish();
+        Ok(body)
     }
 }
 
@@ -581,10 +932,8 @@ impl Drop for Reply {
     fn drop(&mut self) {
         // A body read to its end (or an empty one) leaves the connection reusable;
         // one dropped half-read closes it.
-        if let Some(c) = self.conn.take() {
-            if self.body.is_end_stream() {
-                self.pool.put(c);
-            }
+        if self.framing == Framing::Done {
+            self.finish();
         }
     }
 }
@@ -601,6 +950,7 @@ impl std::fmt::Debug for Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::future::Future;
 
     /// A server that answers one request per connection, then, when told to, closes
     /// the connection and says it has.
@@ -637,7 +987,9 @@ mod tests {
         (port, close_tx, closed_rx, server)
     }
 
-    async fn post(client: &Client) -> Result<Vec<u8>, Failure> {
+    /// Posts `{}` and reads the reply's body: a body of known length whole with
+    /// `rest` if `whole`, else piece by piece.
+    async fn post(client: &Client, whole: bool) -> Result<Vec<u8>, Failure> {
         let mut reply = client
             .send(
                 Method::POST,
@@ -646,6 +998,9 @@ mod tests {
                 Bytes::from_static(b"{}"),
             )
             .await?;
+        if whole && reply.content_length().is_some() {
+            return Ok(reply.rest().await?.to_vec());
+        }
         let mut body = Vec::new();
         while let Some(c) = reply.chunk().await? {
             body.extend_from_slice(&c);
@@ -661,17 +1016,147 @@ mod tests {
         // On a caller's thread (no reactor), then in a runtime task.
         for here in [true, false] {
             for _ in 0..2 {
-                let body = if here {
-                    super::super::http::here::block_here(post(&client))
-                } else {
-                    crate::runtime::handle().block_on(post(&client))
-                };
+                let body = run_here_or_not(here, post(&client, false));
                 assert_eq!(body.unwrap(), b"ok", "on a caller's thread: {here}");
                 // The connection is back in the pool, idle: the server closes it.
                 close.send(()).unwrap();
                 closed.recv().unwrap();
             }
         }
+        server.join().unwrap();
+    }
+
+    /// A server that answers requests (a head and the body `{}`), in order, with
+    /// `replies`, each written a byte at a time so the client meets every split;
+    /// after a reply marked `true` it closes the connection. It ends after the last
+    /// reply and says how many connections it accepted.
+    fn scripted(replies: Vec<(&'static [u8], bool)>) -> (u16, std::thread::JoinHandle<usize>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let mut replies = replies.into_iter();
+            let mut conns = 0;
+            'conns: while replies.len() > 0 {
+                let (mut s, _) = listener.accept().unwrap();
+                s.set_nodelay(true).unwrap();
+                conns += 1;
+                loop {
+                    let mut got = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !got.windows(4).any(|w| w == b"\r\n\r\n") || !got.ends_with(b"{}") {
+                        match s.read(&mut buf) {
+                            Ok(0) | Err(_) => continue 'conns, // the client left this one
+                            Ok(n) => got.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let Some((reply, close)) = replies.next() else {
+                        break 'conns;
+                    };
+                    for b in reply {
+                        if s.write_all(&[*b]).is_err() {
+                            break;
+                        }
+                    }
+                    if close || replies.len() == 0 {
+                        continue 'conns;
+                    }
+                }
+            }
+            conns
+        });
+        (port, server)
+    }
+
+    fn run_here_or_not<T>(here: bool, fut: impl Future<Output = T>) -> T {
+        if here {
+            super::super::http::here::block_here(fut)
+        } else {
+            crate::runtime::handle().block_on(fut)
+        }
+    }
+
+    #[test]
+    fn bodies_are_framed_by_chunks_length_or_close() {
+        for here in [true, false] {
+            let (port, server) =
+                scripted(vec![
+                // A 1xx head first; chunks with an extension and a trailer.
+                (
+                    b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+                      5;x=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: 1\r\n\r\n",
+                    false,
+                ),
+                (b"HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello", false),
+                // Said to be the last on its connection: the next request opens another.
+                (b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc", true),
+                (b"HTTP/1.1 200 OK\r\n\r\nuntil the end", true),
+                // Chunked with a length beside it: read as chunked, not used again.
+                (
+                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 99\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+                    false,
+                ),
+                (b"HTTP/1.1 204 No Content\r\n\r\n", false),
+            ]);
+            let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+            let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+            let bodies: Vec<Vec<u8>> = (0..6)
+                .map(|i| run_here_or_not(here, post(&client, i % 2 == 1)).unwrap())
+                .collect();
+            let want: [&[u8]; 6] = [b"hello world", b"hello", b"abc", b"until the end", b"ok", b""];
+            assert_eq!(bodies, want, "on a caller's thread: {here}");
+            assert_eq!(server.join().unwrap(), 4, "on a caller's thread: {here}");
+        }
+    }
+
+    #[test]
+    fn broken_framing_is_an_error() {
+        let cases: [(&[u8], &str); 6] = [
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc",
+                "two different Content-Length",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: -3\r\n\r\n",
+                "Content-Length is not a number",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+                "closed before the response body's end",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                "chunk size",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n",
+                "does not end where its size says",
+            ),
+            (b"HTTP/1.1 101 Switching Protocols\r\n\r\n", "switched protocols"),
+        ];
+        for here in [true, false] {
+            let (port, server) = scripted(cases.iter().map(|(r, _)| (*r, true)).collect());
+            let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+            let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+            for (reply, want) in cases {
+                let got = run_here_or_not(here, post(&client, true));
+                let text = got.expect_err(&String::from_utf8_lossy(reply)).to_string();
+                assert!(text.contains(want), "{text:?} should say {want:?}");
+            }
+            assert_eq!(server.join().unwrap(), cases.len());
+        }
+    }
+
+    #[test]
+    fn a_response_head_that_is_not_http_is_an_error() {
+        let (port, server) = scripted(vec![(b"SSH-2.0-OpenSSH\r\n\r\n", true)]);
+        let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        let err = crate::runtime::handle()
+            .block_on(post(&client, false))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not valid HTTP/1.1"), "{err}");
         server.join().unwrap();
     }
 }

@@ -239,8 +239,9 @@ fn error_reply_for(body: &[u8], id: i64) -> Option<Vec<u8>> {
     Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#, e.error.get()).into_bytes())
 }
 
-/// The response body, up to `max` bytes. A body that comes in one chunk (a small
-/// one, usually) is that chunk, not a copy of it.
+/// The response body, up to `max` bytes. A body of known length is read in place
+/// into one buffer; any other is gathered from its pieces (one that comes in one
+/// piece is that piece, not a copy of it).
 async fn read_limited(mut resp: Reply, max: usize) -> Result<Bytes> {
     let too_large = || {
         Error::new(
@@ -248,26 +249,28 @@ async fn read_limited(mut resp: Reply, max: usize) -> Result<Bytes> {
             format!("the HTTP response is over the {max} byte limit"),
         )
     };
-    async fn next(resp: &mut Reply) -> Result<Option<Bytes>> {
-        resp.chunk().await.map_err(|e| {
-            Error::new(
-                Status::MCPC_ERR_TRANSPORT,
-                format!("reading the HTTP response failed: {e}"),
-            )
-        })
+    let failed = |e: Failure| {
+        Error::new(
+            Status::MCPC_ERR_TRANSPORT,
+            format!("reading the HTTP response failed: {e}"),
+        )
+    };
+    if let Some(n) = resp.content_length() {
+        if n > max as u64 {
+            return Err(too_large());
+        }
+        return resp.rest().await.map_err(failed);
     }
-    let Some(first) = next(&mut resp).await? else {
+    let Some(first) = resp.chunk().await.map_err(failed)? else {
         return Ok(Bytes::new());
     };
     if first.len() > max {
         return Err(too_large());
     }
-    let Some(second) = next(&mut resp).await? else {
+    let Some(second) = resp.chunk().await.map_err(failed)? else {
         return Ok(first);
     };
-    // Sized from Content-Length when the server sends one: a large body is then
-    // copied once, not regrown.
-    let mut body = Vec::with_capacity(resp.content_length().map_or(0, |n| (n as usize).min(max)));
+    let mut body = Vec::with_capacity(first.len() + second.len());
     let mut chunk = Some(second);
     body.extend_from_slice(&first);
     while let Some(c) = chunk {
@@ -275,7 +278,7 @@ async fn read_limited(mut resp: Reply, max: usize) -> Result<Bytes> {
             return Err(too_large());
         }
         body.extend_from_slice(&c);
-        chunk = next(&mut resp).await?;
+        chunk = resp.chunk().await.map_err(failed)?;
     }
     Ok(body.into())
 }
