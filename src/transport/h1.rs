@@ -834,6 +834,7 @@ impl Client {
                 framing: h.framing,
                 length: h.length,
                 conn: Some(conn),
+                lent: 0,
                 pool: self.pool.clone(),
             };
             if reply.framing == Framing::Done {
@@ -851,6 +852,8 @@ pub struct Reply {
     framing: Framing,
     length: Option<u64>,
     conn: Option<Conn>,
+    /// The body's bytes at the front of the connection's buffer, lent by `rest`.
+    lent: usize,
     pool: Arc<Pool>,
 }
 
@@ -871,7 +874,8 @@ impl Reply {
     /// The body read to its end: the connection goes back to the pool (if it may).
     fn finish(&mut self) {
         self.framing = Framing::Done;
-        if let Some(c) = self.conn.take() {
+        if let Some(mut c) = self.conn.take() {
+            c.buf.advance(std::mem::take(&mut self.lent));
             self.pool.put(c);
         }
     }
@@ -896,10 +900,11 @@ impl Reply {
     }
 
     /// The rest of a body whose length the server gave (`content_length`), read
-    /// into one buffer where it lands: a large body is not gathered from pieces.
-    pub async fn rest(&mut self) -> Result<Bytes, Failure> {
+    /// into the connection's buffer and lent from there, as a stdio line is: a
+    /// large body is neither gathered from pieces nor copied out.
+    pub async fn rest(&mut self) -> Result<&[u8], Failure> {
         let Some(conn) = self.conn.as_mut() else {
-            return Ok(Bytes::new());
+            return Ok(&[]);
         };
         let Framing::Length(left) = self.framing else {
             return Err(invalid("the response body's length is not known"));
@@ -922,9 +927,10 @@ impl Reply {
                 }
             }
         }
-        let body = conn.take(left);
-        self.finish();
-        Ok(body)
+        self.framing = Framing::Done;
+        self.lent = left;
+        let conn = self.conn.as_ref().expect("the connection read the body");
+        Ok(&conn.buf[..left])
     }
 }
 

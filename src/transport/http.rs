@@ -204,16 +204,17 @@ struct InitFields<'a> {
 }
 
 /// Builds a short error from an HTTP error status and its body.
-async fn status_error(resp: Reply) -> Error {
+async fn status_error(mut resp: Reply) -> Error {
     let status = resp.status();
-    let body = read_limited(resp, 64 * 1024).await.unwrap_or_default();
+    let body = read_limited(&mut resp, 64 * 1024).await;
+    let body = body.as_deref().unwrap_or_default();
     #[derive(Deserialize)]
     struct E {
         error: crate::jsonrpc::RpcError,
     }
     let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("HTTP {status}"));
     err.http_status = Some(status.as_u16());
-    if let Ok(e) = serde_json::from_slice::<E>(&body) {
+    if let Ok(e) = serde_json::from_slice::<E>(body) {
         // The 2026-07-28 error codes keep their own statuses (an older client meeting a
         // newer server gets "unsupported version", with the versions it lists).
         let rpc = e.error.into_error();
@@ -239,10 +240,26 @@ fn error_reply_for(body: &[u8], id: i64) -> Option<Vec<u8>> {
     Some(format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#, e.error.get()).into_bytes())
 }
 
+/// A response body: lent from its connection's buffer, or gathered from pieces.
+enum Body<'a> {
+    Lent(&'a [u8]),
+    Gathered(Bytes),
+}
+
+impl std::ops::Deref for Body<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Body::Lent(b) => b,
+            Body::Gathered(b) => b,
+        }
+    }
+}
+
 /// The response body, up to `max` bytes. A body of known length is read in place
-/// into one buffer; any other is gathered from its pieces (one that comes in one
-/// piece is that piece, not a copy of it).
-async fn read_limited(mut resp: Reply, max: usize) -> Result<Bytes> {
+/// into its connection's buffer and lent from there; any other is gathered from
+/// its pieces (one that comes in one piece is that piece, not a copy of it).
+async fn read_limited(resp: &mut Reply, max: usize) -> Result<Body<'_>> {
     let too_large = || {
         Error::new(
             Status::MCPC_ERR_MESSAGE_TOO_LARGE,
@@ -259,16 +276,16 @@ async fn read_limited(mut resp: Reply, max: usize) -> Result<Bytes> {
         if n > max as u64 {
             return Err(too_large());
         }
-        return resp.rest().await.map_err(failed);
+        return resp.rest().await.map(Body::Lent).map_err(failed);
     }
     let Some(first) = resp.chunk().await.map_err(failed)? else {
-        return Ok(Bytes::new());
+        return Ok(Body::Lent(&[]));
     };
     if first.len() > max {
         return Err(too_large());
     }
     let Some(second) = resp.chunk().await.map_err(failed)? else {
-        return Ok(first);
+        return Ok(Body::Gathered(first));
     };
     let mut body = Vec::with_capacity(first.len() + second.len());
     let mut chunk = Some(second);
@@ -280,7 +297,7 @@ async fn read_limited(mut resp: Reply, max: usize) -> Result<Bytes> {
         body.extend_from_slice(&c);
         chunk = resp.chunk().await.map_err(failed)?;
     }
-    Ok(body.into())
+    Ok(Body::Gathered(body.into()))
 }
 
 /// How an SSE stream ended.
@@ -476,8 +493,9 @@ impl Inner {
         let (resp, _) = self.post(body, &extra).await?;
         let status = resp.status();
         if status == StatusCode::BAD_REQUEST || status == StatusCode::NOT_FOUND {
-            let body = read_limited(resp, 64 * 1024).await.unwrap_or_default();
-            if let Some(reply) = error_reply_for(&body, id) {
+            let mut resp = resp;
+            let body = read_limited(&mut resp, 64 * 1024).await;
+            if let Some(reply) = error_reply_for(body.as_deref().unwrap_or_default(), id) {
                 self.route(&reply, false).await?;
                 return Ok(());
             }
@@ -506,7 +524,8 @@ impl Inner {
             .unwrap_or("")
             .to_ascii_lowercase();
         if ctype.starts_with("application/json") {
-            let body = read_limited(resp, self.cfg.max_message_size).await?;
+            let mut resp = resp;
+            let body = read_limited(&mut resp, self.cfg.max_message_size).await?;
             self.route(&body, is_init).await?;
             return Ok(());
         }
@@ -773,7 +792,8 @@ impl Inner {
                 self.session.write().await.id = Some(id);
             }
             // The reply repeats a result the core already has: read and drop it.
-            let _ = read_limited(resp, self.cfg.max_message_size).await;
+            let mut resp = resp;
+            let _ = read_limited(&mut resp, self.cfg.max_message_size).await;
             let note = crate::jsonrpc::encode_notification::<()>("notifications/initialized", None);
             let (resp, _) = self.post(&Bytes::from(note), &HeaderMap::new()).await?;
             drop(resp);
