@@ -875,7 +875,11 @@ impl Reply {
     fn finish(&mut self) {
         self.framing = Framing::Done;
         if let Some(mut c) = self.conn.take() {
-            c.buf.advance(std::mem::take(&mut self.lent));
+            let lent = std::mem::take(&mut self.lent);
+            c.buf.advance(lent);
+            if lent > KEEP_BUF {
+                c.buf = BytesMut::new(); // what is left of it says nothing of its size
+            }
             self.pool.put(c);
         }
     }

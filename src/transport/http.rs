@@ -411,13 +411,16 @@ impl Inner {
     }
 
     /// Sends one message and routes what comes back. Errors belong to the message.
-    async fn exchange(self: &Arc<Self>, msg: &Outgoing, body: &Bytes) -> Result<()> {
+    /// Sends `msg` (its body `body`) and reads the reply. The body is dropped once
+    /// the server has answered, before the reply's body is read: no retry can need it
+    /// then, and a large request's memory is free again before the response's.
+    async fn exchange(self: &Arc<Self>, msg: &Outgoing, body: Bytes) -> Result<()> {
         let what = match msg.method {
             Some(m) => m.to_string(),
             None => "response".to_string(),
         };
         if let Some(version) = self.era() {
-            return self.exchange_modern(msg, body, version, &what).await;
+            return self.exchange_modern(msg, &body, version, &what).await;
         }
         let is_init = msg.method == Some("initialize");
         if is_init {
@@ -427,7 +430,8 @@ impl Inner {
             let _wait_for_renewal = self.renew_gate.read().await;
             self.session.read().await.generation
         };
-        let (resp, had_session) = self.post(body, &HeaderMap::new()).await?;
+        let (resp, had_session) = self.post(&body, &HeaderMap::new()).await?;
+        drop(body);
         let status = resp.status();
         if status == StatusCode::NOT_FOUND && had_session {
             // The fresh session is ready (or the connection failed) before this
@@ -722,7 +726,7 @@ impl Inner {
         // (into the caller's claim or out again, into a task, its end stored in the
         // task's cell) copied all of it each time, about 4,500 instructions a call.
         let task: Exchange = Box::pin(async move {
-            let outcome = me.exchange(&msg, &body).await;
+            let outcome = me.exchange(&msg, body).await;
             match (outcome, msg.id) {
                 (Err(e), Some(id)) => me.sink.fail_request(id, e),
                 (Err(e), None) => log::debug!("a message to the server failed: {e}"),
