@@ -30,7 +30,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::header::{CONNECTION, CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
+use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use rustls_pki_types::ServerName;
 use tokio::io::unix::AsyncFd;
@@ -368,59 +368,83 @@ struct Head {
     keep_alive: bool,
 }
 
-/// True if a field's comma-separated list (`Connection`, `Transfer-Encoding`)
-/// holds `token`, in any case.
-fn has_token(headers: &HeaderMap, name: http::header::HeaderName, token: &str) -> bool {
-    headers
-        .get_all(name)
-        .iter()
-        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+/// The fields of a response head that say how its body comes and whether its
+/// connection may be used again, gathered as the head is read (one pass, no lookup
+/// in the header map afterwards).
+#[derive(Default)]
+struct BodyFields {
+    /// `Content-Length`, when every value given agrees.
+    length: Option<u64>,
+    /// A `Content-Length` that is not a number, or two that differ.
+    length_error: Option<&'static str>,
+    /// `Transfer-Encoding` was given; whether its last coding is `chunked`.
+    chunked: Option<bool>,
+    /// `Connection: close`.
+    close: bool,
 }
 
-/// How the body of a response to `method` with this status and these fields comes.
-fn framing(method: &Method, status: StatusCode, headers: &HeaderMap) -> Result<(Framing, Option<u64>, bool), Failure> {
-    let mut keep_alive = !has_token(headers, CONNECTION, "close");
-    if method == Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
-        return Ok((Framing::Done, Some(0), keep_alive));
-    }
-    if headers.contains_key(TRANSFER_ENCODING) {
-        // Chunked only if it is the last coding; a length beside it is ignored, and
-        // the connection is not used again (RFC 9112, 6.3).
-        let last = headers
-            .get_all(TRANSFER_ENCODING)
-            .iter()
-            .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-            .map(<[u8]>::trim_ascii)
-            .rfind(|t| !t.is_empty());
-        if headers.contains_key(CONTENT_LENGTH) {
-            keep_alive = false;
-        }
-        return Ok(match last {
-            Some(t) if t.eq_ignore_ascii_case(b"chunked") => (Framing::Chunked(Chunk::Size), None, keep_alive),
-            _ => (Framing::UntilClose, None, false),
-        });
-    }
-    let mut length: Option<u64> = None;
-    for v in headers.get_all(CONTENT_LENGTH) {
-        for part in v.as_bytes().split(|&b| b == b',') {
-            let part = part.trim_ascii();
-            let n = std::str::from_utf8(part)
-                .ok()
-                .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|s| s.parse::<u64>().ok())
-                .ok_or_else(|| invalid("the response's Content-Length is not a number"))?;
-            if length.is_some_and(|l| l != n) {
-                return Err(invalid("the response has two different Content-Length values"));
+/// The comma-separated items of a field value, trimmed, empty ones left out.
+fn items(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
+}
+
+impl BodyFields {
+    fn note(&mut self, name: &http::header::HeaderName, value: &[u8]) {
+        if name == CONTENT_LENGTH {
+            for item in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
+                let n = std::str::from_utf8(item)
+                    .ok()
+                    .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|s| s.parse::<u64>().ok());
+                match n {
+                    None => self.length_error = Some("the response's Content-Length is not a number"),
+                    Some(n) if self.length.is_some_and(|l| l != n) => {
+                        self.length_error = Some("the response has two different Content-Length values")
+                    }
+                    Some(n) => self.length = Some(n),
+                }
             }
-            length = Some(n);
+        } else if name == TRANSFER_ENCODING {
+            // Only the last coding of the last field counts.
+            if let Some(last) = items(value).last() {
+                self.chunked = Some(last.eq_ignore_ascii_case(b"chunked"));
+            } else {
+                self.chunked.get_or_insert(false);
+            }
+        } else if name == CONNECTION {
+            self.close |= items(value).any(|t| t.eq_ignore_ascii_case(b"close"));
         }
     }
-    Ok(match length {
-        Some(0) => (Framing::Done, Some(0), keep_alive),
-        Some(n) => (Framing::Length(n), Some(n), keep_alive),
-        None => (Framing::UntilClose, None, false),
-    })
+
+    /// How the body of a response to `method` with this status comes, its length
+    /// when that frames it, and whether the connection may be used again (RFC
+    /// 9112, section 6.3).
+    fn framing(&self, method: &Method, status: StatusCode) -> Result<(Framing, Option<u64>, bool), Failure> {
+        let keep_alive = !self.close;
+        if method == Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
+            return Ok((Framing::Done, Some(0), keep_alive));
+        }
+        match self.chunked {
+            // A length beside chunks is ignored, and the connection not used again.
+            Some(true) => {
+                let beside = self.length.is_some() || self.length_error.is_some();
+                return Ok((Framing::Chunked(Chunk::Size), None, keep_alive && !beside));
+            }
+            Some(false) => return Ok((Framing::UntilClose, None, false)),
+            None => {}
+        }
+        if let Some(e) = self.length_error {
+            return Err(invalid(e));
+        }
+        Ok(match self.length {
+            Some(0) => (Framing::Done, Some(0), keep_alive),
+            Some(n) => (Framing::Length(n), Some(n), keep_alive),
+            None => (Framing::UntilClose, None, false),
+        })
+    }
 }
 
 /// One connection: its stream and what has been read from it and not yet used.
@@ -504,9 +528,13 @@ impl Conn {
     /// there yet. 1xx heads are skipped (101 is an error: nothing asked to switch).
     fn parse_head(&mut self, method: &Method) -> Result<Option<Head>, Failure> {
         loop {
-            let mut fields = [httparse::EMPTY_HEADER; MAX_FIELDS];
-            let mut resp = httparse::Response::new(&mut fields);
-            let used = match resp.parse(&self.buf) {
+            let mut fields = [const { std::mem::MaybeUninit::uninit() }; MAX_FIELDS];
+            let mut resp = httparse::Response::new(&mut []);
+            let used = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+                &mut resp,
+                &self.buf,
+                &mut fields,
+            ) {
                 Ok(httparse::Status::Complete(n)) => n,
                 Ok(httparse::Status::Partial) => return Ok(None),
                 Err(e) => return Err(invalid(format!("the response head is not valid HTTP/1.1 ({e})"))),
@@ -517,11 +545,13 @@ impl Conn {
                 .ok_or_else(|| invalid("the response's status code is not valid"))?;
             let http10 = resp.version == Some(0);
             let mut headers = HeaderMap::with_capacity(resp.headers.len());
+            let mut body = BodyFields::default();
             for f in resp.headers.iter() {
                 let name = http::header::HeaderName::from_bytes(f.name.as_bytes())
                     .map_err(|_| invalid("a response header's name is not valid"))?;
                 let value =
                     HeaderValue::from_bytes(f.value).map_err(|_| invalid("a response header's value is not valid"))?;
+                body.note(&name, f.value);
                 headers.append(name, value);
             }
             self.buf.advance(used);
@@ -531,7 +561,7 @@ impl Conn {
             if status.is_informational() {
                 continue;
             }
-            let (framing, length, keep_alive) = framing(method, status, &headers)?;
+            let (framing, length, keep_alive) = body.framing(method, status)?;
             return Ok(Some(Head {
                 status,
                 headers,
@@ -778,10 +808,10 @@ impl Client {
     }
 
     /// A request's head: the request line, `Host`, `Content-Length` when there is a
-    /// body (or it is a POST), and `headers` (their own `Host` and `Content-Length`
-    /// left out).
-    fn head(&self, method: &Method, path: &Uri, headers: &HeaderMap, body_len: usize) -> Vec<u8> {
-        let mut h = Vec::with_capacity(256);
+    /// body (or it is a POST), then `fields` (`name: value` lines, which must carry
+    /// none of `Host`, `Content-Length` and `Transfer-Encoding`).
+    fn head(&self, method: &Method, path: &Uri, fields: &[u8], body_len: usize) -> Vec<u8> {
+        let mut h = Vec::with_capacity(128 + self.origin.authority.len() + fields.len());
         h.extend_from_slice(method.as_str().as_bytes());
         h.push(b' ');
         h.extend_from_slice(path.path_and_query().map_or("/", |p| p.as_str()).as_bytes());
@@ -793,25 +823,17 @@ impl Client {
             h.extend_from_slice(itoa::Buffer::new().format(body_len).as_bytes());
             h.extend_from_slice(b"\r\n");
         }
-        for (name, value) in headers {
-            if name == HOST || name == CONTENT_LENGTH {
-                continue;
-            }
-            h.extend_from_slice(name.as_str().as_bytes());
-            h.extend_from_slice(b": ");
-            h.extend_from_slice(value.as_bytes());
-            h.extend_from_slice(b"\r\n");
-        }
+        h.extend_from_slice(fields);
         h.extend_from_slice(b"\r\n");
         h
     }
 
-    /// Sends one request (`path` is the path and query) and waits for the response
-    /// head. A kept-alive connection that turns out closed before the request went
-    /// out is dropped and the request goes on another.
-    pub async fn send(&self, method: Method, path: Uri, headers: HeaderMap, body: Bytes) -> Result<Reply, Failure> {
-        let head = self.head(&method, &path, &headers, body.len());
-        drop(headers);
+    /// Sends one request (`path` is the path and query; `fields` its header lines,
+    /// see [`Client::head`]) and waits for the response head. A kept-alive
+    /// connection that turns out closed before the request went out is dropped and
+    /// the request goes on another.
+    pub async fn send(&self, method: &Method, path: &Uri, fields: &[u8], body: Bytes) -> Result<Reply, Failure> {
+        let head = self.head(method, path, fields, body.len());
         loop {
             let (mut conn, reused) = match self.pool.take() {
                 Some(c) => (c, true),
@@ -826,7 +848,7 @@ impl Client {
                 Err((_, false)) if reused => continue, // closed meanwhile; nothing went out
                 Err((e, _)) => return Err(Failure::Http(e)),
             }
-            let h = conn.read_head(&method).await?;
+            let h = conn.read_head(method).await?;
             conn.keep_alive = h.keep_alive;
             let mut reply = Reply {
                 status: h.status,
@@ -1001,12 +1023,7 @@ mod tests {
     /// `rest` if `whole`, else piece by piece.
     async fn post(client: &Client, whole: bool) -> Result<Vec<u8>, Failure> {
         let mut reply = client
-            .send(
-                Method::POST,
-                Uri::from_static("/mcp"),
-                HeaderMap::new(),
-                Bytes::from_static(b"{}"),
-            )
+            .send(&Method::POST, &Uri::from_static("/mcp"), b"", Bytes::from_static(b"{}"))
             .await?;
         if whole && reply.content_length().is_some() {
             return Ok(reply.rest().await?.to_vec());
