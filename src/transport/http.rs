@@ -92,7 +92,8 @@ struct Inner {
     path: Uri,
     cfg: HttpConfig,
     sink: SinkRef,
-    session: tokio::sync::RwLock<Session>,
+    /// Never held across an await (a std lock: a request reads it three times).
+    session: std::sync::RwLock<Session>,
     /// Held (write) while a fresh session is being started; requests wait it out.
     renew_gate: tokio::sync::RwLock<()>,
     token: Mutex<Option<String>>,
@@ -328,7 +329,7 @@ impl HttpTransport {
                 path,
                 cfg,
                 sink,
-                session: tokio::sync::RwLock::new(Session::default()),
+                session: std::sync::RwLock::new(Session::default()),
                 renew_gate: tokio::sync::RwLock::new(()),
                 token_fetched: AtomicBool::new(token.is_some()),
                 token: Mutex::new(token),
@@ -379,7 +380,7 @@ impl Inner {
     async fn post(&self, body: &Bytes, extra: &HeaderMap) -> Result<(Reply, bool)> {
         let mut refreshed = false;
         loop {
-            let had_session = self.session.read().await.id.is_some();
+            let had_session = self.session.read().unwrap_or_else(|p| p.into_inner()).id.is_some();
             let resp = self.request(Method::POST, Some(body), extra).await?;
             let status = resp.status();
             if status == StatusCode::UNAUTHORIZED {
@@ -425,11 +426,11 @@ impl Inner {
         }
         let is_init = msg.method == Some("initialize");
         if is_init {
-            self.session.write().await.init_body = Some(body.clone());
+            self.session.write().unwrap_or_else(|p| p.into_inner()).init_body = Some(body.clone());
         }
         let generation = {
             let _wait_for_renewal = self.renew_gate.read().await;
-            self.session.read().await.generation
+            self.session.read().unwrap_or_else(|p| p.into_inner()).generation
         };
         let (resp, had_session) = self.post(&body, &HeaderMap::new()).await?;
         drop(body);
@@ -456,7 +457,7 @@ impl Inner {
                 }
                 let mut id = id.clone();
                 id.set_sensitive(true);
-                self.session.write().await.id = Some(id);
+                self.session.write().unwrap_or_else(|p| p.into_inner()).id = Some(id);
             }
         }
         if msg.id.is_none() || status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
@@ -655,7 +656,7 @@ impl Inner {
             field(AUTHORIZATION.as_str().as_bytes(), v.as_bytes());
         }
         let (has_id, has_version) = {
-            let s = self.session.read().await;
+            let s = self.session.read().unwrap_or_else(|p| p.into_inner());
             if let Some(id) = &s.id {
                 field(MCP_SESSION_ID.as_bytes(), id.as_bytes());
             }
@@ -735,7 +736,7 @@ impl Inner {
             if let Ok(peek) = serde_json::from_slice::<InitResultPeek<'_>>(msg) {
                 if let Some(v) = peek.result.and_then(|r| r.protocol_version) {
                     if let Ok(v) = HeaderValue::from_str(&v) {
-                        self.session.write().await.version = Some(v);
+                        self.session.write().unwrap_or_else(|p| p.into_inner()).version = Some(v);
                     }
                 }
             }
@@ -811,7 +812,7 @@ impl Inner {
     async fn renew_session(&self, expired: u64) {
         let _gate = self.renew_gate.write().await;
         let init_body = {
-            let mut s = self.session.write().await;
+            let mut s = self.session.write().unwrap_or_else(|p| p.into_inner());
             if s.generation != expired || self.closed.load(Ordering::Acquire) {
                 return;
             }
@@ -831,7 +832,7 @@ impl Inner {
             if let Some(id) = resp.headers().get(MCP_SESSION_ID).filter(|v| valid_session_id(v)) {
                 let mut id = id.clone();
                 id.set_sensitive(true);
-                self.session.write().await.id = Some(id);
+                self.session.write().unwrap_or_else(|p| p.into_inner()).id = Some(id);
             }
             // The reply repeats a result the core already has: read and drop it.
             let mut resp = resp;
@@ -951,7 +952,13 @@ impl Transport for HttpTransport {
                 }
             })
             .await;
-            let has_session = self.inner.session.read().await.id.is_some();
+            let has_session = self
+                .inner
+                .session
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .id
+                .is_some();
             if has_session {
                 match tokio::time::timeout(CLOSE_WAIT, self.inner.request(Method::DELETE, None, &HeaderMap::new()))
                     .await
