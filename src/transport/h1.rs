@@ -837,7 +837,9 @@ impl Client {
         loop {
             let (mut conn, reused) = match self.pool.take() {
                 Some(c) => (c, true),
-                None => (self.connect().await?, false),
+                // Boxed: connecting (with TLS) is a large future, and rare; inline, it
+                // made every request's future larger, and moving it cost more.
+                None => (Box::pin(self.connect()).await?, false),
             };
             // The server may have closed it while it sat idle, unwatched.
             if reused && !conn.still_open().await {

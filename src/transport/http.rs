@@ -422,7 +422,8 @@ impl Inner {
             None => "response".to_string(),
         };
         if let Some(version) = self.era() {
-            return self.exchange_modern(msg, &body, version, &what).await;
+            // Boxed, so that the future of every exchange is not as large as both.
+            return Box::pin(self.exchange_modern(msg, &body, version, &what)).await;
         }
         let is_init = msg.method == Some("initialize");
         if is_init {
@@ -541,6 +542,14 @@ impl Inner {
                 format!("unexpected content type {} in the HTTP reply", quote(&ctype)),
             ));
         }
+        // Boxed: a stream and its resumption are a large future that a JSON reply
+        // would otherwise carry (and move) too.
+        Box::pin(self.sse_reply(resp, is_init, resume_for)).await
+    }
+
+    /// An SSE reply's events, and the stream resumed while it ends before the
+    /// response to `resume_for`.
+    async fn sse_reply(self: &Arc<Self>, resp: Reply, is_init: bool, resume_for: Option<i64>) -> Result<()> {
         let mut end = self.read_sse(resp, is_init).await?;
         let Some(id) = resume_for else { return Ok(()) };
         for _ in 0..MAX_RESUMES {
