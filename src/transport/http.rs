@@ -189,8 +189,14 @@ fn path_of(url: &Url) -> Result<Uri> {
 }
 
 /// A session id must be visible ASCII (0x21 to 0x7E).
-fn valid_session_id(v: &HeaderValue) -> bool {
-    !v.is_empty() && v.as_bytes().iter().all(|b| (0x21..=0x7e).contains(b))
+/// A session id, as its header value (kept out of logs), if it is valid.
+fn session_id(v: &[u8]) -> Option<HeaderValue> {
+    if v.is_empty() || !v.iter().all(|b| (0x21..=0x7e).contains(b)) {
+        return None;
+    }
+    let mut id = HeaderValue::from_bytes(v).ok()?;
+    id.set_sensitive(true);
+    Some(id)
 }
 
 #[derive(Deserialize)]
@@ -384,11 +390,7 @@ impl Inner {
             let resp = self.request(Method::POST, Some(body), extra).await?;
             let status = resp.status();
             if status == StatusCode::UNAUTHORIZED {
-                let challenge = resp
-                    .headers()
-                    .get(WWW_AUTHENTICATE)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string);
+                let challenge = resp.header_str(WWW_AUTHENTICATE.as_str()).map(str::to_string);
                 if !refreshed && self.refresh_token(challenge).await {
                     refreshed = true;
                     continue;
@@ -413,17 +415,14 @@ impl Inner {
     }
 
     /// Sends one message and routes what comes back. Errors belong to the message.
-    /// Sends `msg` (its body `body`) and reads the reply. The body is dropped once
+    /// The body is dropped once
     /// the server has answered, before the reply's body is read: no retry can need it
     /// then, and a large request's memory is free again before the response's.
     async fn exchange(self: &Arc<Self>, msg: &Outgoing, body: Bytes) -> Result<()> {
-        let what = match msg.method {
-            Some(m) => m.to_string(),
-            None => "response".to_string(),
-        };
         if let Some(version) = self.era() {
             // Boxed, so that the future of every exchange is not as large as both.
-            return Box::pin(self.exchange_modern(msg, &body, version, &what)).await;
+            let what = msg.method.unwrap_or("response");
+            return Box::pin(self.exchange_modern(msg, &body, version, what)).await;
         }
         let is_init = msg.method == Some("initialize");
         if is_init {
@@ -449,15 +448,13 @@ impl Inner {
             return Err(status_error(resp).await);
         }
         if is_init {
-            if let Some(id) = resp.headers().get(MCP_SESSION_ID) {
-                if !valid_session_id(id) {
+            if let Some(id) = resp.header(MCP_SESSION_ID) {
+                let Some(id) = session_id(id) else {
                     return Err(Error::new(
                         Status::MCPC_ERR_PROTOCOL,
                         "the server's session id is not visible ASCII",
                     ));
-                }
-                let mut id = id.clone();
-                id.set_sensitive(true);
+                };
                 self.session.write().unwrap_or_else(|p| p.into_inner()).id = Some(id);
             }
         }
@@ -524,22 +521,18 @@ impl Inner {
     /// `resume_for` is the request whose response a dropped stream may still bring
     /// (`None` under 2026-07-28, where a broken stream loses the request).
     async fn read_reply(self: &Arc<Self>, resp: Reply, is_init: bool, resume_for: Option<i64>) -> Result<()> {
-        let ctype = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if ctype.starts_with("application/json") {
+        let ctype = resp.header_str(CONTENT_TYPE.as_str()).unwrap_or("");
+        let is = |t: &str| ctype.len() >= t.len() && ctype.as_bytes()[..t.len()].eq_ignore_ascii_case(t.as_bytes());
+        if is("application/json") {
             let mut resp = resp;
             let body = read_limited(&mut resp, self.cfg.max_message_size).await?;
             self.route(&body, is_init).await?;
             return Ok(());
         }
-        if !ctype.starts_with("text/event-stream") {
+        if !is("text/event-stream") {
             return Err(Error::new(
                 Status::MCPC_ERR_HTTP,
-                format!("unexpected content type {} in the HTTP reply", quote(&ctype)),
+                format!("unexpected content type {} in the HTTP reply", quote(ctype)),
             ));
         }
         // Boxed: a stream and its resumption are a large future that a JSON reply
@@ -613,9 +606,7 @@ impl Inner {
             // redirect itself.
             let current = url.as_ref().unwrap_or(&self.cfg.url);
             let Some(next) = resp
-                .headers()
-                .get(LOCATION)
-                .and_then(|l| l.to_str().ok())
+                .header_str(LOCATION.as_str())
                 .and_then(|l| current.join(l).ok())
                 .filter(|next| url_policy::same_origin(&self.cfg.url, next))
             else {
@@ -838,9 +829,7 @@ impl Inner {
             if !resp.status().is_success() {
                 return Err(status_error(resp).await.context("initialize"));
             }
-            if let Some(id) = resp.headers().get(MCP_SESSION_ID).filter(|v| valid_session_id(v)) {
-                let mut id = id.clone();
-                id.set_sensitive(true);
+            if let Some(id) = resp.header(MCP_SESSION_ID).and_then(session_id) {
                 self.session.write().unwrap_or_else(|p| p.into_inner()).id = Some(id);
             }
             // The reply repeats a result the core already has: read and drop it.
@@ -1220,10 +1209,10 @@ mod tests {
 
     #[test]
     fn session_ids_must_be_visible_ascii() {
-        assert!(valid_session_id(&HeaderValue::from_static("abc-123_~")));
-        assert!(!valid_session_id(&HeaderValue::from_static("a b")));
-        assert!(!valid_session_id(&HeaderValue::from_static("")));
-        assert!(!valid_session_id(&HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap()));
+        assert!(session_id(b"abc-123_~").is_some_and(|v| v.is_sensitive()));
+        assert!(session_id(b"a b").is_none());
+        assert!(session_id(b"").is_none());
+        assert!(session_id(b"caf\xc3\xa9").is_none());
     }
 
     #[test]

@@ -402,8 +402,19 @@ static void everything_basics(mcpc_client_t *c, struct lines *notes, bool stdio)
     CHECK(info && strstr(info, "\"name\":\"mcp-servers/everything\""));
     mcpc_string_free(info);
 
+    /* server-everything registers one of its tools when it handles
+     * notifications/initialized, which it does after its 202 to that notification
+     * is on the wire: a client quick enough lists 12 tools first. Nothing tells a
+     * client without the standalone stream when it has (list_changed goes there),
+     * so the listing is repeated for up to 5 s until the tool is there. */
     mcpc_tool_list_t *l = NULL;
     CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+    for (int tries = 0; mcpc_tool_list_len(l) == 12 && tries < 250; tries++) {
+        mcpc_tool_list_free(l);
+        l = NULL;
+        sleep_ms(20);
+        CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+    }
     if (mcpc_tool_list_len(l) != 13) {
         char *all = NULL;
         mcpc_tool_list_to_json(l, &all);
