@@ -1092,7 +1092,7 @@ mod tests {
     /// `replies`, each written a byte at a time so the client meets every split;
     /// after a reply marked `true` it closes the connection. It ends after the last
     /// reply and says how many connections it accepted.
-    fn scripted(replies: Vec<(&'static [u8], bool)>) -> (u16, std::thread::JoinHandle<usize>) {
+    fn scripted<R: AsRef<[u8]> + Send + 'static>(replies: Vec<(R, bool)>) -> (u16, std::thread::JoinHandle<usize>) {
         use std::io::{Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -1115,7 +1115,7 @@ mod tests {
                     let Some((reply, close)) = replies.next() else {
                         break 'conns;
                     };
-                    for b in reply {
+                    for b in reply.as_ref() {
                         if s.write_all(&[*b]).is_err() {
                             break;
                         }
@@ -1142,7 +1142,7 @@ mod tests {
     fn bodies_are_framed_by_chunks_length_or_close() {
         for here in [true, false] {
             let (port, server) =
-                scripted(vec![
+                scripted::<&[u8]>(vec![
                 // A 1xx head first; chunks with an extension and a trailer.
                 (
                     b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
@@ -1220,5 +1220,48 @@ mod tests {
             .to_string();
         assert!(err.contains("not valid HTTP/1.1"), "{err}");
         server.join().unwrap();
+    }
+
+    /// Random bodies, sent in chunks of random sizes (with extensions, and trailers
+    /// at the end), come back whole, and the connection carries them all.
+    #[test]
+    fn random_chunked_bodies_come_back_whole() {
+        let mut x: u32 = 0x9e37_79b9;
+        let mut rand = move |n: u32| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x % n
+        };
+        let mut bodies = Vec::new();
+        let mut replies = Vec::new();
+        for case in 0..24 {
+            let body: Vec<u8> = (0..rand(3000)).map(|_| b"ab\r\n0;x\"{}"[rand(10) as usize]).collect();
+            let mut reply = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+            let mut rest = &body[..];
+            while !rest.is_empty() {
+                let n = (1 + rand(400) as usize).min(rest.len());
+                let ext = if rand(3) == 0 { ";name=\"v\"" } else { "" };
+                reply.extend_from_slice(format!("{n:x}{ext}\r\n").as_bytes());
+                reply.extend_from_slice(&rest[..n]);
+                reply.extend_from_slice(b"\r\n");
+                rest = &rest[n..];
+            }
+            reply.extend_from_slice(if case % 2 == 0 {
+                b"0\r\n\r\n"
+            } else {
+                b"0\r\nX-A: 1\r\nX-B: 2\r\n\r\n"
+            });
+            bodies.push(body);
+            replies.push((reply, false));
+        }
+        let (port, server) = scripted(replies);
+        let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        for (i, want) in bodies.iter().enumerate() {
+            let got = run_here_or_not(i % 2 == 0, post(&client, false)).unwrap();
+            assert!(&got == want, "body {i} differs");
+        }
+        assert_eq!(server.join().unwrap(), 1);
     }
 }
