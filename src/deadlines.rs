@@ -106,13 +106,8 @@ mod tests {
     #[test]
     fn agrees_with_a_sorted_set() {
         let base = Instant::now();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rand = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::testing::XorShift::new(0x2545_f491_4f6c_dd1d);
+        let mut rand = move |n: u64| rng.below(n);
         let mut d = Deadlines::default();
         let mut model: BTreeSet<(Instant, i64)> = BTreeSet::new();
         let live: RefCell<HashSet<i64>> = RefCell::default();

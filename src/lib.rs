@@ -20,6 +20,8 @@ pub mod runtime;
 mod scan;
 pub mod sse;
 mod sys;
+#[cfg(test)]
+mod testing;
 pub mod transport;
 pub mod url_policy;
 

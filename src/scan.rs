@@ -435,15 +435,13 @@ mod tests {
                 }
             }
         }
-        let mut x = 88172645463325252u64;
+        let mut rng = crate::testing::XorShift::new(88172645463325252);
         // Dense and sparse quotes and escapes: short strings and long ones.
         for (len, m) in (0..200).flat_map(|len| [(len, 23), (len, 400)]) {
             for _ in 0..20 {
                 let b: Vec<u8> = (0..len)
                     .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
+                        let x = rng.next();
                         match x % m {
                             0 => b'"',
                             1 => b'\\',
@@ -467,13 +465,8 @@ mod tests {
     /// quote, an escape or a control character anywhere: checked as serde checks them.
     #[test]
     fn long_strings_check_as_serde_does() {
-        let mut x = 88172645463325252u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::testing::XorShift::new(88172645463325252);
+        let mut next = move || rng.next();
         for len in (0..300).chain([1000, 4096, 70_000]) {
             for rare in [5, 50, 100_000] {
                 let mut text = String::from("\"");

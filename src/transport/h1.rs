@@ -1226,13 +1226,8 @@ mod tests {
     /// at the end), come back whole, and the connection carries them all.
     #[test]
     fn random_chunked_bodies_come_back_whole() {
-        let mut x: u32 = 0x9e37_79b9;
-        let mut rand = move |n: u32| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x % n
-        };
+        let mut rng = crate::testing::XorShift::new(0x9e37_79b9);
+        let mut rand = move |n: u64| rng.below(n);
         let mut bodies = Vec::new();
         let mut replies = Vec::new();
         for case in 0..24 {
