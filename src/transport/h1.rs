@@ -313,8 +313,8 @@ const MAX_HEAD: usize = 256 * 1024;
 const MAX_FIELDS: usize = 100;
 /// The least a read asks the socket for.
 const READ_SIZE: usize = 8 * 1024;
-/// The most a read of a body of known length reserves at once.
-const READ_MAX: usize = 1 << 20;
+/// The room a read of a whole body asks for at least (see [`Reply::rest`]).
+const GROW_STEP: usize = 64 * 1024;
 /// A piece of body up to this size is copied out of the read buffer, which then
 /// serves the next read from its start; a larger one is split off it, not copied.
 const COPY_MAX: usize = 16 * 1024;
@@ -613,8 +613,10 @@ impl Conn {
     /// Reads, if `buf` is empty, then takes up to `left` bytes of it.
     async fn piece(&mut self, left: &mut u64) -> Result<Bytes, Failure> {
         if self.buf.is_empty() {
-            let want = usize::try_from(*left).unwrap_or(usize::MAX).min(READ_MAX);
-            match self.read_more(want).await {
+            // A few KiB at a time, not room for all that is left: measured over SSE
+            // (100 echoes of 1 MiB), room for up to 1 MiB a read cost 32,000-37,000
+            // page faults and 540-580 MiB/s, 8 KiB reads 3,100 and 710-730 MiB/s.
+            match self.read_more(READ_SIZE).await {
                 Ok(0) => return Err(closed_early("before the response body's end")),
                 Ok(_) => {}
                 Err(e) => return Err(Failure::Http(e)),
@@ -971,11 +973,15 @@ impl Reply {
             return Err(invalid("the response body's length is not known"));
         };
         let left = usize::try_from(left).map_err(|_| invalid("the response body is too large"))?;
-        if conn.buf.len() < left {
-            conn.buf.reserve(left - conn.buf.len());
-        }
+        // Read as it comes, the buffer growing as `BytesMut` grows it (doubling), not
+        // reserved at the body's length up front. Measured (`perf stat`, 100 echoes
+        // of 1 MiB): with the exact length reserved, glibc gave the top of its heap
+        // back to the kernel after every call and faulted it in again on the next
+        // (51,000 page faults, 500 MiB/s); grown as it comes, 3,000 and 830 MiB/s,
+        // and the same at 1, 2 and 3 MB. A buffer freed larger than the body keeps
+        // glibc's trim threshold above what a call frees at the top of the heap.
         while conn.buf.len() < left {
-            let want = left - conn.buf.len();
+            let want = (left - conn.buf.len()).min(GROW_STEP);
             match conn.read_more(want).await {
                 Ok(0) => {
                     self.conn = None;
