@@ -74,6 +74,15 @@ pub fn sse(data: &[u8]) {
     }
 }
 
+/// An HTTP/1.1 response reads the same (status, fields, body, reuse, what follows
+/// it) or fails the same way, however the stream is split into reads.
+pub fn http1(data: &[u8]) {
+    let (points, stream) = split(data);
+    let whole = crate::transport::h1::read_from(&[stream]);
+    let parts = crate::transport::h1::read_from(&chunks(stream, &points));
+    assert_eq!(whole, parts, "the response read depends on the split");
+}
+
 /// Decoding any bytes as JSON-RPC never panics. A response whose result is valid
 /// JSON decodes exactly as serde alone decodes it (the usual shape is read without
 /// serde, and its result checked only by its reader). A response that the router
@@ -250,6 +259,7 @@ pub type Target = fn(&[u8]);
 /// Every target by name, for the corpus replay.
 pub const TARGETS: &[(&str, Target)] = &[
     ("framer", framer),
+    ("http1", http1),
     ("sse", sse),
     ("jsonrpc", jsonrpc),
     ("results", results),

@@ -307,8 +307,9 @@ impl AsyncWrite for Stream {
     }
 }
 
-/// The most a response head (status line and fields, after any 1xx heads) may take.
-const MAX_HEAD: usize = 256 * 1024;
+/// The most a response head (status line and fields, each 1xx head on its own),
+/// a chunk-size line or a trailer field may take.
+const MAX_LINE: usize = 256 * 1024;
 /// The most fields a response head may have.
 const MAX_FIELDS: usize = 100;
 /// The least a read asks the socket for.
@@ -467,6 +468,189 @@ impl BodyFields {
     }
 }
 
+/// A whole head from the front of `buf` (taken off it), None if it is not all
+/// there yet. 1xx heads are skipped (101 is an error: nothing asked to switch).
+fn parse_head(buf: &mut BytesMut, method: &Method) -> Result<Option<Head>, Failure> {
+    loop {
+        let mut fields = [const { std::mem::MaybeUninit::uninit() }; MAX_FIELDS];
+        let mut resp = httparse::Response::new(&mut []);
+        let used =
+            match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, &*buf, &mut fields) {
+                Ok(httparse::Status::Complete(n)) if n <= MAX_LINE => n,
+                Ok(httparse::Status::Partial) if buf.len() < MAX_LINE => return Ok(None),
+                Ok(_) => return Err(invalid(format!("the response head is over {} KiB", MAX_LINE / 1024))),
+                Err(e) => return Err(invalid(format!("the response head is not valid HTTP/1.1 ({e})"))),
+            };
+        let status = resp
+            .code
+            .and_then(|c| StatusCode::from_u16(c).ok())
+            .ok_or_else(|| invalid("the response's status code is not valid"))?;
+        let http10 = resp.version == Some(0);
+        // Where each name and value lie in the head (httparse has checked them:
+        // names are tokens, values visible text).
+        let base = buf.as_ptr() as usize;
+        let span = |b: &[u8]| {
+            let at = b.as_ptr() as usize - base;
+            at..at + b.len()
+        };
+        let mut body = BodyFields::default();
+        let mut at = SmallVec::new();
+        for f in resp.headers.iter() {
+            body.note(f.name.as_bytes(), f.value);
+            at.push((span(f.name.as_bytes()), span(f.value)));
+        }
+        let fields = Fields {
+            head: buf[..used].into(),
+            at,
+        };
+        buf.advance(used);
+        if status == StatusCode::SWITCHING_PROTOCOLS {
+            return Err(invalid("the server switched protocols unasked (101)"));
+        }
+        if status.is_informational() {
+            continue;
+        }
+        let (framing, length, keep_alive) = body.framing(method, status)?;
+        return Ok(Some(Head {
+            status,
+            fields,
+            framing,
+            length,
+            keep_alive: keep_alive && !http10,
+        }));
+    }
+}
+
+/// `n` bytes off the front of `buf`.
+fn take(buf: &mut BytesMut, n: usize) -> Bytes {
+    if n <= COPY_MAX {
+        let piece = Bytes::copy_from_slice(&buf[..n]);
+        buf.advance(n);
+        piece
+    } else {
+        buf.split_to(n).freeze()
+    }
+}
+
+/// What reading a body needs next.
+enum Step {
+    /// A piece of the body.
+    Piece(Bytes),
+    /// More bytes from the connection (at its end, the body ends if it is framed by
+    /// the end, and is cut short otherwise).
+    More,
+    /// The body's end.
+    End,
+}
+
+/// One step of reading a body framed by `framing` from the front of `buf`, which it
+/// moves on. No I/O: the same steps whatever pieces the stream arrives in (the
+/// `http1` fuzz target checks it).
+fn body_step(buf: &mut BytesMut, framing: &mut Framing) -> Result<Step, Failure> {
+    let too_long = |what: &str| invalid(format!("the response's {what} is over {} KiB", MAX_LINE / 1024));
+    loop {
+        match framing {
+            Framing::Done => return Ok(Step::End),
+            Framing::Length(left) | Framing::Chunked(Chunk::Data(left)) => {
+                if buf.is_empty() {
+                    return Ok(Step::More);
+                }
+                let n = usize::try_from(*left).unwrap_or(usize::MAX).min(buf.len());
+                *left -= n as u64;
+                if *left == 0 {
+                    *framing = match framing {
+                        Framing::Length(_) => Framing::Done,
+                        _ => Framing::Chunked(Chunk::DataEnd),
+                    };
+                }
+                return Ok(Step::Piece(take(buf, n)));
+            }
+            Framing::UntilClose => {
+                if buf.is_empty() {
+                    return Ok(Step::More);
+                }
+                let n = buf.len();
+                return Ok(Step::Piece(take(buf, n)));
+            }
+            Framing::Chunked(Chunk::Size) => match httparse::parse_chunk_size(buf) {
+                Ok(httparse::Status::Complete((used, _))) if used > MAX_LINE => {
+                    return Err(too_long("chunk size line"))
+                }
+                Ok(httparse::Status::Complete((used, size))) => {
+                    buf.advance(used);
+                    *framing = Framing::Chunked(if size == 0 { Chunk::Trailers } else { Chunk::Data(size) });
+                }
+                Ok(httparse::Status::Partial) if buf.len() >= MAX_LINE => return Err(too_long("chunk size line")),
+                Ok(httparse::Status::Partial) => return Ok(Step::More),
+                Err(_) => return Err(invalid("a chunk size in the response is not valid")),
+            },
+            Framing::Chunked(Chunk::DataEnd) => {
+                if buf.len() < 2 {
+                    return Ok(Step::More);
+                }
+                if &buf[..2] != b"\r\n" {
+                    return Err(invalid("a chunk in the response does not end where its size says"));
+                }
+                buf.advance(2);
+                *framing = Framing::Chunked(Chunk::Size);
+            }
+            Framing::Chunked(Chunk::Trailers) => match memchr::memmem::find(buf, b"\r\n") {
+                Some(i) if i >= MAX_LINE => return Err(too_long("trailer")),
+                Some(0) => {
+                    buf.advance(2);
+                    *framing = Framing::Done;
+                }
+                Some(i) => buf.advance(i + 2), // a trailer field, not used
+                // The line's end may start at the last byte (a CR): over the limit only
+                // once more than that is here, whatever the reads.
+                None if buf.len() > MAX_LINE => return Err(too_long("trailer")),
+                None => return Ok(Step::More),
+            },
+        }
+    }
+}
+
+/// What a response read from a stream comes to: its status, its fields, its body,
+/// whether its connection could carry another request, and how many bytes followed
+/// it.
+pub(crate) type Read = (u16, Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>, bool, usize);
+
+/// Reads a response to a POST from `reads`, each as if one read from the socket
+/// (for the `http1` fuzz target, which checks that any split reads the same).
+pub(crate) fn read_from(reads: &[&[u8]]) -> Result<Read, String> {
+    let mut buf = BytesMut::new();
+    let mut reads = reads.iter();
+    let head = loop {
+        match parse_head(&mut buf, &Method::POST).map_err(|e| e.to_string())? {
+            Some(head) => break head,
+            None => match reads.next() {
+                Some(r) => buf.extend_from_slice(r),
+                None => return Err("the stream ended in the head".into()),
+            },
+        }
+    };
+    let mut framing = head.framing;
+    let mut body = Vec::new();
+    loop {
+        match body_step(&mut buf, &mut framing).map_err(|e| e.to_string())? {
+            Step::Piece(piece) => body.extend_from_slice(&piece),
+            Step::End => break,
+            Step::More => match reads.next() {
+                Some(r) => buf.extend_from_slice(r),
+                None if framing == Framing::UntilClose => break,
+                None => return Err("the stream ended in the body".into()),
+            },
+        }
+    }
+    let f = &head.fields;
+    let fields =
+        f.at.iter()
+            .map(|(n, v)| (f.head[n.clone()].to_vec(), f.head[v.clone()].to_vec()))
+            .collect();
+    let after = buf.len() + reads.map(|r| r.len()).sum::<usize>();
+    Ok((head.status.as_u16(), fields, body, head.keep_alive, after))
+}
+
 /// One connection: its stream and what has been read from it and not yet used.
 /// It carries one request at a time and reads and writes only when the future that
 /// uses it is polled.
@@ -527,13 +711,8 @@ impl Conn {
     /// Reads the response head (past any 1xx ones).
     async fn read_head(&mut self, method: &Method) -> Result<Head, Failure> {
         loop {
-            if !self.buf.is_empty() {
-                if let Some(head) = self.parse_head(method)? {
-                    return Ok(head);
-                }
-                if self.buf.len() >= MAX_HEAD {
-                    return Err(invalid(format!("the response head is over {} KiB", MAX_HEAD / 1024)));
-                }
+            if let Some(head) = parse_head(&mut self.buf, method)? {
+                return Ok(head);
             }
             match self.read_more(READ_SIZE).await {
                 Ok(0) if self.buf.is_empty() => return Err(closed_early("before a response came")),
@@ -544,164 +723,24 @@ impl Conn {
         }
     }
 
-    /// A whole head from the front of `buf` (taken off it), None if it is not all
-    /// there yet. 1xx heads are skipped (101 is an error: nothing asked to switch).
-    fn parse_head(&mut self, method: &Method) -> Result<Option<Head>, Failure> {
-        loop {
-            let mut fields = [const { std::mem::MaybeUninit::uninit() }; MAX_FIELDS];
-            let mut resp = httparse::Response::new(&mut []);
-            let used = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
-                &mut resp,
-                &self.buf,
-                &mut fields,
-            ) {
-                Ok(httparse::Status::Complete(n)) => n,
-                Ok(httparse::Status::Partial) => return Ok(None),
-                Err(e) => return Err(invalid(format!("the response head is not valid HTTP/1.1 ({e})"))),
-            };
-            let status = resp
-                .code
-                .and_then(|c| StatusCode::from_u16(c).ok())
-                .ok_or_else(|| invalid("the response's status code is not valid"))?;
-            let http10 = resp.version == Some(0);
-            // Where each name and value lie in the head (httparse has checked them:
-            // names are tokens, values visible text).
-            let base = self.buf.as_ptr() as usize;
-            let span = |b: &[u8]| {
-                let at = b.as_ptr() as usize - base;
-                at..at + b.len()
-            };
-            let mut body = BodyFields::default();
-            let mut at = SmallVec::new();
-            for f in resp.headers.iter() {
-                body.note(f.name.as_bytes(), f.value);
-                at.push((span(f.name.as_bytes()), span(f.value)));
-            }
-            let fields = Fields {
-                head: self.buf[..used].into(),
-                at,
-            };
-            self.buf.advance(used);
-            if status == StatusCode::SWITCHING_PROTOCOLS {
-                return Err(invalid("the server switched protocols unasked (101)"));
-            }
-            if status.is_informational() {
-                continue;
-            }
-            let (framing, length, keep_alive) = body.framing(method, status)?;
-            return Ok(Some(Head {
-                status,
-                fields,
-                framing,
-                length,
-                keep_alive: keep_alive && !http10,
-            }));
-        }
-    }
-
-    /// `n` bytes off the front of `buf`.
-    fn take(&mut self, n: usize) -> Bytes {
-        if n <= COPY_MAX {
-            let piece = Bytes::copy_from_slice(&self.buf[..n]);
-            self.buf.advance(n);
-            piece
-        } else {
-            self.buf.split_to(n).freeze()
-        }
-    }
-
-    /// Reads, if `buf` is empty, then takes up to `left` bytes of it.
-    async fn piece(&mut self, left: &mut u64) -> Result<Bytes, Failure> {
-        if self.buf.is_empty() {
-            // A few KiB at a time, not room for all that is left: measured over SSE
-            // (100 echoes of 1 MiB), room for up to 1 MiB a read cost 32,000-37,000
-            // page faults and 540-580 MiB/s, 8 KiB reads 3,100 and 710-730 MiB/s.
-            match self.read_more(READ_SIZE).await {
-                Ok(0) => return Err(closed_early("before the response body's end")),
-                Ok(_) => {}
-                Err(e) => return Err(Failure::Http(e)),
-            }
-        }
-        let n = usize::try_from(*left).unwrap_or(usize::MAX).min(self.buf.len());
-        *left -= n as u64;
-        Ok(self.take(n))
-    }
-
-    /// Reads more when a piece of framing (a chunk-size line, a trailer) is not all
-    /// in `buf` yet.
-    async fn need_more(&mut self, what: &str) -> Result<(), Failure> {
-        if self.buf.len() >= MAX_HEAD {
-            return Err(invalid(format!(
-                "the response's {what} is over {} KiB",
-                MAX_HEAD / 1024
-            )));
-        }
-        match self.read_more(READ_SIZE).await {
-            Ok(0) => Err(closed_early("before the response body's end")),
-            Ok(_) => Ok(()),
-            Err(e) => Err(Failure::Http(e)),
-        }
-    }
-
     /// The next piece of a body framed by `framing` (which it moves on); None at
     /// the end.
     async fn next_piece(&mut self, framing: &mut Framing) -> Result<Option<Bytes>, Failure> {
         loop {
-            match framing {
-                Framing::Done => return Ok(None),
-                Framing::Length(left) => {
-                    let piece = self.piece(left).await?;
-                    if *left == 0 {
+            match body_step(&mut self.buf, framing)? {
+                Step::Piece(piece) => return Ok(Some(piece)),
+                Step::End => return Ok(None),
+                // A few KiB at a time, not room for all that is left: measured over SSE
+                // (100 echoes of 1 MiB), room for up to 1 MiB a read cost 32,000-37,000
+                // page faults and 540-580 MiB/s, 8 KiB reads 3,100 and 710-730 MiB/s.
+                Step::More => match self.read_more(READ_SIZE).await {
+                    Ok(0) if *framing == Framing::UntilClose => {
                         *framing = Framing::Done;
+                        return Ok(None);
                     }
-                    return Ok(Some(piece));
-                }
-                Framing::UntilClose => {
-                    if self.buf.is_empty() {
-                        match self.read_more(READ_SIZE).await {
-                            Ok(0) => {
-                                *framing = Framing::Done;
-                                return Ok(None);
-                            }
-                            Ok(_) => {}
-                            Err(e) => return Err(Failure::Http(e)),
-                        }
-                    }
-                    return Ok(Some(self.take(self.buf.len())));
-                }
-                Framing::Chunked(Chunk::Size) => match httparse::parse_chunk_size(&self.buf) {
-                    Ok(httparse::Status::Complete((used, size))) => {
-                        self.buf.advance(used);
-                        *framing = Framing::Chunked(if size == 0 { Chunk::Trailers } else { Chunk::Data(size) });
-                    }
-                    Ok(httparse::Status::Partial) => self.need_more("chunk size line").await?,
-                    Err(_) => return Err(invalid("a chunk size in the response is not valid")),
-                },
-                Framing::Chunked(Chunk::Data(left)) => {
-                    let piece = self.piece(left).await?;
-                    if *left == 0 {
-                        *framing = Framing::Chunked(Chunk::DataEnd);
-                    }
-                    return Ok(Some(piece));
-                }
-                Framing::Chunked(Chunk::DataEnd) => {
-                    if self.buf.len() < 2 {
-                        self.need_more("chunk end").await?;
-                        continue;
-                    }
-                    if &self.buf[..2] != b"\r\n" {
-                        return Err(invalid("a chunk in the response does not end where its size says"));
-                    }
-                    self.buf.advance(2);
-                    *framing = Framing::Chunked(Chunk::Size);
-                }
-                Framing::Chunked(Chunk::Trailers) => match memchr::memmem::find(&self.buf, b"\r\n") {
-                    Some(0) => {
-                        self.buf.advance(2);
-                        *framing = Framing::Done;
-                    }
-                    Some(i) => self.buf.advance(i + 2), // a trailer field, not used
-                    None => self.need_more("trailer").await?,
+                    Ok(0) => return Err(closed_early("before the response body's end")),
+                    Ok(_) => {}
+                    Err(e) => return Err(Failure::Http(e)),
                 },
             }
         }

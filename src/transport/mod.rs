@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::park::Parker;
 
 pub mod callback;
-mod h1;
+pub(crate) mod h1;
 pub mod http;
 pub mod stdio;
 
