@@ -378,16 +378,26 @@ struct Head {
 /// 800 instructions more (callgrind).
 struct Fields {
     head: Box<[u8]>,
-    at: SmallVec<[(std::ops::Range<usize>, std::ops::Range<usize>); 8]>,
+    /// Each field's name and value, as (start, length) in `head` (which is at most
+    /// `MAX_LINE` long): kept small, as a reply moves through several awaits.
+    at: SmallVec<[[Span; 2]; 8]>,
 }
 
+/// Where some bytes lie in a head: start and length.
+#[derive(Clone, Copy)]
+struct Span(u32, u32);
+
 impl Fields {
+    fn bytes(&self, Span(at, len): Span) -> &[u8] {
+        &self.head[at as usize..(at + len) as usize]
+    }
+
     /// The value of the first field named `name` (in any case).
     fn get(&self, name: &str) -> Option<&[u8]> {
         self.at
             .iter()
-            .find(|(n, _)| self.head[n.clone()].eq_ignore_ascii_case(name.as_bytes()))
-            .map(|(_, v)| &self.head[v.clone()])
+            .find(|[n, _]| self.bytes(*n).eq_ignore_ascii_case(name.as_bytes()))
+            .map(|[_, v]| self.bytes(*v))
     }
 }
 
@@ -491,15 +501,13 @@ fn parse_head(buf: &mut BytesMut, method: &Method) -> Result<Option<Head>, Failu
         // Where each name and value lie in the head (httparse has checked them:
         // names are tokens, values visible text).
         let base = buf.as_ptr() as usize;
-        let span = |b: &[u8]| {
-            let at = b.as_ptr() as usize - base;
-            at..at + b.len()
-        };
+        // Both fit in u32: the head is at most MAX_LINE long.
+        let span = |b: &[u8]| Span((b.as_ptr() as usize - base) as u32, b.len() as u32);
         let mut body = BodyFields::default();
         let mut at = SmallVec::new();
         for f in resp.headers.iter() {
             body.note(f.name.as_bytes(), f.value);
-            at.push((span(f.name.as_bytes()), span(f.value)));
+            at.push([span(f.name.as_bytes()), span(f.value)]);
         }
         let fields = Fields {
             head: buf[..used].into(),
@@ -647,7 +655,7 @@ pub(crate) fn read_from(reads: &[&[u8]]) -> Result<Read, String> {
     let f = &head.fields;
     let fields =
         f.at.iter()
-            .map(|(n, v)| (f.head[n.clone()].to_vec(), f.head[v.clone()].to_vec()))
+            .map(|[n, v]| (f.bytes(*n).to_vec(), f.bytes(*v).to_vec()))
             .collect();
     let after = buf.len() + reads.map(|r| r.len()).sum::<usize>();
     Ok((head.status.as_u16(), fields, body, head.keep_alive, after))
