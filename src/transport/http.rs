@@ -415,9 +415,9 @@ impl Inner {
     }
 
     /// Sends one message and routes what comes back. Errors belong to the message.
-    /// The body is dropped once
-    /// the server has answered, before the reply's body is read: no retry can need it
-    /// then, and a large request's memory is free again before the response's.
+    /// The body is dropped once the server has answered, before the reply's body is
+    /// read: no retry can need it then, and a large request's memory is free again
+    /// before the response's.
     async fn exchange(self: &Arc<Self>, msg: &Outgoing, body: Bytes) -> Result<()> {
         if let Some(version) = self.era() {
             // Boxed, so that the future of every exchange is not as large as both.
