@@ -320,6 +320,14 @@ enum StreamEnd {
 impl HttpTransport {
     /// Makes the transport (no connection yet: the first POST opens one).
     pub fn connect(cfg: HttpConfig, sink: SinkRef) -> Result<Arc<dyn Transport>> {
+        Ok(Arc::new(HttpTransport {
+            inner: Arc::new(Inner::new(cfg, sink)?),
+        }))
+    }
+}
+
+impl Inner {
+    fn new(cfg: HttpConfig, sink: SinkRef) -> Result<Inner> {
         // A plain-http endpoint (loopback only) never does TLS itself, and redirects stay
         // within its origin: no need to read the system's certificate store (7-40 ms and
         // about 4 MB the first time).
@@ -329,22 +337,20 @@ impl HttpTransport {
             .ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "the URL has no usable host"))?;
         let path = path_of(&cfg.url)?;
         let token = cfg.bearer.clone();
-        Ok(Arc::new(HttpTransport {
-            inner: Arc::new(Inner {
-                http,
-                path,
-                cfg,
-                sink,
-                session: std::sync::RwLock::new(Session::default()),
-                renew_gate: tokio::sync::RwLock::new(()),
-                token_fetched: AtomicBool::new(token.is_some()),
-                token: Mutex::new(token),
-                inflight: Mutex::new(HashMap::new()),
-                background: Mutex::new(Vec::new()),
-                closed: AtomicBool::new(false),
-                era: Mutex::new(None),
-            }),
-        }))
+        Ok(Inner {
+            http,
+            path,
+            cfg,
+            sink,
+            session: std::sync::RwLock::new(Session::default()),
+            renew_gate: tokio::sync::RwLock::new(()),
+            token_fetched: AtomicBool::new(token.is_some()),
+            token: Mutex::new(token),
+            inflight: Mutex::new(HashMap::new()),
+            background: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
+            era: Mutex::new(None),
+        })
     }
 }
 
@@ -1213,6 +1219,96 @@ mod tests {
         assert!(session_id(b"a b").is_none());
         assert!(session_id(b"").is_none());
         assert!(session_id(b"caf\xc3\xa9").is_none());
+    }
+
+    /// A sink that is never used: `request_fields` delivers nothing.
+    struct NoSink;
+
+    impl super::super::Sink for NoSink {
+        fn deliver(&self, _msg: &[u8]) -> Result<Option<Outgoing>> {
+            Ok(None)
+        }
+        fn deliver_response(&self, _msg: &[u8]) -> Option<Result<()>> {
+            None
+        }
+        fn fail_request(&self, _id: i64, _err: Error) {}
+        fn is_pending(&self, _id: i64) -> bool {
+            false
+        }
+        fn closed(&self, _err: Error) {}
+    }
+
+    fn lines_of(inner: &Inner, method: Method, posting: bool, content_type: bool, extra: &HeaderMap) -> Vec<String> {
+        let fields = crate::runtime::handle()
+            .block_on(inner.request_fields(&method, posting, content_type, extra))
+            .unwrap();
+        let text = String::from_utf8(fields).unwrap();
+        assert!(text.is_empty() || text.ends_with("\r\n"), "{text:?}");
+        text.split_terminator("\r\n").map(str::to_string).collect()
+    }
+
+    /// The fields mcpc sets replace the caller's and the configuration's of the same
+    /// name; the others go through; a request turned into a GET has no Content-Type.
+    #[test]
+    fn request_fields_replace_the_callers_own() {
+        let h = |n: &'static str, v: &'static str| (HeaderName::from_static(n), HeaderValue::from_static(v));
+        let cfg = |bearer: Option<&str>| HttpConfig {
+            url: Url::parse("http://127.0.0.1:9/mcp").unwrap(),
+            headers: vec![h("x-api-key", "k"), h("authorization", "Basic abc")],
+            bearer: bearer.map(str::to_string),
+            token_fn: None,
+            ca_pem: Vec::new(),
+            max_message_size: 1 << 20,
+            standalone_stream: false,
+            connect_timeout: Duration::from_secs(1),
+        };
+        let mut extra = HeaderMap::new();
+        for (n, v) in [
+            h("mcp-name", "echo"),
+            h("accept", "text/html"),
+            h("content-type", "text/plain"),
+            h("host", "elsewhere"),
+            h("content-length", "7"),
+            h("mcp-session-id", "theirs"),
+        ] {
+            extra.append(n, v);
+        }
+
+        let inner = Inner::new(cfg(Some("tok")), Arc::new(NoSink)).unwrap();
+        {
+            let mut s = inner.session.write().unwrap();
+            s.id = Some(HeaderValue::from_static("s1"));
+            s.version = Some(HeaderValue::from_static("2025-11-25"));
+        }
+        let post = lines_of(&inner, Method::POST, true, true, &extra);
+        let mut want = vec![
+            "authorization: Bearer tok",
+            "mcp-session-id: s1",
+            "mcp-protocol-version: 2025-11-25",
+            "accept: application/json, text/event-stream",
+            "content-type: application/json",
+            "mcp-name: echo",
+            "x-api-key: k",
+        ];
+        let mut got: Vec<&str> = post.iter().map(String::as_str).collect();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want);
+
+        // After a 303: the same request as a GET, with no Content-Type at all.
+        let get = lines_of(&inner, Method::POST, true, false, &extra);
+        assert!(!get.iter().any(|l| l.starts_with("content-type")), "{get:?}");
+        assert_eq!(get.len(), want.len() - 1, "{get:?}");
+
+        // Without a token, the configured Authorization goes through.
+        let inner = Inner::new(cfg(None), Arc::new(NoSink)).unwrap();
+        let lines = lines_of(&inner, Method::GET, false, true, &HeaderMap::new());
+        let mut got: Vec<&str> = lines.iter().map(String::as_str).collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            ["accept: text/event-stream", "authorization: Basic abc", "x-api-key: k"]
+        );
     }
 
     #[test]
