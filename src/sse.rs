@@ -106,7 +106,8 @@ impl SseParser {
     fn process_gathered_line(&mut self, on_event: &mut impl FnMut(Event)) {
         let mut line = std::mem::take(&mut self.line);
         if self.data.is_empty() {
-            if let Some(start) = data_value_start(&line) {
+            let (field, start) = field_and_value(&line);
+            if field == b"data" {
                 line.drain(..start);
                 self.data = utf8_lossy_owned(line);
                 self.data.push('\n');
@@ -127,13 +128,8 @@ impl SseParser {
         if line[0] == b':' {
             return;
         }
-        let (field, value) = match memchr::memchr(b':', line) {
-            Some(i) => {
-                let v = &line[i + 1..];
-                (&line[..i], v.strip_prefix(b" ").unwrap_or(v))
-            }
-            None => (line, &b""[..]),
-        };
+        let (field, start) = field_and_value(line);
+        let value = &line[start..];
         match field {
             b"event" => self.event = utf8_lossy(value).into_owned(),
             b"data" => {
@@ -168,14 +164,12 @@ impl SseParser {
     }
 }
 
-/// Where a `data` line's value starts (after `data:` and one optional space), or
-/// None for any other line.
-fn data_value_start(line: &[u8]) -> Option<usize> {
-    match line.strip_prefix(b"data")? {
-        [] => Some(4),
-        [b':', b' ', ..] => Some(6),
-        [b':', ..] => Some(5),
-        _ => None,
+/// A line's field name, and where its value starts: after the first colon and
+/// one space, if there is one; the line's end when there is no colon.
+fn field_and_value(line: &[u8]) -> (&[u8], usize) {
+    match memchr::memchr(b':', line) {
+        Some(i) => (&line[..i], if line.get(i + 1) == Some(&b' ') { i + 2 } else { i + 1 }),
+        None => (line, line.len()),
     }
 }
 

@@ -11,8 +11,9 @@
 //! Why not hyper's connection API either (which mcpc used before): its dispatcher,
 //! request and body channels took about 17,000 instructions of a 37,000-instruction
 //! call (callgrind), and 30 kB per connection. What is left to write is small: a
-//! request head is written from the `HeaderMap` as it is, response heads and chunk
-//! sizes are parsed by `httparse` (hyper's own parser), and the body is framed by
+//! request head is the request line, `Host`, `Content-Length` and the header lines
+//! it is given; response heads and chunk sizes are parsed by `httparse` (hyper's
+//! own parser), and the body is framed by
 //! `Content-Length`, chunks or the connection's end (RFC 9112, section 6).
 //! Measured in `make bench` (README.md, Performance).
 //!
@@ -366,8 +367,6 @@ struct Head {
     status: StatusCode,
     fields: Fields,
     framing: Framing,
-    /// Content-Length, when it frames the body.
-    length: Option<u64>,
     /// The connection may carry another request after this response.
     keep_alive: bool,
 }
@@ -452,30 +451,29 @@ impl BodyFields {
         }
     }
 
-    /// How the body of a response to `method` with this status comes, its length
-    /// when that frames it, and whether the connection may be used again (RFC
-    /// 9112, section 6.3).
-    fn framing(&self, method: &Method, status: StatusCode) -> Result<(Framing, Option<u64>, bool), Failure> {
+    /// How the body of a response to `method` with this status comes, and whether
+    /// the connection may be used again (RFC 9112, section 6.3).
+    fn framing(&self, method: &Method, status: StatusCode) -> Result<(Framing, bool), Failure> {
         let keep_alive = !self.close;
         if method == Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
-            return Ok((Framing::Done, Some(0), keep_alive));
+            return Ok((Framing::Done, keep_alive));
         }
         match self.chunked {
             // A length beside chunks is ignored, and the connection not used again.
             Some(true) => {
                 let beside = self.length.is_some() || self.length_error.is_some();
-                return Ok((Framing::Chunked(Chunk::Size), None, keep_alive && !beside));
+                return Ok((Framing::Chunked(Chunk::Size), keep_alive && !beside));
             }
-            Some(false) => return Ok((Framing::UntilClose, None, false)),
+            Some(false) => return Ok((Framing::UntilClose, false)),
             None => {}
         }
         if let Some(e) = self.length_error {
             return Err(invalid(e));
         }
         Ok(match self.length {
-            Some(0) => (Framing::Done, Some(0), keep_alive),
-            Some(n) => (Framing::Length(n), Some(n), keep_alive),
-            None => (Framing::UntilClose, None, false),
+            Some(0) => (Framing::Done, keep_alive),
+            Some(n) => (Framing::Length(n), keep_alive),
+            None => (Framing::UntilClose, false),
         })
     }
 }
@@ -520,12 +518,11 @@ fn parse_head(buf: &mut BytesMut, method: &Method) -> Result<Option<Head>, Failu
         if status.is_informational() {
             continue;
         }
-        let (framing, length, keep_alive) = body.framing(method, status)?;
+        let (framing, keep_alive) = body.framing(method, status)?;
         return Ok(Some(Head {
             status,
             fields,
             framing,
-            length,
             keep_alive: keep_alive && !http10,
         }));
     }
@@ -935,7 +932,12 @@ impl Client {
                 status: h.status,
                 fields: h.fields,
                 framing: h.framing,
-                length: h.length,
+                // What the head framed, before any of the body is read.
+                length: match h.framing {
+                    Framing::Length(n) => Some(n),
+                    Framing::Done => Some(0),
+                    _ => None,
+                },
                 conn: Some(conn),
                 lent: 0,
                 pool: self.pool.clone(),
