@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
+use smallvec::SmallVec;
 use tokio::io::unix::AsyncFd;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStderr, Command};
@@ -188,13 +189,100 @@ impl Writer {
         }
         st.queue.push_back(msg);
         drop(st);
-        self.wake.notify_one();
+        if !self.corked_here() {
+            self.wake.notify_one();
+        }
         Ok(())
+    }
+
+    /// True when this thread is the reader task delivering this client's messages
+    /// ([`Corked`]): it writes what its deliveries queued once they are done.
+    fn corked_here(&self) -> bool {
+        CORKED.with(|c| c.get() == std::ptr::from_ref(self) as usize)
+    }
+
+    /// Writes what is queued, gathered, as far as the pipe takes it now. `Ok(true)`
+    /// when the queue is empty; `Ok(false)` when the pipe is full with some left.
+    fn write_queued(st: &mut WriteState, fd: BorrowedFd<'_>) -> nix::Result<bool> {
+        while !st.queue.is_empty() {
+            let slices: SmallVec<[std::io::IoSlice<'_>; MAX_GATHER]> = st
+                .queue
+                .iter()
+                .take(MAX_GATHER)
+                .enumerate()
+                .map(|(i, m)| std::io::IoSlice::new(if i == 0 { &m[st.front_done..] } else { m }))
+                .collect();
+            let r = crate::sys::writev_nosigpipe(fd, &slices);
+            drop(slices);
+            match r {
+                Ok(mut n) => {
+                    // Drops what went out whole; remembers how far the next one got.
+                    while let Some(front) = st.queue.front() {
+                        let left = front.len() - st.front_done;
+                        if n < left {
+                            st.front_done += n;
+                            break;
+                        }
+                        n -= left;
+                        st.queue.pop_front();
+                        st.front_done = 0;
+                    }
+                }
+                Err(nix::errno::Errno::EAGAIN) => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    /// The reader task's flush after a batch of deliveries ([`Corked`]): writes on
+    /// this thread what they queued; what the pipe does not take now, and any
+    /// failure, is left to the writer task.
+    fn flush_here(&self) {
+        let mut st = self.lock();
+        if st.queue.is_empty() {
+            return;
+        }
+        let done = match st.fd.clone() {
+            Some(fd) => matches!(Self::write_queued(&mut st, fd.get_ref().as_fd()), Ok(true)),
+            None => false,
+        };
+        drop(st);
+        if !done {
+            self.wake.notify_one();
+        }
     }
 
     fn close(&self) {
         self.lock().closing = true;
         self.wake.notify_one();
+    }
+}
+
+thread_local! {
+    /// The writer (its address) whose sends this thread queues without waking the
+    /// writer task, because it writes them itself after the deliveries ([`Corked`]).
+    static CORKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// While the reader task delivers a batch of lines, the requests that completion
+/// callbacks start (the next asynchronous calls) queue without waking the writer
+/// task, and the reader writes them in one gathered write after the batch: no hop
+/// to another runtime thread per batch, and the server's next requests leave as
+/// soon as the batch is read.
+struct Corked<'a>(&'a Writer, usize);
+
+impl<'a> Corked<'a> {
+    fn new(writer: &'a Writer) -> Self {
+        let outer = CORKED.with(|c| c.replace(std::ptr::from_ref(writer) as usize));
+        Corked(writer, outer)
+    }
+}
+
+impl Drop for Corked<'_> {
+    fn drop(&mut self) {
+        CORKED.with(|c| c.set(self.1));
+        self.0.flush_here();
     }
 }
 
@@ -304,10 +392,12 @@ impl Reader {
             return ReadEnd::Failed(too_long_error(too_long));
         }
         loop {
-            match st
-                .framer
-                .read_with(&mut st.buf, |dst| self.read_some(dst), |line| self.deliver(line))
-            {
+            let read = {
+                let _corked = Corked::new(&self.replies);
+                st.framer
+                    .read_with(&mut st.buf, |dst| self.read_some(dst), |line| self.deliver(line))
+            };
+            match read {
                 Err(too_long) => return ReadEnd::Failed(too_long_error(too_long)),
                 Ok(Ok(0)) => return ReadEnd::Eof,
                 Ok(Ok(_)) => {}
@@ -701,31 +791,9 @@ async fn write_loop(writer: Arc<Writer>, sink: SinkRef, mut exit_rx: watch::Rece
                 }
                 None
             } else {
-                let slices: Vec<std::io::IoSlice<'_>> = st
-                    .queue
-                    .iter()
-                    .take(MAX_GATHER)
-                    .enumerate()
-                    .map(|(i, m)| std::io::IoSlice::new(if i == 0 { &m[st.front_done..] } else { m }))
-                    .collect();
-                let r = crate::sys::writev_nosigpipe(fd.get_ref().as_fd(), &slices);
-                drop(slices);
-                match r {
-                    Ok(mut n) => {
-                        // Drops what went out whole; remembers how far the next one got.
-                        while let Some(front) = st.queue.front() {
-                            let left = front.len() - st.front_done;
-                            if n < left {
-                                st.front_done += n;
-                                break;
-                            }
-                            n -= left;
-                            st.queue.pop_front();
-                            st.front_done = 0;
-                        }
-                        continue;
-                    }
-                    Err(nix::errno::Errno::EAGAIN) => Some(Ok(fd)),
+                match Writer::write_queued(&mut st, fd.get_ref().as_fd()) {
+                    Ok(true) => continue,
+                    Ok(false) => Some(Ok(fd)),
                     Err(e) => Some(Err(e)),
                 }
             }
