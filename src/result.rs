@@ -411,6 +411,9 @@ fn within(whole: &str, part: &str) -> std::ops::Range<usize> {
 /// else, which serde then reads. Texts are unescaped by [`unescape_nul`]. The fuzz
 /// target `results` checks that both readings agree.
 pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
+    if let Some(fields) = one_text_block(json) {
+        return Some(fields);
+    }
     use scan::Event::{Key, Value};
     /// A key, told apart once (comparing it at each of its values cost more).
     #[derive(Clone, Copy, PartialEq)]
@@ -496,6 +499,28 @@ pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
     };
     let structured = structured.filter(|s| &json[s.clone()] != "null");
     Some((texts, structured, is_error))
+}
+
+/// The most common result, read by its fixed parts: one text block, in the key
+/// order servers write (`{"content":[{"type":"text","text":"…"}]}`, then at most
+/// `"isError":` `false` or `true`), without white space. Only the text is scanned
+/// (and checked) and unescaped; any other text is `None`, for the walk. The walk
+/// spent about 1,300 instructions on this shape with a 32-byte text, most of them
+/// on the fixed parts (callgrind).
+fn one_text_block(json: &str) -> Option<Fields> {
+    const HEAD: &[u8] = br#"{"content":[{"type":"text","text":""#;
+    let b = json.as_bytes();
+    if !b.starts_with(HEAD) {
+        return None;
+    }
+    let (end, _) = scan::checked_string_end(b, HEAD.len())?;
+    let is_error = match b[end..].trim_ascii_end() {
+        br#"}]}"# | br#"}],"isError":false}"# => false,
+        br#"}],"isError":true}"# => true,
+        _ => return None,
+    };
+    let text = unescape_nul(&json[HEAD.len()..end - 1])?;
+    Some((smallvec::smallvec![text], None, is_error))
 }
 
 /// The contents of `quoted`, a JSON string (checked); `None` if it is not a string.
@@ -664,6 +689,34 @@ mod tests {
         assert_eq!(r.structured(), Some(r#"{"n":1}"#));
         assert!(r.raw.contains("image/png"));
         assert!(!r.is_error);
+    }
+
+    #[test]
+    fn one_text_block_reads_as_serde_does() {
+        let head = r#"{"content":[{"type":"text","text":"#;
+        for (text, tail, read) in [
+            (r#""plain""#, "}]}", Some(("plain\0", false))),
+            (r#""a\"b\u00e9\n\\""#, r#"}],"isError":false}"#, Some(("a\"b\u{e9}\n\\\0", false))),
+            (r#""""#, "}],\"isError\":true} \n", Some(("\0", true))),
+            // Shapes the fixed parts do not match: the walk or serde reads them.
+            (r#""x""#, r#"}],"isError":null}"#, None),
+            (r#""x""#, r#"} ]}"#, None),
+            (r#""x""#, r#"}],"structuredContent":{}}"#, None),
+            // Not valid: every reading refuses it.
+            (r#""x""#, "}]}}", None),
+            (r#""x""#, r#"}],"isError":true"#, None),
+            (r#""\ud800""#, "}]}", None),
+            ("\"a\u{1}\"", "}]}", None),
+        ] {
+            let json = format!("{head}{text}{tail}");
+            let fast = one_text_block(&json);
+            let got = fast.as_ref().map(|(t, s, e)| (t.to_vec(), s.clone(), *e));
+            assert_eq!(got, read.map(|(t, e)| (vec![t.to_string()], None, e)), "{json}");
+            if fast.is_some() {
+                assert_eq!(fast, call_fields_parsed(&json).ok(), "{json}");
+            }
+            assert_eq!(call_fields_scanned(&json).is_some(), call_fields_parsed(&json).is_ok(), "{json}");
+        }
     }
 
     #[test]

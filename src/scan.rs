@@ -122,7 +122,8 @@ fn string_stops(w: u64) -> u64 {
 /// unescaped, every escape one of JSON's (a `\u` escape's four hex digits are
 /// checked, not what they encode). `None` if it is not a valid string; with the
 /// end, whether it holds an escape.
-fn checked_string_end(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
+#[inline(always)]
+pub(crate) fn checked_string_end(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
     let mut escaped = false;
     loop {
         i = string_stop::<true>(b, i);
