@@ -224,14 +224,23 @@ impl Shared {
     /// message, for a request whose result is read elsewhere, and for a direct call
     /// when this may be the host's thread (`host`); [`jsonrpc::decode`] then reads
     /// the message as before.
-    fn route_read(&self, msg: &[u8], host: bool) -> bool {
-        let Some((id, rest)) = jsonrpc::response_head(msg).filter(|(_, rest)| rest.len() <= ROUTER_READS_UP_TO) else {
+    fn route_read(&self, msg: &[u8], host: bool, owner: Option<&bytes::Bytes>) -> bool {
+        let Some((id, rest)) = jsonrpc::response_head(msg) else {
             return false;
         };
+        // A large result is read here only from a message handed over whole, which
+        // the result then keeps as a slice instead of a copy.
+        let large = rest.len() > ROUTER_READS_UP_TO;
+        if large && owner.is_none() {
+            return false;
+        }
         let reader = match self.lock().pending.get(&id) {
             Some(w) if !(host && matches!(w.reply, Reply::Call(_))) => w.reader,
             _ => Reader::Json,
         };
+        if large && reader != Reader::Call {
+            return false;
+        }
         // The head is ASCII, and so is what follows the result: the message is
         // UTF-8 if the rest is.
         let Some(text) = (reader != Reader::Json)
@@ -241,7 +250,7 @@ impl Shared {
             return false;
         };
         let read = match reader {
-            Reader::Call => result::call_result_read(text).map(ResultJson::from_call),
+            Reader::Call => result::call_result_read(text, owner).map(ResultJson::from_call),
             _ => result::page_read(text).map(|page| ResultJson::from_page(text, page)),
         };
         let Some(read) = read else {
@@ -290,10 +299,56 @@ impl Shared {
 
 impl Sink for Shared {
     fn deliver(&self, msg: &[u8]) -> Result<Option<Outgoing>> {
-        if self.route_read(msg, false) {
+        self.deliver_in(msg, None)
+    }
+
+    fn deliver_owned(&self, msg: &bytes::Bytes) -> Result<Option<Outgoing>> {
+        self.deliver_in(msg, Some(msg))
+    }
+
+    fn deliver_response(&self, msg: &[u8]) -> Option<Result<()>> {
+        self.deliver_response_in(msg, None)
+    }
+
+    fn deliver_response_owned(&self, msg: &bytes::Bytes) -> Option<Result<()>> {
+        self.deliver_response_in(msg, Some(msg))
+    }
+
+    fn is_pending(&self, id: i64) -> bool {
+        self.lock().pending.contains_key(&id)
+    }
+
+    fn fail_request(&self, id: i64, err: Error) {
+        if let Some(w) = self.take(id) {
+            w.complete(Err(err), crate::sys::on_mcpc_thread());
+        }
+    }
+
+    fn closed(&self, err: Error) {
+        let drained: Vec<Waiter> = {
+            let mut st = self.lock();
+            if st.closed.is_some() {
+                return;
+            }
+            st.closed = Some(err.clone());
+            st.deadlines.clear();
+            st.pending.drain().map(|(_, w)| w).collect()
+        };
+        self.deadline_wake.notify_one();
+        for w in drained {
+            // Closing may run on the host's thread (mcpc_client_close).
+            w.complete(Err(err.clone()), false);
+        }
+    }
+}
+
+impl Shared {
+    /// [`Sink::deliver`]; `owner`, when given, holds `msg` itself.
+    fn deliver_in(&self, msg: &[u8], owner: Option<&bytes::Bytes>) -> Result<Option<Outgoing>> {
+        if self.route_read(msg, false, owner) {
             return Ok(None);
         }
-        match jsonrpc::decode(msg) {
+        match jsonrpc::decode_in(msg, owner) {
             Err(e) => {
                 log::warn!("dropped a message from the server: {e}");
                 Err(e)
@@ -326,11 +381,12 @@ impl Sink for Shared {
         }
     }
 
-    fn deliver_response(&self, msg: &[u8]) -> Option<Result<()>> {
-        if self.route_read(msg, true) {
+    /// [`Sink::deliver_response`]; `owner`, when given, holds `msg` itself.
+    fn deliver_response_in(&self, msg: &[u8], owner: Option<&bytes::Bytes>) -> Option<Result<()>> {
+        if self.route_read(msg, true, owner) {
             return Some(Ok(()));
         }
-        match jsonrpc::decode(msg) {
+        match jsonrpc::decode_in(msg, owner) {
             Ok(Incoming::Response { id, outcome }) => {
                 // A direct call's completion is the host's code: never on the host's thread.
                 if matches!(
@@ -350,33 +406,6 @@ impl Sink for Shared {
                 log::warn!("dropped a message from the server: {e}");
                 Some(Err(e))
             }
-        }
-    }
-
-    fn is_pending(&self, id: i64) -> bool {
-        self.lock().pending.contains_key(&id)
-    }
-
-    fn fail_request(&self, id: i64, err: Error) {
-        if let Some(w) = self.take(id) {
-            w.complete(Err(err), crate::sys::on_mcpc_thread());
-        }
-    }
-
-    fn closed(&self, err: Error) {
-        let drained: Vec<Waiter> = {
-            let mut st = self.lock();
-            if st.closed.is_some() {
-                return;
-            }
-            st.closed = Some(err.clone());
-            st.deadlines.clear();
-            st.pending.drain().map(|(_, w)| w).collect()
-        };
-        self.deadline_wake.notify_one();
-        for w in drained {
-            // Closing may run on the host's thread (mcpc_client_close).
-            w.complete(Err(err.clone()), false);
         }
     }
 }

@@ -93,6 +93,20 @@ pub fn jsonrpc(data: &[u8]) {
     if let Some((id, rest)) = crate::jsonrpc::response_head(data) {
         one_pass_readings_agree(data, id, rest);
     }
+    // Also handed over whole: the result kept as a slice reads the same.
+    let owner = bytes::Bytes::copy_from_slice(data);
+    if let Ok(Incoming::Response {
+        outcome: Ok(shared), ..
+    }) = crate::jsonrpc::decode_in(&owner, Some(&owner))
+    {
+        let Ok(Incoming::Response {
+            outcome: Ok(copied), ..
+        }) = decode(data)
+        else {
+            panic!("decoded whole, not copied")
+        };
+        assert_eq!(shared.get(), copied.get(), "the kept result depends on how it is kept");
+    }
     let Ok(Incoming::Response { id, outcome: Ok(json) }) = decode(data) else {
         return;
     };
@@ -114,10 +128,20 @@ pub fn jsonrpc(data: &[u8]) {
 /// same.
 fn one_pass_readings_agree(data: &[u8], id: i64, rest: std::ops::Range<usize>) {
     use crate::jsonrpc::{decode_parsed, Incoming};
-    let Ok(rest) = std::str::from_utf8(&data[rest]) else {
+    // The message handed over whole, as a large HTTP body is: a result that is most
+    // of it is kept as a slice of it.
+    let owner = bytes::Bytes::copy_from_slice(data);
+    let Ok(rest) = std::str::from_utf8(&owner[rest]) else {
         return;
     };
-    let (call, page) = (crate::result::call_result_read(rest), crate::result::page_read(rest));
+    let (call, page) = (
+        crate::result::call_result_read(rest, Some(&owner)),
+        crate::result::page_read(rest),
+    );
+    if let Some(call) = &call {
+        let copied = crate::result::call_result_read(rest, None).expect("read either way");
+        assert_eq!(&*call.raw, &*copied.raw, "the kept result depends on how it is kept");
+    }
     if call.is_none() && page.is_none() {
         return;
     }

@@ -174,7 +174,7 @@ enum ResultRepr {
     /// Parsed already (a response read by serde).
     Checked(Box<RawValue>),
     /// Only its extent is known.
-    Unchecked(Box<str>),
+    Unchecked(crate::result::Text),
     /// A `tools/call` result that the router read already, with its response
     /// (see [`response_head`]).
     Call(crate::result::CallResult),
@@ -220,12 +220,12 @@ impl ResultJson {
     }
 
     /// The text, for a reader that parses all of it (and so checks it).
-    pub fn into_text(self) -> Box<str> {
+    pub fn into_text(self) -> crate::result::Text {
         match self.0 {
-            ResultRepr::Checked(raw) => raw.into(),
+            ResultRepr::Checked(raw) => crate::result::Text::Own(raw.into()),
             ResultRepr::Unchecked(text) => text,
             ResultRepr::Call(result) => result.raw,
-            ResultRepr::Page(text, _) => text,
+            ResultRepr::Page(text, _) => text.into(),
         }
     }
 
@@ -234,9 +234,11 @@ impl ResultJson {
     pub fn into_raw(self) -> Result<Box<RawValue>> {
         match self.0 {
             ResultRepr::Checked(raw) => Ok(raw),
-            ResultRepr::Unchecked(text)
-            | ResultRepr::Call(crate::result::CallResult { raw: text, .. })
-            | ResultRepr::Page(text, _) => RawValue::from_string(text.into())
+            ResultRepr::Unchecked(text) | ResultRepr::Call(crate::result::CallResult { raw: text, .. }) => {
+                RawValue::from_string(text.into_string())
+                    .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("the result is not valid JSON: {e}")))
+            }
+            ResultRepr::Page(text, _) => RawValue::from_string(text.into())
                 .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("the result is not valid JSON: {e}"))),
         }
     }
@@ -382,14 +384,25 @@ fn skip_ws_back(b: &[u8], mut end: usize) -> usize {
 
 /// Parses and classifies one message. An error here concerns this message only.
 pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>> {
+    decode_in(bytes, None)
+}
+
+/// [`decode`], where `owner`, when given, holds `bytes` themselves: a result that is
+/// most of the message is then kept as a slice of it, not copied.
+pub fn decode_in<'a>(bytes: &'a [u8], owner: Option<&bytes::Bytes>) -> Result<Incoming<'a>> {
     // One UTF-8 check of the whole message up front (fast for ASCII): parsing from
     // text then checks no string, and no captured value, a second time.
     let text = std::str::from_utf8(bytes)
         .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("message is not valid UTF-8: {e}")))?;
     if let Some((id, result)) = fast_response(bytes) {
+        let result = &text[result];
+        let kept = match owner {
+            Some(owner) if result.len() >= text.len() / 2 => crate::result::Text::shared(owner, result),
+            _ => crate::result::Text::Own(result.into()),
+        };
         return Ok(Incoming::Response {
             id,
-            outcome: Ok(ResultJson(ResultRepr::Unchecked(text[result].into()))),
+            outcome: Ok(ResultJson(ResultRepr::Unchecked(kept))),
         });
     }
     decode_parsed(text)
@@ -545,23 +558,27 @@ mod tests {
             assert!(response_head(other).is_none(), "{}", String::from_utf8_lossy(other));
         }
         let rest = |m: &'static [u8]| std::str::from_utf8(&m[response_head(m).unwrap().1]).unwrap();
-        let read = crate::result::call_result_read(rest(
-            br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}],"isError":true} }"#,
-        ))
-        .expect("one object in the usual shape");
-        assert_eq!(
-            (&*read.raw, read.is_error, read.texts.as_slice()),
-            (
-                r#"{"content":[{"type":"text","text":"hi"}],"isError":true}"#,
-                true,
-                &["hi\0".to_string()][..]
-            )
-        );
-        assert!(
-            crate::result::call_result_read(rest(br#"{"id":1,"result":{},"error":{"code":1,"message":"x"}}"#))
-                .is_none()
-        );
-        assert!(crate::result::call_result_read(rest(br#"{"id":1,"result":{"content":[1,]}}"#)).is_none());
+        let msg = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}],"isError":true} }"#;
+        // Copied, or kept as a slice of the message handed over whole.
+        let owner = bytes::Bytes::from_static(msg);
+        for owner in [None, Some(&owner)] {
+            let read = crate::result::call_result_read(rest(msg), owner).expect("one object in the usual shape");
+            assert_eq!(
+                (&*read.raw, read.is_error, read.texts.as_slice()),
+                (
+                    r#"{"content":[{"type":"text","text":"hi"}],"isError":true}"#,
+                    true,
+                    &["hi\0".to_string()][..]
+                )
+            );
+            assert_eq!(matches!(read.raw, crate::result::Text::Shared(_)), owner.is_some());
+        }
+        assert!(crate::result::call_result_read(
+            rest(br#"{"id":1,"result":{},"error":{"code":1,"message":"x"}}"#),
+            None
+        )
+        .is_none());
+        assert!(crate::result::call_result_read(rest(br#"{"id":1,"result":{"content":[1,]}}"#), None).is_none());
         let page = crate::result::page_read(rest(br#"{"id":5,"result":{"tools":[{"name":"a"}],"nextCursor":"n"}}"#))
             .expect("one object in the usual shape")
             .unwrap();

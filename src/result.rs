@@ -242,12 +242,70 @@ fn set_once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     slot.replace(value).is_none().then_some(())
 }
 
+/// JSON text kept for the caller: a copy of its own, or, for a large result that
+/// came in a message the transport handed over whole, a slice of that message. The
+/// slice saves a copy of the result (1 MiB for a 1 MiB echo) and its memory.
+#[derive(Debug)]
+pub enum Text {
+    Own(Box<str>),
+    /// Boxed: a result is moved through several hands, and this keeps it small.
+    Shared(Box<SharedStr>),
+}
+
+/// Bytes known to be UTF-8: made only from a `&str` (see [`Text::shared`]).
+#[derive(Debug)]
+pub struct SharedStr(bytes::Bytes);
+
+impl Text {
+    /// `part`, a slice of `owner`'s bytes, shared with `owner` (no copy). Panics if
+    /// `part` does not lie within `owner`.
+    pub(crate) fn shared(owner: &bytes::Bytes, part: &str) -> Text {
+        Text::Shared(Box::new(SharedStr(owner.slice_ref(part.as_bytes()))))
+    }
+
+    /// The text as a `String` (a copy only when shared).
+    pub(crate) fn into_string(self) -> String {
+        match self {
+            Text::Own(s) => s.into_string(),
+            Text::Shared(s) => s.to_string(),
+        }
+    }
+}
+
+impl std::ops::Deref for SharedStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        #[allow(unsafe_code)]
+        // SAFETY: a SharedStr holds the bytes of a `&str` (see `Text::shared`), which
+        // are UTF-8, and `Bytes` never changes what it holds.
+        unsafe {
+            std::str::from_utf8_unchecked(&self.0)
+        }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            Text::Own(s) => s,
+            Text::Shared(s) => s,
+        }
+    }
+}
+
+impl From<Box<str>> for Text {
+    fn from(s: Box<str>) -> Self {
+        Text::Own(s)
+    }
+}
+
 /// A `tools/call` result, normalised. Each text block carries a trailing NUL (not
 /// counted in its length) so C can borrow it directly.
 #[derive(Debug)]
 pub struct CallResult {
     /// The whole `CallToolResult`, as the server sent it (checked JSON).
-    pub raw: Box<str>,
+    pub raw: Text,
     pub is_error: bool,
     /// Where `structuredContent` lies in `raw`, when present and not null.
     structured: Option<std::ops::Range<usize>>,
@@ -354,7 +412,7 @@ pub fn parse_call_result(json: ResultJson) -> Result<CallResult> {
 }
 
 impl CallResult {
-    fn new(raw: Box<str>, (texts, structured, is_error): Fields) -> Self {
+    fn new(raw: Text, (texts, structured, is_error): Fields) -> Self {
         CallResult {
             raw,
             is_error,
@@ -371,12 +429,17 @@ impl CallResult {
 /// one pass.
 ///
 /// [`jsonrpc::response_head`]: crate::jsonrpc::response_head
-pub(crate) fn call_result_read(text: &str) -> Option<CallResult> {
+///
+/// `owner`, when given, holds the whole message: a result that is most of it is
+/// then kept as a slice of it ([`Text::shared`]), not copied.
+pub(crate) fn call_result_read(text: &str, owner: Option<&bytes::Bytes>) -> Option<CallResult> {
     let fields = call_fields_scanned(text)?;
-    Some(CallResult::new(
-        text.trim_end_matches([' ', '\t', '\n', '\r']).into(),
-        fields,
-    ))
+    let text = text.trim_end_matches([' ', '\t', '\n', '\r']);
+    let raw = match owner {
+        Some(owner) if text.len() >= owner.len() / 2 => Text::shared(owner, text),
+        _ => Text::Own(text.into()),
+    };
+    Some(CallResult::new(raw, fields))
 }
 
 /// A call result's text blocks, where its `structuredContent` lies in its text
@@ -696,7 +759,11 @@ mod tests {
         let head = r#"{"content":[{"type":"text","text":"#;
         for (text, tail, read) in [
             (r#""plain""#, "}]}", Some(("plain\0", false))),
-            (r#""a\"b\u00e9\n\\""#, r#"}],"isError":false}"#, Some(("a\"b\u{e9}\n\\\0", false))),
+            (
+                r#""a\"b\u00e9\n\\""#,
+                r#"}],"isError":false}"#,
+                Some(("a\"b\u{e9}\n\\\0", false)),
+            ),
             (r#""""#, "}],\"isError\":true} \n", Some(("\0", true))),
             // Shapes the fixed parts do not match: the walk or serde reads them.
             (r#""x""#, r#"}],"isError":null}"#, None),
@@ -715,7 +782,11 @@ mod tests {
             if fast.is_some() {
                 assert_eq!(fast, call_fields_parsed(&json).ok(), "{json}");
             }
-            assert_eq!(call_fields_scanned(&json).is_some(), call_fields_parsed(&json).is_ok(), "{json}");
+            assert_eq!(
+                call_fields_scanned(&json).is_some(),
+                call_fields_parsed(&json).is_ok(),
+                "{json}"
+            );
         }
     }
 

@@ -1053,6 +1053,23 @@ impl Reply {
     }
 }
 
+impl Reply {
+    /// The body that [`rest`](Self::rest) lent, taken out of the connection's buffer
+    /// whole (no copy), for a reader that keeps it; bytes after it stay the
+    /// connection's.
+    pub fn take_rest(&mut self) -> Bytes {
+        let lent = std::mem::take(&mut self.lent);
+        let Some(conn) = self.conn.as_mut() else {
+            return Bytes::new();
+        };
+        let mut body = std::mem::take(&mut conn.buf);
+        if body.len() > lent {
+            conn.buf = body.split_off(lent);
+        }
+        body.freeze()
+    }
+}
+
 impl Drop for Reply {
     fn drop(&mut self) {
         // A body read to its end (or an empty one) leaves the connection reusable;

@@ -264,6 +264,10 @@ impl std::ops::Deref for Body<'_> {
     }
 }
 
+/// Bodies and SSE events larger than this are handed to the sink whole
+/// ([`Sink::deliver_owned`]); smaller ones are lent.
+const OWN_ABOVE: usize = 64 * 1024;
+
 /// The response body, up to `max` bytes. A body of known length is read in place
 /// into its connection's buffer and lent from there; any other is gathered from
 /// its pieces (one that comes in one piece is that piece, not a copy of it).
@@ -283,6 +287,12 @@ async fn read_limited(resp: &mut Reply, max: usize) -> Result<Body<'_>> {
     if let Some(n) = resp.content_length() {
         if n > max as u64 {
             return Err(too_large());
+        }
+        if n > OWN_ABOVE as u64 {
+            // Handed over whole, so that the result kept for the caller can be a
+            // slice of it rather than a copy (see `Sink::deliver_owned`).
+            resp.rest().await.map_err(failed)?;
+            return Ok(Body::Gathered(resp.take_rest()));
         }
         return resp.rest().await.map(Body::Lent).map_err(failed);
     }
@@ -506,7 +516,7 @@ impl Inner {
             let mut resp = resp;
             let body = read_limited(&mut resp, 64 * 1024).await;
             if let Some(reply) = error_reply_for(body.as_deref().unwrap_or_default(), id) {
-                self.route(&reply, false).await?;
+                self.route(Body::Lent(&reply), false).await?;
                 return Ok(());
             }
             let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("HTTP {status}"));
@@ -532,7 +542,7 @@ impl Inner {
         if is("application/json") {
             let mut resp = resp;
             let body = read_limited(&mut resp, self.cfg.max_message_size).await?;
-            self.route(&body, is_init).await?;
+            self.route(body, is_init).await?;
             return Ok(());
         }
         if !is("text/event-stream") {
@@ -724,7 +734,12 @@ impl Inner {
                 if e.data.is_empty() || e.event != "message" {
                     continue; // a priming event, or an event type MCP does not use
                 }
-                if let Err(err) = self.route(e.data.as_bytes(), is_init).await {
+                let data = if e.data.len() > OWN_ABOVE {
+                    Body::Gathered(Bytes::from(e.data))
+                } else {
+                    Body::Lent(e.data.as_bytes())
+                };
+                if let Err(err) = self.route(data, is_init).await {
                     log::warn!("dropped an SSE event: {err}");
                 }
             }
@@ -737,7 +752,8 @@ impl Inner {
 
     /// Delivers one message to the client core; answers to server requests go out
     /// as new POSTs. For the initialize reply, notes the negotiated version.
-    async fn route(self: &Arc<Self>, msg: &[u8], is_init: bool) -> Result<()> {
+    async fn route(self: &Arc<Self>, body: Body<'_>, is_init: bool) -> Result<()> {
+        let msg: &[u8] = &body;
         if is_init {
             if let Ok(peek) = serde_json::from_slice::<InitResultPeek<'_>>(msg) {
                 if let Some(v) = peek.result.and_then(|r| r.protocol_version) {
@@ -751,12 +767,20 @@ impl Inner {
             // No callback runs on a blocked caller's thread: anything but a response
             // moves this exchange to the runtime first (and it stays there, so what
             // follows is delivered in order).
-            if let Some(delivered) = self.sink.deliver_response(msg) {
+            let delivered = match &body {
+                Body::Lent(msg) => self.sink.deliver_response(msg),
+                Body::Gathered(msg) => self.sink.deliver_response_owned(msg),
+            };
+            if let Some(delivered) = delivered {
                 return delivered;
             }
             here::to_runtime().await;
         }
-        if let Some(reply) = self.sink.deliver(msg)? {
+        let reply = match &body {
+            Body::Lent(msg) => self.sink.deliver(msg)?,
+            Body::Gathered(msg) => self.sink.deliver_owned(msg)?,
+        };
+        if let Some(reply) = reply {
             self.dispatch(reply);
         }
         Ok(())

@@ -65,6 +65,16 @@ pub trait Sink: Send + Sync + 'static {
     /// for anything else, which the transport then hands to
     /// [`deliver`](Self::deliver) on its own thread, in order.
     fn deliver_response(&self, msg: &[u8]) -> Option<Result<()>>;
+    /// [`deliver`](Self::deliver) of a message the transport hands over whole (a
+    /// large HTTP body): a result kept for the caller may then be a slice of it
+    /// rather than a copy.
+    fn deliver_owned(&self, msg: &bytes::Bytes) -> Result<Option<Outgoing>> {
+        self.deliver(msg)
+    }
+    /// [`deliver_response`](Self::deliver_response) of a message handed over whole.
+    fn deliver_response_owned(&self, msg: &bytes::Bytes) -> Option<Result<()>> {
+        self.deliver_response(msg)
+    }
     /// A failure that belongs to one request (for example its HTTP POST failed).
     fn fail_request(&self, id: i64, err: Error);
     /// True while request `id` still waits for its response.
