@@ -244,7 +244,7 @@ impl Shared {
         // The head is ASCII, and so is what follows the result: the message is
         // UTF-8 if the rest is.
         let Some(text) = (reader != Reader::Json)
-            .then(|| std::str::from_utf8(&msg[rest]).ok())
+            .then(|| jsonrpc::utf8(&msg[rest]).ok())
             .flatten()
         else {
             return false;

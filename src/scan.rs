@@ -109,6 +109,12 @@ mod sse2 {
     }
 }
 
+/// True when `b` holds no byte that a JSON string must escape (a quote, a
+/// backslash, a control character): its text goes between quotes as it is.
+pub(crate) fn needs_no_escape(b: &[u8]) -> bool {
+    string_stop::<true>(b, 0) == b.len()
+}
+
 /// The bytes of `w` that are a quote, a backslash or a control character (below
 /// 0x20), as their high bits; the lowest is exact.
 #[inline(always)]

@@ -176,7 +176,7 @@ fn field_and_value(line: &[u8]) -> (&[u8], usize) {
 /// The bytes as text, invalid UTF-8 replaced by U+FFFD. The check comes first:
 /// `String::from_utf8_lossy` walks valid text about seven times slower.
 fn utf8_lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
+    match crate::jsonrpc::utf8(bytes) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(bytes),
     }
