@@ -187,7 +187,16 @@ impl Writer {
                 Err(_) => st.front_done = 0,
             }
         }
-        st.queue.push_back(msg);
+        // A small message queued behind another joins the last one queued, and
+        // its own buffer is freed at once, on the thread that made it, where the
+        // next request's buffer comes from: with 64 requests in flight, buffers
+        // freed in batches by the writer overflowed glibc's per-thread cache, and
+        // each request's allocation cost about 200 instructions instead of 50
+        // (callgrind).
+        match st.queue.back_mut() {
+            Some(back) if msg.len() <= SMALL && back.len() + msg.len() <= BATCH => back.extend_from_slice(&msg),
+            _ => st.queue.push_back(msg),
+        }
         drop(st);
         if !self.corked_here() {
             self.wake.notify_one();
@@ -774,6 +783,11 @@ async fn exit_status_soon(exit_rx: &mut watch::Receiver<Option<ExitStatus>>) -> 
         .ok()
         .and_then(|r| r.ok().and_then(|s| *s))
 }
+
+/// Messages up to this size join the last one queued (see [`Writer::send`]).
+const SMALL: usize = 4 * 1024;
+/// The most a queued buffer grows to by joining.
+const BATCH: usize = 64 * 1024;
 
 /// Drains the queue as the pipe takes it; closes stdin once closing and drained.
 /// Most queued messages gathered into one write.
