@@ -1,6 +1,8 @@
 //! Newline framing for the stdio transport: one JSON-RPC message per line,
 //! with a cap on a line's length so a peer cannot exhaust memory.
 
+use bytes::Bytes;
+
 /// Line buffers up to this size are kept for the next long line; larger ones are freed.
 const RETAIN: usize = 256 * 1024;
 
@@ -33,8 +35,15 @@ impl LineFramer {
     }
 
     /// Feeds one chunk; calls `on_line` for each complete non-empty line, without
-    /// its `\n` or `\r\n`. Fails as soon as the current line exceeds the cap.
-    pub fn feed(&mut self, mut chunk: &[u8], mut on_line: impl FnMut(&[u8])) -> Result<(), LineTooLong> {
+    /// its `\n` or `\r\n`. Fails as soon as the current line exceeds the cap. A line
+    /// that grew the buffer past [`RETAIN`] comes with the buffer itself, as `Bytes`
+    /// holding exactly the line: the reader may keep it (or part of it) instead of
+    /// copying, and the framer starts afresh with the next line.
+    pub fn feed(
+        &mut self,
+        mut chunk: &[u8],
+        mut on_line: impl FnMut(&[u8], Option<&Bytes>),
+    ) -> Result<(), LineTooLong> {
         while let Some(pos) = memchr::memchr(b'\n', chunk) {
             let (head, rest) = (&chunk[..pos], &chunk[pos + 1..]);
             chunk = rest;
@@ -56,7 +65,7 @@ impl LineFramer {
         &mut self,
         scratch: &mut [u8],
         mut read: impl FnMut(&mut [u8]) -> Result<usize, E>,
-        mut on_line: impl FnMut(&[u8]),
+        mut on_line: impl FnMut(&[u8], Option<&Bytes>),
     ) -> Result<Result<usize, E>, LineTooLong> {
         if self.held == 0 {
             let n = match read(scratch) {
@@ -134,26 +143,41 @@ impl LineFramer {
         Ok(())
     }
 
-    fn emit_held(&mut self, on_line: &mut impl FnMut(&[u8])) -> Result<(), LineTooLong> {
+    fn emit_held(&mut self, on_line: &mut impl FnMut(&[u8], Option<&Bytes>)) -> Result<(), LineTooLong> {
         let held = std::mem::replace(&mut self.held, 0);
-        let emitted = self.emit(&self.buf[..held], on_line);
-        if self.buf.len() > RETAIN {
-            // A large message passed: give its memory back rather than hold it for good.
-            self.buf = Vec::new();
+        if self.buf.len() <= RETAIN {
+            return emit(self.max, &self.buf[..held], None, on_line);
         }
-        emitted
+        // A large message: its buffer goes with it (not held here for good).
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.truncate(held);
+        let whole = Bytes::from(buf);
+        emit(self.max, &whole, Some(&whole), on_line)
     }
 
-    fn emit(&self, line: &[u8], on_line: &mut impl FnMut(&[u8])) -> Result<(), LineTooLong> {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.len() > self.max {
-            return Err(LineTooLong { limit: self.max });
-        }
-        if !line.iter().all(u8::is_ascii_whitespace) {
-            on_line(line);
-        }
-        Ok(())
+    fn emit(&self, line: &[u8], on_line: &mut impl FnMut(&[u8], Option<&Bytes>)) -> Result<(), LineTooLong> {
+        emit(self.max, line, None, on_line)
     }
+}
+
+/// Hands out `line` (of `whole`, when given) without its `\r`, unless it is blank.
+fn emit(
+    max: usize,
+    line: &[u8],
+    whole: Option<&Bytes>,
+    on_line: &mut impl FnMut(&[u8], Option<&Bytes>),
+) -> Result<(), LineTooLong> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.len() > max {
+        return Err(LineTooLong { limit: max });
+    }
+    if !line.iter().all(u8::is_ascii_whitespace) {
+        match whole {
+            Some(whole) => on_line(line, Some(&whole.slice_ref(line))),
+            None => on_line(line, None),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -164,7 +188,7 @@ mod tests {
         let mut f = LineFramer::new(max);
         let mut out = Vec::new();
         for c in chunks {
-            f.feed(c, |l| out.push(l.to_vec()))?;
+            f.feed(c, |l, _| out.push(l.to_vec()))?;
         }
         Ok(out)
     }
@@ -211,7 +235,7 @@ mod tests {
                     Ok(n)
                 };
                 let n = f
-                    .read_with(&mut scratch, read, |l| got.push(l.to_vec()))
+                    .read_with(&mut scratch, read, |l, _| got.push(l.to_vec()))
                     .unwrap()
                     .unwrap();
                 at += n;
@@ -232,7 +256,7 @@ mod tests {
                     dst[..n].copy_from_slice(&long.as_bytes()[at..at + n]);
                     Ok(n)
                 };
-                match f.read_with(&mut scratch, read, |_| {}) {
+                match f.read_with(&mut scratch, read, |_, _| {}) {
                     Err(e) => break e,
                     Ok(n) => at += n.unwrap(),
                 }
@@ -256,23 +280,33 @@ mod tests {
             let got = f.read_with(
                 &mut scratch,
                 |dst| std::io::Read::read(&mut from, dst),
-                |l| lines.push(l.len()),
+                |l, _| lines.push(l.len()),
             );
             assert!(matches!(got, Ok(Ok(n)) if n > 0));
         }
         assert_eq!(f.pending(), (16 << 20) + (64 << 10));
         assert!(f.buf.capacity() < 32 << 20, "capacity {}", f.buf.capacity());
-        f.feed(b"\n", |l| lines.push(l.len())).unwrap();
-        assert_eq!(lines, vec![(16 << 20) + (64 << 10)]);
+        // The line comes with its buffer, which holds exactly the line (its `\r` too
+        // is left out), and the framer starts afresh.
+        let mut whole = None;
+        f.feed(b"\r\n{}\n", |l, w| {
+            lines.push(l.len());
+            whole.get_or_insert(w.map(|w| (w.len(), w.as_ptr() == l.as_ptr())));
+        })
+        .unwrap();
+        assert_eq!(lines, vec![(16 << 20) + (64 << 10), 2]);
+        assert_eq!(whole, Some(Some(((16 << 20) + (64 << 10), true))));
+        assert_eq!((f.buf.capacity(), f.pending()), (0, 0));
     }
 
     #[test]
     fn partial_line_is_held() {
         let mut f = LineFramer::new(100);
         let mut n = 0;
-        f.feed(b"{\"a\":", |_| n += 1).unwrap();
+        f.feed(b"{\"a\":", |_, _| n += 1).unwrap();
         assert_eq!((n, f.pending()), (0, 5));
-        f.feed(b"1}\n", |_| n += 1).unwrap();
-        assert_eq!((n, f.pending()), (1, 0));
+        f.feed(b"1}\n", |_, whole| n += 1 + usize::from(whole.is_some()))
+            .unwrap();
+        assert_eq!((n, f.pending()), (1, 0), "a short line comes without its buffer");
     }
 }

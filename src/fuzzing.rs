@@ -40,7 +40,7 @@ pub fn framer(data: &[u8]) {
         let mut f = LineFramer::new(64);
         let mut lines = Vec::new();
         for p in parts {
-            if f.feed(p, |l| lines.push(l.to_vec())).is_err() {
+            if f.feed(p, |l, _| lines.push(l.to_vec())).is_err() {
                 return Err(());
             }
         }

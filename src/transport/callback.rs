@@ -241,14 +241,14 @@ impl Exchange {
         let (sink, max) = self.inner.sink()?;
         let mut framer = LineFramer::new(max);
         let mut first_err = None;
-        let mut body_ok = framer.feed(body, |line| {
+        let mut body_ok = framer.feed(body, |line, _| {
             if let Err(e) = self.inner.deliver(line) {
                 first_err.get_or_insert(e);
             }
         });
         if body_ok.is_ok() {
             // A final message without a line end.
-            body_ok = framer.feed(b"\n", |line| {
+            body_ok = framer.feed(b"\n", |line, _| {
                 if let Err(e) = self.inner.deliver(line) {
                     first_err.get_or_insert(e);
                 }

@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
+use bytes::Bytes;
 use smallvec::SmallVec;
 use tokio::io::unix::AsyncFd;
 use tokio::io::AsyncReadExt;
@@ -395,7 +396,7 @@ impl Reader {
         let mut guard = self.lock();
         let st = &mut *guard;
         while let Some(line) = st.deferred.pop_front() {
-            self.deliver(&line);
+            self.deliver(&line, None);
         }
         if let Some(too_long) = st.too_long.take() {
             return ReadEnd::Failed(too_long_error(too_long));
@@ -403,8 +404,11 @@ impl Reader {
         loop {
             let read = {
                 let _corked = Corked::new(&self.replies);
-                st.framer
-                    .read_with(&mut st.buf, |dst| self.read_some(dst), |line| self.deliver(line))
+                st.framer.read_with(
+                    &mut st.buf,
+                    |dst| self.read_some(dst),
+                    |line, whole| self.deliver(line, whole),
+                )
             };
             match read {
                 Err(too_long) => return ReadEnd::Failed(too_long_error(too_long)),
@@ -421,8 +425,14 @@ impl Reader {
         }
     }
 
-    fn deliver(&self, line: &[u8]) {
-        if let Ok(Some(mut reply)) = self.sink.deliver(line) {
+    /// Delivers a line (given whole, as `Bytes`, when it is large: see
+    /// [`LineFramer::feed`]).
+    fn deliver(&self, line: &[u8], whole: Option<&Bytes>) {
+        let delivered = match whole {
+            Some(whole) => self.sink.deliver_owned(whole),
+            None => self.sink.deliver(line),
+        };
+        if let Ok(Some(mut reply)) = delivered {
             reply.body.push(b'\n');
             let _ = self.replies.send(reply.body);
         }
@@ -476,8 +486,14 @@ impl Reader {
             let read = st.framer.read_with(
                 &mut st.buf,
                 |dst| self.read_some(dst),
-                |line| {
-                    if !deferred.is_empty() || self.sink.deliver_response(line).is_none() {
+                |line, whole| {
+                    let defer = !deferred.is_empty()
+                        || match whole {
+                            Some(whole) => self.sink.deliver_response_owned(whole),
+                            None => self.sink.deliver_response(line),
+                        }
+                        .is_none();
+                    if defer {
                         deferred.push_back(line.to_vec());
                     }
                 },
