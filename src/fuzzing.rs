@@ -157,13 +157,8 @@ fn one_pass_readings_agree(data: &[u8], id: i64, rest: std::ops::Range<usize>) {
     if let Some(read) = call {
         let parsed = crate::result::parse_call_result(json).expect("serde reads the call result too");
         assert_eq!(
-            (&*read.raw, read.structured(), read.is_error, read.texts.as_slice()),
-            (
-                &*parsed.raw,
-                parsed.structured(),
-                parsed.is_error,
-                parsed.texts.as_slice()
-            ),
+            (&*read.raw, read.structured(), read.is_error, read.text_blocks()),
+            (&*parsed.raw, parsed.structured(), parsed.is_error, parsed.text_blocks()),
             "the two readings of a call's response differ"
         );
     } else if let Some(read) = page {
@@ -241,7 +236,7 @@ pub fn results(data: &[u8]) {
     let _ = crate::protocol::accept_initialize(raw.clone(), "initialize");
     if let Ok(r) = crate::result::parse_call_result(raw.into()) {
         assert!(r.text_nul().ends_with('\0'));
-        assert!(r.texts.iter().all(|t| t.ends_with('\0')));
+        assert!(r.text_blocks().iter().all(|t| t.ends_with('\0')));
     }
 }
 

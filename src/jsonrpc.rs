@@ -578,11 +578,11 @@ mod tests {
         for owner in [None, Some(&owner)] {
             let read = crate::result::call_result_read(rest(msg), owner).expect("one object in the usual shape");
             assert_eq!(
-                (&*read.raw, read.is_error, read.texts.as_slice()),
+                (&*read.raw, read.is_error, read.text_blocks().as_slice()),
                 (
                     r#"{"content":[{"type":"text","text":"hi"}],"isError":true}"#,
                     true,
-                    &["hi\0".to_string()][..]
+                    &["hi\0"][..]
                 )
             );
             assert_eq!(matches!(read.raw, crate::result::Text::Shared(_)), owner.is_some());

@@ -250,6 +250,9 @@ pub enum Text {
     Own(Box<str>),
     /// Boxed: a result is moved through several hands, and this keeps it small.
     Shared(Box<SharedStr>),
+    /// The JSON (its length given), a NUL, then a call result's one text block and
+    /// its NUL, in one allocation (see [`call_result_read`]).
+    Joint(Box<str>, u32),
 }
 
 /// Bytes known to be UTF-8: made only from a `&str` (see [`Text::shared`]).
@@ -268,6 +271,27 @@ impl Text {
         match self {
             Text::Own(s) => s.into_string(),
             Text::Shared(s) => s.to_string(),
+            Text::Joint(s, json) => {
+                let mut s = s.into_string();
+                s.truncate(json as usize);
+                s
+            }
+        }
+    }
+
+    /// The JSON followed by a NUL, when it is kept so (C can borrow it as it is).
+    pub fn json_nul(&self) -> Option<&str> {
+        match self {
+            Text::Joint(s, json) => Some(&s[..*json as usize + 1]),
+            _ => None,
+        }
+    }
+
+    /// The text block kept after the JSON, with its NUL (see [`Text::Joint`]).
+    fn joint_text(&self) -> Option<&str> {
+        match self {
+            Text::Joint(s, json) => Some(&s[*json as usize + 1..]),
+            _ => None,
         }
     }
 }
@@ -290,6 +314,7 @@ impl std::ops::Deref for Text {
         match self {
             Text::Own(s) => s,
             Text::Shared(s) => s,
+            Text::Joint(s, json) => &s[..*json as usize],
         }
     }
 }
@@ -309,11 +334,12 @@ pub struct CallResult {
     pub is_error: bool,
     /// Where `structuredContent` lies in `raw`, when present and not null.
     structured: Option<std::ops::Range<usize>>,
-    /// Text blocks, in order, each NUL-terminated.
-    pub texts: TextBlocks,
+    /// Text blocks, in order, each NUL-terminated; empty when the one block is kept
+    /// after the JSON ([`Text::Joint`]).
+    texts: TextBlocks,
     /// The text blocks joined with `\n`, NUL-terminated: made on first use, and only
     /// when there are two or more (one block is its own join).
-    joined: OnceLock<String>,
+    joined: OnceLock<Box<str>>,
 }
 
 #[derive(Deserialize)]
@@ -432,9 +458,35 @@ impl CallResult {
 ///
 /// `owner`, when given, holds the whole message: a result that is most of it is
 /// then kept as a slice of it ([`Text::shared`]), not copied.
+///
+/// The usual result with one text block ([`one_text_block`]), kept whole, is kept
+/// with its text in one allocation ([`Text::Joint`]): a copy of the JSON and the
+/// text apart cost an allocation more a call, about 3% of a call's instructions
+/// with 64 in flight (callgrind).
 pub(crate) fn call_result_read(text: &str, owner: Option<&bytes::Bytes>) -> Option<CallResult> {
-    let fields = call_fields_scanned(text)?;
-    let text = text.trim_end_matches([' ', '\t', '\n', '\r']);
+    let whole = text.trim_end_matches([' ', '\t', '\n', '\r']);
+    let shared = owner.is_some_and(|owner| whole.len() >= owner.len() / 2);
+    let one = one_text_block(text);
+    if let (Some((inner, is_error)), false) = (one.clone(), shared) {
+        let json = u32::try_from(whole.len()).ok()?;
+        let mut buf = String::with_capacity(whole.len() + inner.len() + 2);
+        buf.push_str(whole);
+        buf.push('\0');
+        unescape_into(&mut buf, &text[inner])?;
+        buf.push('\0');
+        return Some(CallResult {
+            raw: Text::Joint(buf.into_boxed_str(), json),
+            is_error,
+            structured: None,
+            texts: TextBlocks::new(),
+            joined: OnceLock::new(),
+        });
+    }
+    let fields = match one {
+        Some((inner, is_error)) => (smallvec::smallvec![unescape_nul(&text[inner])?], None, is_error),
+        None => call_fields_scanned(text)?,
+    };
+    let text = whole;
     let raw = match owner {
         Some(owner) if text.len() >= owner.len() / 2 => Text::shared(owner, text),
         _ => Text::Own(text.into()),
@@ -474,8 +526,8 @@ fn within(whole: &str, part: &str) -> std::ops::Range<usize> {
 /// else, which serde then reads. Texts are unescaped by [`unescape_nul`]. The fuzz
 /// target `results` checks that both readings agree.
 pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
-    if let Some(fields) = one_text_block(json) {
-        return Some(fields);
+    if let Some((inner, is_error)) = one_text_block(json) {
+        return Some((smallvec::smallvec![unescape_nul(&json[inner])?], None, is_error));
     }
     use scan::Event::{Key, Value};
     /// A key, told apart once (comparing it at each of its values cost more).
@@ -566,11 +618,11 @@ pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
 
 /// The most common result, read by its fixed parts: one text block, in the key
 /// order servers write (`{"content":[{"type":"text","text":"…"}]}`, then at most
-/// `"isError":` `false` or `true`), without white space. Only the text is scanned
-/// (and checked) and unescaped; any other text is `None`, for the walk. The walk
-/// spent about 1,300 instructions on this shape with a 32-byte text, most of them
-/// on the fixed parts (callgrind).
-fn one_text_block(json: &str) -> Option<Fields> {
+/// `"isError":` `false` or `true`), without white space: where the text's contents
+/// lie (escaped), and `isError`. Only the text is scanned (and checked); any other
+/// text is `None`, for the walk. The walk spent about 1,300 instructions on this
+/// shape with a 32-byte text, most of them on the fixed parts (callgrind).
+fn one_text_block(json: &str) -> Option<(std::ops::Range<usize>, bool)> {
     const HEAD: &[u8] = br#"{"content":[{"type":"text","text":""#;
     let b = json.as_bytes();
     if !b.starts_with(HEAD) {
@@ -582,8 +634,7 @@ fn one_text_block(json: &str) -> Option<Fields> {
         br#"}],"isError":true}"# => true,
         _ => return None,
     };
-    let text = unescape_nul(&json[HEAD.len()..end - 1])?;
-    Some((smallvec::smallvec![text], None, is_error))
+    Some((HEAD.len()..end - 1, is_error))
 }
 
 /// The contents of `quoted`, a JSON string (checked); `None` if it is not a string.
@@ -600,8 +651,15 @@ fn json_str(quoted: &str) -> Option<&str> {
 /// echo ran at 350-370 MiB/s against 207-224 (four runs each): the growing buffer's
 /// fresh pages cost page faults that instruction counts do not show.
 pub(crate) fn unescape_nul(inner: &str) -> Option<String> {
+    let mut out = String::with_capacity(inner.len() + 1);
+    unescape_into(&mut out, inner)?;
+    out.push('\0');
+    Some(out)
+}
+
+/// [`unescape_nul`] onto the end of `out`, without the NUL.
+fn unescape_into(out: &mut String, inner: &str) -> Option<()> {
     let b = inner.as_bytes();
-    let mut out = String::with_capacity(b.len() + 1);
     let mut i = 0;
     let hex = |i: usize| u32::from_str_radix(inner.get(i..i + 4)?, 16).ok();
     while let Some(at) = memchr::memchr(b'\\', &b[i..]) {
@@ -638,8 +696,7 @@ pub(crate) fn unescape_nul(inner: &str) -> Option<String> {
         i += 2;
     }
     out.push_str(&inner[i..]);
-    out.push('\0');
-    Some(out)
+    Some(())
 }
 
 impl CallResult {
@@ -648,8 +705,29 @@ impl CallResult {
         self.structured.clone().map(|r| &self.raw[r])
     }
 
+    /// How many text blocks the result has.
+    pub fn text_count(&self) -> usize {
+        self.texts.len() + usize::from(self.raw.joint_text().is_some())
+    }
+
+    /// Text block `i` (counting text blocks only), with its trailing NUL.
+    pub fn text_block(&self, i: usize) -> Option<&str> {
+        match self.raw.joint_text() {
+            Some(one) => (i == 0).then_some(one),
+            None => self.texts.get(i).map(String::as_str),
+        }
+    }
+
+    /// The text blocks, in order, each with its trailing NUL.
+    pub fn text_blocks(&self) -> smallvec::SmallVec<[&str; 1]> {
+        (0..self.text_count()).filter_map(|i| self.text_block(i)).collect()
+    }
+
     /// The text blocks joined with `\n`, with a trailing NUL.
     pub fn text_nul(&self) -> &str {
+        if let Some(one) = self.raw.joint_text() {
+            return one;
+        }
         match self.texts.as_slice() {
             [] => "\0",
             [one] => one,
@@ -662,7 +740,7 @@ impl CallResult {
                     joined.push_str(&t[..t.len() - 1]);
                 }
                 joined.push('\0');
-                joined
+                joined.into_boxed_str()
             }),
         }
     }
@@ -748,7 +826,7 @@ mod tests {
         .unwrap();
         assert_eq!(r.text_str(), "one\ntwo");
         assert_eq!(r.text_nul(), "one\ntwo\0");
-        assert_eq!(r.texts.as_slice(), ["one\0", "two\0"]);
+        assert_eq!(r.text_blocks().as_slice(), ["one\0", "two\0"]);
         assert_eq!(r.structured(), Some(r#"{"n":1}"#));
         assert!(r.raw.contains("image/png"));
         assert!(!r.is_error);
@@ -776,17 +854,24 @@ mod tests {
             ("\"a\u{1}\"", "}]}", None),
         ] {
             let json = format!("{head}{text}{tail}");
-            let fast = one_text_block(&json);
-            let got = fast.as_ref().map(|(t, s, e)| (t.to_vec(), s.clone(), *e));
-            assert_eq!(got, read.map(|(t, e)| (vec![t.to_string()], None, e)), "{json}");
-            if fast.is_some() {
-                assert_eq!(fast, call_fields_parsed(&json).ok(), "{json}");
-            }
+            let read_here = call_result_read(&json, None);
+            let joint = read_here.as_ref().filter(|r| matches!(r.raw, Text::Joint(..)));
             assert_eq!(
-                call_fields_scanned(&json).is_some(),
-                call_fields_parsed(&json).is_ok(),
+                joint.map(|r| (r.text_blocks().to_vec(), r.is_error, &*r.raw)),
+                read.map(|(t, e)| (vec![t], e, json.trim_end())),
                 "{json}"
             );
+            // Whichever way it was read, serde reads it the same, or refuses it too.
+            let parsed = call_fields_parsed(&json).ok();
+            assert_eq!(read_here.is_some(), parsed.is_some(), "{json}");
+            assert_eq!(call_fields_scanned(&json).is_some(), parsed.is_some(), "{json}");
+            if let (Some(r), Some((texts, _, is_error))) = (&read_here, &parsed) {
+                assert_eq!(
+                    (r.text_blocks().to_vec(), r.is_error),
+                    (texts.iter().map(String::as_str).collect(), *is_error)
+                );
+                assert_eq!(r.raw.json_nul().is_some(), joint.is_some());
+            }
         }
     }
 
@@ -797,9 +882,9 @@ mod tests {
         assert_eq!(r.text_str(), "bad");
         assert_eq!(r.text_nul(), "bad\0");
         let none = parse_call_result(raw(r#"{"content":[]}"#)).unwrap();
-        assert_eq!((none.text_nul(), none.texts.len()), ("\0", 0));
+        assert_eq!((none.text_nul(), none.text_count()), ("\0", 0));
         let escaped = parse_call_result(raw(r#"{"content":[{"type":"text","text":"a\u0000b\n"}]}"#)).unwrap();
-        assert_eq!(escaped.texts.as_slice(), ["a\0b\n\0"]);
+        assert_eq!(escaped.text_blocks().as_slice(), ["a\0b\n\0"]);
         for bad in [
             r#"{"content":"x"}"#,
             r#"{"content":[{"type":"text"}]}"#,

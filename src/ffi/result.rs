@@ -54,8 +54,9 @@ impl Handle for mcpc_result_t {
 pub unsafe extern "C" fn mcpc_result_json(result: *const mcpc_result_t) -> *const c_char {
     // SAFETY: per the contract.
     boundary("mcpc_result_json", || {
-        unsafe { ptr::get(result) }.map_or(std::ptr::null(), |r| {
-            r.json.get_or_init(|| c_json(&r.inner.raw)).as_ptr()
+        unsafe { ptr::get(result) }.map_or(std::ptr::null(), |r| match r.inner.raw.json_nul() {
+            Some(kept) => kept.as_ptr().cast(),
+            None => r.json.get_or_init(|| c_json(&r.inner.raw)).as_ptr(),
         })
     })
 }
@@ -110,7 +111,7 @@ fn text_out(s: &str, out_len: *mut usize) -> *const c_char {
 pub unsafe extern "C" fn mcpc_result_text_count(result: *const mcpc_result_t) -> usize {
     // SAFETY: per the contract.
     boundary("mcpc_result_text_count", || {
-        unsafe { ptr::get(result) }.map_or(0, |r| r.inner.texts.len())
+        unsafe { ptr::get(result) }.map_or(0, |r| r.inner.text_count())
     })
 }
 
@@ -133,8 +134,7 @@ pub unsafe extern "C" fn mcpc_result_text_at(
             return std::ptr::null();
         };
         r.inner
-            .texts
-            .get(index)
+            .text_block(index)
             .map_or(std::ptr::null(), |t| text_out(t, out_len))
     })
 }
