@@ -232,15 +232,15 @@ impl ResultJson {
     /// The result as one checked JSON value; a result that is not valid JSON is
     /// an `MCPC_ERR_PROTOCOL` error.
     pub fn into_raw(self) -> Result<Box<RawValue>> {
-        match self.0 {
-            ResultRepr::Checked(raw) => Ok(raw),
+        let text = match self.0 {
+            ResultRepr::Checked(raw) => return Ok(raw),
             ResultRepr::Unchecked(text) | ResultRepr::Call(crate::result::CallResult { raw: text, .. }) => {
-                RawValue::from_string(text.into_string())
-                    .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("the result is not valid JSON: {e}")))
+                text.into_string()
             }
-            ResultRepr::Page(text, _) => RawValue::from_string(text.into())
-                .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("the result is not valid JSON: {e}"))),
-        }
+            ResultRepr::Page(text, _) => text.into(),
+        };
+        RawValue::from_string(text)
+            .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("the result is not valid JSON: {e}")))
     }
 }
 

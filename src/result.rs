@@ -486,10 +486,9 @@ pub(crate) fn call_result_read(text: &str, owner: Option<&bytes::Bytes>) -> Opti
         Some((inner, is_error)) => (smallvec::smallvec![unescape_nul(&text[inner])?], None, is_error),
         None => call_fields_scanned(text)?,
     };
-    let text = whole;
-    let raw = match owner {
-        Some(owner) if text.len() >= owner.len() / 2 => Text::shared(owner, text),
-        _ => Text::Own(text.into()),
+    let raw = match owner.filter(|_| shared) {
+        Some(owner) => Text::shared(owner, whole),
+        None => Text::Own(whole.into()),
     };
     Some(CallResult::new(raw, fields))
 }

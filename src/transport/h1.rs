@@ -988,8 +988,10 @@ impl Reply {
         if let Some(mut c) = self.conn.take() {
             let lent = std::mem::take(&mut self.lent);
             c.buf.advance(lent);
-            if lent > KEEP_BUF {
-                c.buf = BytesMut::new(); // what is left of it says nothing of its size
+            if lent > KEEP_BUF && c.buf.is_empty() {
+                // What is left of it says nothing of its size. Bytes after the body
+                // stay, so that the pool refuses the connection.
+                c.buf = BytesMut::new();
             }
             self.pool.put(c);
         }

@@ -805,7 +805,8 @@ impl Transport for StdioTransport {
 
     fn send(&self, msg: Outgoing) -> Result<()> {
         // A message sent while the watch is left off after a blocking call (an
-        // asynchronous call's request, say) is answered to the reader task: arm it now.
+        // asynchronous call's request, say) has its answer read by the reader task:
+        // arm the watch now rather than at the next check.
         let reader = &self.reader;
         if reader.watch_off.load(Ordering::SeqCst) && reader.try_acquire() {
             reader.rearm();
