@@ -102,7 +102,7 @@ struct Waiter {
 /// grew and trimmed the heap around those three buffers on every call (four `brk` a
 /// call, each growth faulting in fresh pages): the 1 MiB echo fell from about 300
 /// to 180 MiB/s, though it took 12% fewer instructions. A larger call result in a
-/// message handed over whole (`Sink::deliver_owned`) is read by the router too: it
+/// message handed over whole (`Sink::deliver_whole`) is read by the router too: it
 /// is then kept as a slice of that message, with no copy.
 const ROUTER_READS_UP_TO: usize = 64 * 1024;
 
@@ -301,56 +301,18 @@ impl Shared {
 
 impl Sink for Shared {
     fn deliver(&self, msg: &[u8]) -> Result<Option<Outgoing>> {
-        self.deliver_in(msg, None)
-    }
-
-    fn deliver_owned(&self, msg: &bytes::Bytes) -> Result<Option<Outgoing>> {
-        self.deliver_in(msg, Some(msg))
+        self.deliver_whole(msg, None)
     }
 
     fn deliver_response(&self, msg: &[u8]) -> Option<Result<()>> {
-        self.deliver_response_in(msg, None)
+        self.deliver_response_whole(msg, None)
     }
 
-    fn deliver_response_owned(&self, msg: &bytes::Bytes) -> Option<Result<()>> {
-        self.deliver_response_in(msg, Some(msg))
-    }
-
-    fn is_pending(&self, id: i64) -> bool {
-        self.lock().pending.contains_key(&id)
-    }
-
-    fn fail_request(&self, id: i64, err: Error) {
-        if let Some(w) = self.take(id) {
-            w.complete(Err(err), crate::sys::on_mcpc_thread());
-        }
-    }
-
-    fn closed(&self, err: Error) {
-        let drained: Vec<Waiter> = {
-            let mut st = self.lock();
-            if st.closed.is_some() {
-                return;
-            }
-            st.closed = Some(err.clone());
-            st.deadlines.clear();
-            st.pending.drain().map(|(_, w)| w).collect()
-        };
-        self.deadline_wake.notify_one();
-        for w in drained {
-            // Closing may run on the host's thread (mcpc_client_close).
-            w.complete(Err(err.clone()), false);
-        }
-    }
-}
-
-impl Shared {
-    /// [`Sink::deliver`]; `owner`, when given, holds `msg` itself.
-    fn deliver_in(&self, msg: &[u8], owner: Option<&bytes::Bytes>) -> Result<Option<Outgoing>> {
-        if self.route_read(msg, false, owner) {
+    fn deliver_whole(&self, msg: &[u8], whole: Option<&bytes::Bytes>) -> Result<Option<Outgoing>> {
+        if self.route_read(msg, false, whole) {
             return Ok(None);
         }
-        match jsonrpc::decode_in(msg, owner) {
+        match jsonrpc::decode_in(msg, whole) {
             Err(e) => {
                 log::warn!("dropped a message from the server: {e}");
                 Err(e)
@@ -383,12 +345,11 @@ impl Shared {
         }
     }
 
-    /// [`Sink::deliver_response`]; `owner`, when given, holds `msg` itself.
-    fn deliver_response_in(&self, msg: &[u8], owner: Option<&bytes::Bytes>) -> Option<Result<()>> {
-        if self.route_read(msg, true, owner) {
+    fn deliver_response_whole(&self, msg: &[u8], whole: Option<&bytes::Bytes>) -> Option<Result<()>> {
+        if self.route_read(msg, true, whole) {
             return Some(Ok(()));
         }
-        match jsonrpc::decode_in(msg, owner) {
+        match jsonrpc::decode_in(msg, whole) {
             Ok(Incoming::Response { id, outcome }) => {
                 // A direct call's completion is the host's code: never on the host's thread.
                 if matches!(
@@ -408,6 +369,33 @@ impl Shared {
                 log::warn!("dropped a message from the server: {e}");
                 Some(Err(e))
             }
+        }
+    }
+
+    fn is_pending(&self, id: i64) -> bool {
+        self.lock().pending.contains_key(&id)
+    }
+
+    fn fail_request(&self, id: i64, err: Error) {
+        if let Some(w) = self.take(id) {
+            w.complete(Err(err), crate::sys::on_mcpc_thread());
+        }
+    }
+
+    fn closed(&self, err: Error) {
+        let drained: Vec<Waiter> = {
+            let mut st = self.lock();
+            if st.closed.is_some() {
+                return;
+            }
+            st.closed = Some(err.clone());
+            st.deadlines.clear();
+            st.pending.drain().map(|(_, w)| w).collect()
+        };
+        self.deadline_wake.notify_one();
+        for w in drained {
+            // Closing may run on the host's thread (mcpc_client_close).
+            w.complete(Err(err.clone()), false);
         }
     }
 }

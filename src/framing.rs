@@ -48,7 +48,7 @@ impl LineFramer {
             let (head, rest) = (&chunk[..pos], &chunk[pos + 1..]);
             chunk = rest;
             if self.held == 0 {
-                self.emit(head, &mut on_line)?;
+                emit(self.max, head, None, &mut on_line)?;
             } else {
                 self.hold(head)?;
                 self.emit_held(&mut on_line)?;
@@ -153,10 +153,6 @@ impl LineFramer {
         buf.truncate(held);
         let whole = Bytes::from(buf);
         emit(self.max, &whole, Some(&whole), on_line)
-    }
-
-    fn emit(&self, line: &[u8], on_line: &mut impl FnMut(&[u8], Option<&Bytes>)) -> Result<(), LineTooLong> {
-        emit(self.max, line, None, on_line)
     }
 }
 

@@ -1053,9 +1053,7 @@ impl Reply {
         let conn = self.conn.as_ref().expect("the connection read the body");
         Ok(&conn.buf[..left])
     }
-}
 
-impl Reply {
     /// The body that [`rest`](Self::rest) lent, taken out of the connection's buffer
     /// whole (no copy), for a reader that keeps it; bytes after it stay the
     /// connection's.

@@ -264,8 +264,18 @@ impl std::ops::Deref for Body<'_> {
     }
 }
 
+impl Body<'_> {
+    /// The body's own buffer, when it was handed over whole.
+    fn whole(&self) -> Option<&Bytes> {
+        match self {
+            Body::Lent(_) => None,
+            Body::Gathered(b) => Some(b),
+        }
+    }
+}
+
 /// Bodies and SSE events larger than this are handed to the sink whole
-/// ([`Sink::deliver_owned`]); smaller ones are lent.
+/// ([`Sink::deliver_whole`]); smaller ones are lent.
 const OWN_ABOVE: usize = 64 * 1024;
 
 /// The response body, up to `max` bytes. A body of known length is read in place
@@ -290,7 +300,7 @@ async fn read_limited(resp: &mut Reply, max: usize) -> Result<Body<'_>> {
         }
         if n > OWN_ABOVE as u64 {
             // Handed over whole, so that the result kept for the caller can be a
-            // slice of it rather than a copy (see `Sink::deliver_owned`).
+            // slice of it rather than a copy (see `Sink::deliver_whole`).
             resp.rest().await.map_err(failed)?;
             return Ok(Body::Gathered(resp.take_rest()));
         }
@@ -767,20 +777,12 @@ impl Inner {
             // No callback runs on a blocked caller's thread: anything but a response
             // moves this exchange to the runtime first (and it stays there, so what
             // follows is delivered in order).
-            let delivered = match &body {
-                Body::Lent(msg) => self.sink.deliver_response(msg),
-                Body::Gathered(msg) => self.sink.deliver_response_owned(msg),
-            };
-            if let Some(delivered) = delivered {
+            if let Some(delivered) = self.sink.deliver_response_whole(msg, body.whole()) {
                 return delivered;
             }
             here::to_runtime().await;
         }
-        let reply = match &body {
-            Body::Lent(msg) => self.sink.deliver(msg)?,
-            Body::Gathered(msg) => self.sink.deliver_owned(msg)?,
-        };
-        if let Some(reply) = reply {
+        if let Some(reply) = self.sink.deliver_whole(msg, body.whole())? {
             self.dispatch(reply);
         }
         Ok(())

@@ -65,14 +65,17 @@ pub trait Sink: Send + Sync + 'static {
     /// for anything else, which the transport then hands to
     /// [`deliver`](Self::deliver) on its own thread, in order.
     fn deliver_response(&self, msg: &[u8]) -> Option<Result<()>>;
-    /// [`deliver`](Self::deliver) of a message the transport hands over whole (a
-    /// large HTTP body): a result kept for the caller may then be a slice of it
-    /// rather than a copy.
-    fn deliver_owned(&self, msg: &bytes::Bytes) -> Result<Option<Outgoing>> {
+    /// [`deliver`](Self::deliver), where `whole`, when given, holds `msg` itself,
+    /// handed over by the transport (a large HTTP body, SSE event or stdio line): a
+    /// result kept for the caller may then be a slice of it rather than a copy.
+    fn deliver_whole(&self, msg: &[u8], whole: Option<&bytes::Bytes>) -> Result<Option<Outgoing>> {
+        let _ = whole;
         self.deliver(msg)
     }
-    /// [`deliver_response`](Self::deliver_response) of a message handed over whole.
-    fn deliver_response_owned(&self, msg: &bytes::Bytes) -> Option<Result<()>> {
+    /// [`deliver_response`](Self::deliver_response), with `whole` as for
+    /// [`deliver_whole`](Self::deliver_whole).
+    fn deliver_response_whole(&self, msg: &[u8], whole: Option<&bytes::Bytes>) -> Option<Result<()>> {
+        let _ = whole;
         self.deliver_response(msg)
     }
     /// A failure that belongs to one request (for example its HTTP POST failed).

@@ -462,11 +462,7 @@ impl Reader {
     /// Delivers a line (given whole, as `Bytes`, when it is large: see
     /// [`LineFramer::feed`]).
     fn deliver(&self, line: &[u8], whole: Option<&Bytes>) {
-        let delivered = match whole {
-            Some(whole) => self.sink.deliver_owned(whole),
-            None => self.sink.deliver(line),
-        };
-        if let Ok(Some(mut reply)) = delivered {
+        if let Ok(Some(mut reply)) = self.sink.deliver_whole(line, whole) {
             reply.body.push(b'\n');
             let _ = self.replies.send(reply.body);
         }
@@ -526,13 +522,7 @@ impl Reader {
                 &mut st.buf,
                 |dst| self.read_some(dst),
                 |line, whole| {
-                    let defer = !deferred.is_empty()
-                        || match whole {
-                            Some(whole) => self.sink.deliver_response_owned(whole),
-                            None => self.sink.deliver_response(line),
-                        }
-                        .is_none();
-                    if defer {
+                    if !deferred.is_empty() || self.sink.deliver_response_whole(line, whole).is_none() {
                         deferred.push_back(line.to_vec());
                     }
                 },
