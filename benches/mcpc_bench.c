@@ -135,15 +135,14 @@ static struct sockaddr_in g_addr;
 static const char *g_label;
 static size_t g_max_message; /* 0: mcpc's default */
 
-/* One payload of the echo tool: the text, its JSON-escaped body, and mcpc's
- * arguments JSON. */
+/* One payload of the echo tool: the text, and mcpc's arguments JSON (the escaped
+ * text inside it is what the raw client sends). */
 typedef struct {
     char *text;
     size_t len;
-    char *esc;
-    size_t esc_len;
     char *args; /* {"text":"..."} NUL-terminated */
     size_t args_len;
+    size_t esc_len; /* the escaped text, at args + 9 */
 } payload_t;
 
 static void payload_make(payload_t *pl, size_t len) {
@@ -162,19 +161,20 @@ static void payload_make(payload_t *pl, size_t len) {
         }
     }
     pl->text[len] = 0;
-    pl->esc = xmalloc(len * 6 + 1);
-    pl->esc_len = jl_escape(pl->text, len, pl->esc);
-    pl->args_len = pl->esc_len + 12;
+    /* escaped into a scratch buffer of the worst case, then kept only inside args:
+     * both clients send those bytes, and the scratch would be 1 MB of every client's RSS */
+    char *esc = xmalloc(len * 6 + 1);
+    pl->esc_len = jl_escape(pl->text, len, esc);
+    pl->args_len = pl->esc_len + 11;
     pl->args = xmalloc(pl->args_len + 1);
     memcpy(pl->args, "{\"text\":\"", 9);
-    memcpy(pl->args + 9, pl->esc, pl->esc_len);
+    memcpy(pl->args + 9, esc, pl->esc_len);
     memcpy(pl->args + 9 + pl->esc_len, "\"}", 3);
-    pl->args_len = pl->esc_len + 11;
+    free(esc);
 }
 
 static void payload_free(payload_t *pl) {
     free(pl->text);
-    free(pl->esc);
     free(pl->args);
     memset(pl, 0, sizeof *pl);
 }
@@ -724,7 +724,7 @@ static int echo_pieces(uint64_t id, const payload_t *pl, char *pre, size_t preca
                      "\"name\":\"echo\",\"arguments\":{\"text\":\"",
                      (unsigned long long)id);
     piece[0] = pre, plen[0] = (size_t)n;
-    piece[1] = pl->esc, plen[1] = pl->esc_len;
+    piece[1] = pl->args + 9, plen[1] = pl->esc_len;
     piece[2] = "\"}}}", plen[2] = 4;
     return 3;
 }

@@ -1012,7 +1012,9 @@ impl Client {
                         timeout: Some(deadline.saturating_duration_since(Instant::now())),
                         ..ctl.clone()
                     };
-                    self.list_tools(&list_ctl).await.map_err(|le| le.context(ctx()))?;
+                    crate::runtime::boxed_apart(|| self.list_tools(&list_ctl))
+                        .await
+                        .map_err(|le| le.context(ctx()))?;
                     continue;
                 }
                 other => other?,

@@ -26,6 +26,7 @@ use super::h1::{self, Failure, Reply};
 use super::{BoxFuture, Outgoing, SinkRef, Transport};
 use crate::error::{quote, Error, Result, Status};
 use crate::park::Parker;
+use crate::runtime::boxed_apart;
 use crate::sse::SseParser;
 use crate::url_policy;
 
@@ -448,7 +449,7 @@ impl Inner {
         if let Some(version) = self.era() {
             // Boxed, so that the future of every exchange is not as large as both.
             let what = msg.method.unwrap_or("response");
-            return Box::pin(self.exchange_modern(msg, &body, version, what)).await;
+            return boxed_apart(|| self.exchange_modern(msg, &body, version, what)).await;
         }
         let is_init = msg.method == Some("initialize");
         if is_init {
@@ -464,14 +465,14 @@ impl Inner {
         if status == StatusCode::NOT_FOUND && had_session {
             // The fresh session is ready (or the connection failed) before this
             // request reports the expiry, so a retry by the caller goes to it.
-            self.renew_session(generation).await;
+            boxed_apart(|| self.renew_session(generation)).await;
             return Err(Error::new(
                 Status::MCPC_ERR_SESSION_EXPIRED,
                 "the HTTP session expired (404); a fresh session was started",
             ));
         }
         if !status.is_success() {
-            return Err(status_error(resp).await);
+            return Err(boxed_apart(|| status_error(resp)).await);
         }
         if is_init {
             if let Some(id) = resp.header(MCP_SESSION_ID) {
@@ -534,7 +535,7 @@ impl Inner {
             return Err(err);
         }
         if !status.is_success() {
-            return Err(status_error(resp).await);
+            return Err(boxed_apart(|| status_error(resp)).await);
         }
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             return Ok(());
@@ -563,7 +564,7 @@ impl Inner {
         }
         // Boxed: a stream and its resumption are a large future that a JSON reply
         // would otherwise carry (and move) too.
-        Box::pin(self.sse_reply(resp, is_init, resume_for)).await
+        boxed_apart(|| self.sse_reply(resp, is_init, resume_for)).await
     }
 
     /// An SSE reply's events, and the stream resumed while it ends before the
@@ -584,7 +585,9 @@ impl Inner {
             tokio::time::sleep(retry.unwrap_or(DEFAULT_RETRY)).await;
             let resp = self.resume(&last_id).await?;
             if !resp.status().is_success() {
-                return Err(status_error(resp).await.context("resuming the SSE stream"));
+                return Err(boxed_apart(|| status_error(resp))
+                    .await
+                    .context("resuming the SSE stream"));
             }
             end = self.read_sse(resp, is_init).await?;
         }
@@ -859,7 +862,7 @@ impl Inner {
                 .await
                 .map_err(|e| e.context("initialize"))?;
             if !resp.status().is_success() {
-                return Err(status_error(resp).await.context("initialize"));
+                return Err(boxed_apart(|| status_error(resp)).await.context("initialize"));
             }
             if let Some(id) = resp.header(MCP_SESSION_ID).and_then(session_id) {
                 self.session.write().unwrap_or_else(|p| p.into_inner()).id = Some(id);
