@@ -43,6 +43,8 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 use url::Url;
 
+use crate::runtime::boxed_apart;
+
 /// How long a kept-alive connection may sit unused before it is closed.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -875,7 +877,8 @@ impl Client {
             let tcp = match &o.host {
                 url::Host::Ipv4(ip) => TcpStream::connect(SocketAddr::from((*ip, o.port))).await,
                 url::Host::Ipv6(ip) => TcpStream::connect(SocketAddr::from((*ip, o.port))).await,
-                url::Host::Domain(d) => TcpStream::connect((d.as_str(), o.port)).await,
+                // Apart, as the handshake below: a name lookup is a large future.
+                url::Host::Domain(d) => boxed_apart(|| TcpStream::connect((d.as_str(), o.port))).await,
             }
             .map_err(Failure::Connect)?;
             let _ = tcp.set_nodelay(true);
@@ -891,7 +894,10 @@ impl Client {
                         url::Host::Domain(d) => ServerName::try_from(d.clone())
                             .map_err(|e| Failure::Tls(io::Error::new(io::ErrorKind::InvalidInput, e)))?,
                     };
-                    Stream::Tls(Box::new(tls.connect(name, tcp).await.map_err(Failure::Tls)?))
+                    // Made apart: inline, the handshake's future made this function's
+                    // frame 7 KB, on the stack of every caller's thread that connects.
+                    let handshake = boxed_apart(|| tls.connect(name, tcp));
+                    Stream::Tls(Box::new(handshake.await.map_err(Failure::Tls)?))
                 }
             };
             Ok(Conn {
@@ -944,7 +950,7 @@ impl Client {
                 Some(c) => (c, true),
                 // Boxed: connecting (with TLS) is a large future, and rare; inline, it
                 // made every request's future larger, and moving it cost more.
-                None => (crate::runtime::boxed_apart(|| self.connect()).await?, false),
+                None => (boxed_apart(|| self.connect()).await?, false),
             };
             // The server may have closed it while it sat idle, unwatched.
             if reused && !conn.still_open().await {
@@ -1004,6 +1010,15 @@ impl Reply {
     /// The same, when it is text (visible ASCII or UTF-8).
     pub fn header_str(&self, name: &str) -> Option<&str> {
         self.header(name).and_then(|v| std::str::from_utf8(v).ok())
+    }
+
+    /// How many bytes of the body are sure to follow what has been read, in one
+    /// piece: what is left of a body of known length, or of the current chunk.
+    pub fn piece_left(&self) -> u64 {
+        match self.framing {
+            Framing::Length(n) | Framing::Chunked(Chunk::Data(n)) => n,
+            _ => 0,
+        }
     }
 
     /// The body's length, when the server gave one.

@@ -737,6 +737,7 @@ impl Inner {
                 Ok(Some(c)) => c,
                 Ok(None) | Err(_) => break,
             };
+            parser.expect(usize::try_from(resp.piece_left()).unwrap_or(usize::MAX));
             parser.feed(&chunk, |e| events.push(e)).map_err(|too| {
                 Error::new(
                     Status::MCPC_ERR_MESSAGE_TOO_LARGE,
