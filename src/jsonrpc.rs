@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::{quote, Error, Result, Status};
-use crate::scan::{object_end, skip_ws};
+use crate::scan::{object_end, skip_ws, skip_ws_back};
 
 pub const METHOD_NOT_FOUND: i64 = -32601;
 
@@ -379,14 +379,6 @@ fn fast_envelope(b: &[u8], head_only: bool) -> Option<(i64, std::ops::Range<usiz
         return None;
     }
     Some((id?, result?))
-}
-
-/// Where the white space that ends at `b[..end]` starts.
-fn skip_ws_back(b: &[u8], mut end: usize) -> usize {
-    while end > 0 && matches!(b[end - 1], b' ' | b'\t' | b'\n' | b'\r') {
-        end -= 1;
-    }
-    end
 }
 
 /// Parses and classifies one message. An error here concerns this message only.

@@ -459,33 +459,32 @@ impl CallResult {
 /// `owner`, when given, holds the whole message: a result that is most of it is
 /// then kept as a slice of it ([`Text::shared`]), not copied.
 ///
-/// The usual result with one text block ([`one_text_block`]), kept whole, is kept
+/// The usual result with one text block ([`one_text_shape`]), kept whole, is kept
 /// with its text in one allocation ([`Text::Joint`]): a copy of the JSON and the
 /// text apart cost an allocation more a call, about 3% of a call's instructions
 /// with 64 in flight (callgrind).
 pub(crate) fn call_result_read(text: &str, owner: Option<&bytes::Bytes>) -> Option<CallResult> {
     let whole = text.trim_end_matches([' ', '\t', '\n', '\r']);
     let shared = owner.is_some_and(|owner| whole.len() >= owner.len() / 2);
-    let one = one_text_block(text);
-    if let (Some((inner, is_error)), false) = (one.clone(), shared) {
+    if let (Some((contents_end, is_error)), false) = (one_text_shape(whole), shared) {
         let json = u32::try_from(whole.len()).ok()?;
-        let mut buf = String::with_capacity(whole.len() + inner.len() + 2);
+        // Room for the JSON, its text (no longer than its contents: exactly as long
+        // when it has no escape, so the buffer is not made smaller after) and two NULs.
+        let mut buf = String::with_capacity(whole.len() + contents_end - ONE_TEXT_HEAD.len() + 2);
         buf.push_str(whole);
         buf.push('\0');
-        unescape_into(&mut buf, &text[inner])?;
-        buf.push('\0');
-        return Some(CallResult {
-            raw: Text::Joint(buf.into_boxed_str(), json),
-            is_error,
-            structured: None,
-            texts: TextBlocks::new(),
-            joined: OnceLock::new(),
-        });
+        if one_text_into(whole, contents_end, &mut buf).is_some() {
+            buf.push('\0');
+            return Some(CallResult {
+                raw: Text::Joint(buf.into_boxed_str(), json),
+                is_error,
+                structured: None,
+                texts: TextBlocks::new(),
+                joined: OnceLock::new(),
+            });
+        }
     }
-    let fields = match one {
-        Some((inner, is_error)) => (smallvec::smallvec![unescape_nul(&text[inner])?], None, is_error),
-        None => call_fields_scanned(text)?,
-    };
+    let fields = call_fields_scanned(text)?;
     let raw = match owner.filter(|_| shared) {
         Some(owner) => Text::shared(owner, whole),
         None => Text::Own(whole.into()),
@@ -525,8 +524,8 @@ fn within(whole: &str, part: &str) -> std::ops::Range<usize> {
 /// else, which serde then reads. Texts are unescaped by [`unescape_nul`]. The fuzz
 /// target `results` checks that both readings agree.
 pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
-    if let Some((inner, is_error)) = one_text_block(json) {
-        return Some((smallvec::smallvec![unescape_nul(&json[inner])?], None, is_error));
+    if let Some((text, is_error)) = one_text_nul(json) {
+        return Some((smallvec::smallvec![text], None, is_error));
     }
     use scan::Event::{Key, Value};
     /// A key, told apart once (comparing it at each of its values cost more).
@@ -617,23 +616,48 @@ pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
 
 /// The most common result, read by its fixed parts: one text block, in the key
 /// order servers write (`{"content":[{"type":"text","text":"…"}]}`, then at most
-/// `"isError":` `false` or `true`), without white space: where the text's contents
-/// lie (escaped), and `isError`. Only the text is scanned (and checked); any other
-/// text is `None`, for the walk. The walk spent about 1,300 instructions on this
-/// shape with a 32-byte text, most of them on the fixed parts (callgrind).
-fn one_text_block(json: &str) -> Option<(std::ops::Range<usize>, bool)> {
-    const HEAD: &[u8] = br#"{"content":[{"type":"text","text":""#;
-    let b = json.as_bytes();
-    if !b.starts_with(HEAD) {
+/// `"isError":` `false` or `true`), without white space but at its end: where its
+/// text's contents end, and `isError`. Only the text is then read
+/// ([`one_text_into`]); any other text is `None`, for the walk. The walk spent about
+/// 1,300 instructions on this shape with a 32-byte text, most of them on the fixed
+/// parts (callgrind).
+fn one_text_shape(json: &str) -> Option<(usize, bool)> {
+    if !json.starts_with(ONE_TEXT_HEAD) {
         return None;
     }
-    let (end, _) = scan::checked_string_end(b, HEAD.len())?;
-    let is_error = match b[end..].trim_ascii_end() {
-        br#"}]}"# | br#"}],"isError":false}"# => false,
-        br#"}],"isError":true}"# => true,
-        _ => return None,
-    };
-    Some((HEAD.len()..end - 1, is_error))
+    let end = scan::skip_ws_back(json.as_bytes(), json.len());
+    let body = &json[..end]; // white space is ASCII
+    ONE_TEXT_TAILS
+        .iter()
+        .find(|(tail, _)| body.ends_with(tail) && end - tail.len() >= ONE_TEXT_HEAD.len())
+        .map(|(tail, is_error)| (end - tail.len(), *is_error))
+}
+
+/// How the usual result starts, up to its text's contents (see [`one_text_shape`]).
+const ONE_TEXT_HEAD: &str = r#"{"content":[{"type":"text","text":""#;
+/// How it may end, from its text's closing quote, and `isError` for each.
+const ONE_TEXT_TAILS: [(&str, bool); 3] = [
+    (r#""}]}"#, false),
+    (r#""}],"isError":false}"#, false),
+    (r#""}],"isError":true}"#, true),
+];
+
+/// The text of a result of [`one_text_shape`] whose contents end at `contents_end`,
+/// checked and unescaped onto the end of `out` in one pass; `None` (with `out`
+/// holding whatever was read) if it is not valid or its string ends elsewhere.
+fn one_text_into(json: &str, contents_end: usize, out: &mut String) -> Option<()> {
+    (unescape_checked_into(out, json, ONE_TEXT_HEAD.len())? == contents_end + 1).then_some(())
+}
+
+/// The usual result's text in a buffer of its own, with a NUL after it, and
+/// `isError`.
+fn one_text_nul(json: &str) -> Option<(String, bool)> {
+    let (contents_end, is_error) = one_text_shape(json)?;
+    // The text is no longer than its contents.
+    let mut out = String::with_capacity(contents_end - ONE_TEXT_HEAD.len() + 1);
+    one_text_into(json, contents_end, &mut out)?;
+    out.push('\0');
+    Some((out, is_error))
 }
 
 /// The contents of `quoted`, a JSON string (checked); `None` if it is not a string.
@@ -660,42 +684,79 @@ pub(crate) fn unescape_nul(inner: &str) -> Option<String> {
 fn unescape_into(out: &mut String, inner: &str) -> Option<()> {
     let b = inner.as_bytes();
     let mut i = 0;
-    let hex = |i: usize| u32::from_str_radix(inner.get(i..i + 4)?, 16).ok();
-    while let Some(at) = memchr::memchr(b'\\', &b[i..]) {
-        out.push_str(&inner[i..i + at]);
-        i += at;
-        let c = match b[i + 1] {
-            b'n' => '\n',
-            b't' => '\t',
-            b'r' => '\r',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'u' => {
-                let unit = hex(i + 2)?;
-                let c = match unit {
-                    0xD800..=0xDBFF => {
-                        // A leading surrogate: its trailing one must follow.
-                        if b.get(i + 6..i + 8) != Some(b"\\u") {
-                            return None;
-                        }
-                        let low = hex(i + 8).filter(|low| (0xDC00..=0xDFFF).contains(low))?;
-                        i += 6;
-                        char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?
-                    }
-                    _ => char::from_u32(unit)?,
-                };
-                i += 6;
-                out.push(c);
-                continue;
+    loop {
+        let at = scan::quote_or_backslash(b, i);
+        out.push_str(&inner[i..at]);
+        match b.get(at) {
+            None => return Some(()),
+            // Not in checked contents; kept as text, as a search for backslashes would.
+            Some(b'"') => {
+                out.push('"');
+                i = at + 1;
             }
-            // `"`, `\\` and `/` stand for themselves.
-            other => char::from(other),
-        };
-        out.push(c);
-        i += 2;
+            Some(_) => {
+                let (c, len) = escape_at(b, at)?;
+                out.push(c);
+                i = at + len;
+            }
+        }
     }
-    out.push_str(&inner[i..]);
-    Some(())
+}
+
+/// The JSON string whose contents start at `s[i]`, checked as
+/// [`scan::checked_string_end`] checks it and unescaped onto the end of `out` as
+/// [`unescape_into`] unescapes, in one pass over it: where it ends (after its
+/// quote). `None` if it is not valid, or not text serde takes (half a surrogate
+/// pair); `out` then holds part of it. For the bench's 1 MiB text escaped every
+/// line, checking it and then unescaping it were two passes.
+fn unescape_checked_into(out: &mut String, s: &str, mut i: usize) -> Option<usize> {
+    let b = s.as_bytes();
+    loop {
+        let at = scan::string_stop_checked(b, i);
+        // Every stop is ASCII, so `at` is a character boundary.
+        out.push_str(s.get(i..at)?);
+        match *b.get(at)? {
+            b'"' => return Some(at + 1),
+            b'\\' => {
+                let (c, len) = escape_at(b, at)?;
+                out.push(c);
+                i = at + len;
+            }
+            _ => return None, // a control character
+        }
+    }
+}
+
+/// The character that the escape at `b[at]` (a backslash) stands for, and its
+/// length; `None` if it is not one of JSON's, or is half a surrogate pair.
+fn escape_at(b: &[u8], at: usize) -> Option<(char, usize)> {
+    let hex = |i: usize| -> Option<u32> {
+        b.get(i..i + 4)?
+            .iter()
+            .try_fold(0, |n, d| Some(n * 16 + char::from(*d).to_digit(16)?))
+    };
+    Some(match *b.get(at + 1)? {
+        b'n' => ('\n', 2),
+        b't' => ('\t', 2),
+        b'r' => ('\r', 2),
+        b'b' => ('\u{8}', 2),
+        b'f' => ('\u{c}', 2),
+        c @ (b'"' | b'\\' | b'/') => (char::from(c), 2),
+        b'u' => {
+            let unit = hex(at + 2)?;
+            if (0xD800..=0xDBFF).contains(&unit) {
+                // A leading surrogate: its trailing one must follow.
+                if b.get(at + 6..at + 8) != Some(b"\\u") {
+                    return None;
+                }
+                let low = hex(at + 8).filter(|low| (0xDC00..=0xDFFF).contains(low))?;
+                (char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?, 12)
+            } else {
+                (char::from_u32(unit)?, 6)
+            }
+        }
+        _ => return None,
+    })
 }
 
 impl CallResult {
@@ -850,7 +911,14 @@ mod tests {
             (r#""x""#, "}]}}", None),
             (r#""x""#, r#"}],"isError":true"#, None),
             (r#""\ud800""#, "}]}", None),
+            (r#""\udc00""#, "}]}", None),
+            (r#""\ud800\u0041""#, "}]}", None),
+            (r#""a\x""#, "}]}", None),
+            (r#""\u12G4""#, "}]}", None),
+            (r#""\u+abc""#, "}]}", None),
             ("\"a\u{1}\"", "}]}", None),
+            ("\"x\"", "}]}\u{c}", None),
+            (r#""\ud83d\ude00 \/""#, "}]}", Some(("\u{1f600} /\0", false))),
         ] {
             let json = format!("{head}{text}{tail}");
             let read_here = call_result_read(&json, None);

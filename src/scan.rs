@@ -109,6 +109,22 @@ mod sse2 {
     }
 }
 
+/// The first quote or backslash in `b` from `i`, or `b.len()`: in the contents of
+/// a checked JSON string, the next escape. Sixteen bytes at a time with no set-up,
+/// where memchr took about 100 instructions of set-up a call: unescaping the 1 MiB
+/// text escaped every line (72 bytes) called it 14,500 times.
+#[inline(always)]
+pub(crate) fn quote_or_backslash(b: &[u8], i: usize) -> usize {
+    string_stop::<false>(b, i)
+}
+
+/// The first quote, backslash or control character in `b` from `i`, or `b.len()`:
+/// where a run of a JSON string's text stops.
+#[inline(always)]
+pub(crate) fn string_stop_checked(b: &[u8], i: usize) -> usize {
+    string_stop::<true>(b, i)
+}
+
 /// True when `b` holds no byte that a JSON string must escape (a quote, a
 /// backslash, a control character): its text goes between quotes as it is.
 pub(crate) fn needs_no_escape(b: &[u8]) -> bool {
@@ -121,6 +137,14 @@ pub(crate) fn needs_no_escape(b: &[u8]) -> bool {
 fn string_stops(w: u64) -> u64 {
     let below_space = w.wrapping_sub(ONES * 0x20) & !w;
     (matches(w, b'"') | matches(w, b'\\') | below_space) & HIGH
+}
+
+/// Where the JSON white space that ends at `b[..end]` starts.
+pub(crate) fn skip_ws_back(b: &[u8], mut end: usize) -> usize {
+    while end > 0 && matches!(b[end - 1], b' ' | b'\t' | b'\n' | b'\r') {
+        end -= 1;
+    }
+    end
 }
 
 /// Where the string whose contents start at `i` ends (just past its closing
