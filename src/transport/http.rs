@@ -547,11 +547,10 @@ impl Inner {
     /// `resumable` (never under 2026-07-28, where a broken stream loses the request).
     /// `resume_for` is the request whose response a dropped stream may still bring
     /// (`None` under 2026-07-28, where a broken stream loses the request).
-    async fn read_reply(self: &Arc<Self>, resp: Reply, is_init: bool, resume_for: Option<i64>) -> Result<()> {
+    async fn read_reply(self: &Arc<Self>, mut resp: Reply, is_init: bool, resume_for: Option<i64>) -> Result<()> {
         let ctype = resp.header_str(CONTENT_TYPE.as_str()).unwrap_or("");
         let is = |t: &str| ctype.len() >= t.len() && ctype.as_bytes()[..t.len()].eq_ignore_ascii_case(t.as_bytes());
         if is("application/json") {
-            let mut resp = resp;
             let body = read_limited(&mut resp, self.cfg.max_message_size).await?;
             self.route(body, is_init).await?;
             return Ok(());
