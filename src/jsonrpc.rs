@@ -394,14 +394,12 @@ pub fn decode_in<'a>(bytes: &'a [u8], owner: Option<&bytes::Bytes>) -> Result<In
     let text =
         utf8(bytes).map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("message is not valid UTF-8: {e}")))?;
     if let Some((id, result)) = fast_response(bytes) {
-        let result = &text[result];
-        let kept = match owner {
-            Some(owner) if result.len() >= text.len() / 2 => crate::result::Text::shared(owner, result),
-            _ => crate::result::Text::Own(result.into()),
-        };
         return Ok(Incoming::Response {
             id,
-            outcome: Ok(ResultJson(ResultRepr::Unchecked(kept))),
+            outcome: Ok(ResultJson(ResultRepr::Unchecked(crate::result::Text::kept(
+                owner,
+                &text[result],
+            )))),
         });
     }
     decode_parsed(text)

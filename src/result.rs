@@ -266,6 +266,21 @@ impl Text {
         Text::Shared(Box::new(SharedStr(owner.slice_ref(part.as_bytes()))))
     }
 
+    /// `owner` (a whole message handed over), when `part`, a slice of it, is at
+    /// least half of it: worth keeping as a slice, which keeps all of `owner`.
+    pub(crate) fn worth_sharing<'o>(owner: Option<&'o bytes::Bytes>, part: &str) -> Option<&'o bytes::Bytes> {
+        owner.filter(|owner| part.len() >= owner.len() / 2)
+    }
+
+    /// `part` kept as a slice of `owner` when [worth it](Self::worth_sharing),
+    /// else copied.
+    pub(crate) fn kept(owner: Option<&bytes::Bytes>, part: &str) -> Text {
+        match Self::worth_sharing(owner, part) {
+            Some(owner) => Text::shared(owner, part),
+            None => Text::Own(part.into()),
+        }
+    }
+
     /// The text as a `String` (a copy only when shared).
     pub(crate) fn into_string(self) -> String {
         match self {
@@ -464,9 +479,9 @@ impl CallResult {
 /// text apart cost an allocation more a call, about 3% of a call's instructions
 /// with 64 in flight (callgrind).
 pub(crate) fn call_result_read(text: &str, owner: Option<&bytes::Bytes>) -> Option<CallResult> {
-    let whole = text.trim_end_matches([' ', '\t', '\n', '\r']);
-    let shared = owner.is_some_and(|owner| whole.len() >= owner.len() / 2);
-    if let (Some((contents_end, is_error)), false) = (one_text_shape(whole), shared) {
+    let whole = &text[..scan::skip_ws_back(text.as_bytes(), text.len())];
+    let owner = Text::worth_sharing(owner, whole);
+    if let (Some((contents_end, is_error)), None) = (one_text_shape(whole), owner) {
         let json = u32::try_from(whole.len()).ok()?;
         // Room for the JSON, its text (no longer than its contents: exactly as long
         // when it has no escape, so the buffer is not made smaller after) and two NULs.
@@ -485,11 +500,7 @@ pub(crate) fn call_result_read(text: &str, owner: Option<&bytes::Bytes>) -> Opti
         }
     }
     let fields = call_fields_scanned(text)?;
-    let raw = match owner.filter(|_| shared) {
-        Some(owner) => Text::shared(owner, whole),
-        None => Text::Own(whole.into()),
-    };
-    Some(CallResult::new(raw, fields))
+    Some(CallResult::new(Text::kept(owner, whole), fields))
 }
 
 /// A call result's text blocks, where its `structuredContent` lies in its text

@@ -128,7 +128,7 @@ pub(crate) fn string_stop_checked(b: &[u8], i: usize) -> usize {
 /// True when `b` holds no byte that a JSON string must escape (a quote, a
 /// backslash, a control character): its text goes between quotes as it is.
 pub(crate) fn needs_no_escape(b: &[u8]) -> bool {
-    string_stop::<true>(b, 0) == b.len()
+    string_stop_checked(b, 0) == b.len()
 }
 
 /// The bytes of `w` that are a quote, a backslash or a control character (below
