@@ -16,6 +16,10 @@ const EMPTY: u8 = 0;
 const PARKED: u8 = 1;
 const NOTIFIED: u8 = 2;
 
+thread_local! {
+    static PARKER: Option<Arc<Parker>> = Parker::new();
+}
+
 /// One thread's wake-up: an eventfd, written only when the thread actually sleeps.
 /// Used as the waker of the future the thread blocks on.
 pub struct Parker {
@@ -34,10 +38,13 @@ impl Parker {
 
     /// This thread's parker, made on first use; `None` if the system refused an eventfd.
     pub fn current() -> Option<Arc<Parker>> {
-        thread_local! {
-            static PARKER: Option<Arc<Parker>> = Parker::new();
-        }
         PARKER.with(Clone::clone)
+    }
+
+    /// Runs `f` with this thread's parker; `None` (and `f` not run) if the system
+    /// refused an eventfd. Unlike [`current`](Self::current), takes no reference.
+    pub fn with_current<T>(f: impl FnOnce(&Parker) -> T) -> Option<T> {
+        PARKER.with(|p| p.as_deref().map(f))
     }
 
     /// Forgets an earlier wake-up: called before the future is polled again.

@@ -98,6 +98,13 @@ struct Tcp {
     /// have blocked, until the socket wakes the thread.
     readable: bool,
     writable: bool,
+    /// A caller's thread may wait for this socket right where a read or write
+    /// would block (`here::wait_in_place`), instead of the exchange pending first.
+    /// True for a plain connection, whose reader or writer has nothing else to do
+    /// meanwhile, except while it is probed in the pool (a probe must not wait).
+    /// Never under TLS: its layer writes what it owes (a handshake's last
+    /// message, say) only after a read would block.
+    wait_in_place: bool,
 }
 
 enum Sock {
@@ -110,13 +117,15 @@ enum Sock {
 }
 
 impl Tcp {
-    fn new(tcp: TcpStream, recheck: Arc<AtomicBool>) -> io::Result<Tcp> {
+    /// `plain`: no TLS over it (see `wait_in_place`).
+    fn new(tcp: TcpStream, recheck: Arc<AtomicBool>, plain: bool) -> io::Result<Tcp> {
         // Leaves the reactor until a runtime task polls it.
         Ok(Tcp {
             sock: Sock::Bare(tcp.into_std()?),
             recheck,
             readable: true,
             writable: true,
+            wait_in_place: plain,
         })
     }
 
@@ -163,6 +172,15 @@ impl Tcp {
                 match op(sock.as_fd()) {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => *ready = false,
                     done => return Poll::Ready(done),
+                }
+            }
+            if self.wait_in_place && super::http::here::wait_in_place(sock.as_fd(), reading) {
+                match op(sock.as_fd()) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    done => {
+                        *ready = true;
+                        return Poll::Ready(done);
+                    }
                 }
             }
             super::http::here::note_wait(fd, reading);
@@ -432,10 +450,12 @@ impl BodyFields {
     fn note(&mut self, name: &[u8], value: &[u8]) {
         if name.eq_ignore_ascii_case(CONTENT_LENGTH.as_str().as_bytes()) {
             for item in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
-                let n = std::str::from_utf8(item)
-                    .ok()
-                    .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-                    .and_then(|s| s.parse::<u64>().ok());
+                let n = (!item.is_empty() && item.iter().all(u8::is_ascii_digit))
+                    .then(|| {
+                        item.iter()
+                            .try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+                    })
+                    .flatten();
                 match n {
                     None => self.length_error = Some("the response's Content-Length is not a number"),
                     Some(n) if self.length.is_some_and(|l| l != n) => {
@@ -719,7 +739,17 @@ impl Conn {
         let mut byte = [0u8; 1];
         std::future::poll_fn(|cx| {
             let mut probe = ReadBuf::new(&mut byte);
-            Poll::Ready(Pin::new(&mut self.io).poll_read(cx, &mut probe).is_pending())
+            let plain = match &mut self.io {
+                Stream::Plain(tcp) => Some(tcp),
+                Stream::Tls(_) => None,
+            };
+            let Some(tcp) = plain else {
+                return Poll::Ready(Pin::new(&mut self.io).poll_read(cx, &mut probe).is_pending());
+            };
+            tcp.wait_in_place = false;
+            let read = Pin::new(&mut *tcp).poll_read(cx, &mut probe);
+            tcp.wait_in_place = true;
+            Poll::Ready(read.is_pending())
         })
         .await
     }
@@ -884,7 +914,7 @@ impl Client {
             let _ = tcp.set_nodelay(true);
             let fd = tcp.as_raw_fd();
             let recheck = Arc::new(AtomicBool::new(false));
-            let tcp = Tcp::new(tcp, recheck.clone()).map_err(Failure::Connect)?;
+            let tcp = Tcp::new(tcp, recheck.clone(), o.tls.is_none()).map_err(Failure::Connect)?;
             let io = match &o.tls {
                 None => Stream::Plain(tcp),
                 Some(tls) => {

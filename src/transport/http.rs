@@ -5,7 +5,6 @@
 //! resumption, the optional standalone GET stream, caller-supplied auth, DELETE on
 //! close. TLS is always verified (rustls): system roots plus caller CAs.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -99,7 +98,9 @@ struct Inner {
     renew_gate: tokio::sync::RwLock<()>,
     token: Mutex<Option<String>>,
     token_fetched: AtomicBool,
-    inflight: Mutex<HashMap<i64, AbortHandle>>,
+    /// Keyed by the client's own ids: a fast hash (a sequential call's exchange
+    /// looks its id up here as it ends, run on the runtime or not).
+    inflight: Mutex<rustc_hash::FxHashMap<i64, AbortHandle>>,
     background: Mutex<Vec<JoinHandle<()>>>,
     closed: AtomicBool,
     /// `Some(version)` under the stateless 2026-07-28 rules.
@@ -367,7 +368,7 @@ impl Inner {
             renew_gate: tokio::sync::RwLock::new(()),
             token_fetched: AtomicBool::new(token.is_some()),
             token: Mutex::new(token),
-            inflight: Mutex::new(HashMap::new()),
+            inflight: Mutex::default(),
             background: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
             era: Mutex::new(None),
@@ -548,8 +549,8 @@ impl Inner {
     /// `resume_for` is the request whose response a dropped stream may still bring
     /// (`None` under 2026-07-28, where a broken stream loses the request).
     async fn read_reply(self: &Arc<Self>, mut resp: Reply, is_init: bool, resume_for: Option<i64>) -> Result<()> {
-        let ctype = resp.header_str(CONTENT_TYPE.as_str()).unwrap_or("");
-        let is = |t: &str| ctype.len() >= t.len() && ctype.as_bytes()[..t.len()].eq_ignore_ascii_case(t.as_bytes());
+        let ctype = resp.header(CONTENT_TYPE.as_str()).unwrap_or_default();
+        let is = |t: &str| ctype.len() >= t.len() && ctype[..t.len()].eq_ignore_ascii_case(t.as_bytes());
         if is("application/json") {
             let body = read_limited(&mut resp, self.cfg.max_message_size).await?;
             self.route(body, is_init).await?;
@@ -558,7 +559,10 @@ impl Inner {
         if !is("text/event-stream") {
             return Err(Error::new(
                 Status::MCPC_ERR_HTTP,
-                format!("unexpected content type {} in the HTTP reply", quote(ctype)),
+                format!(
+                    "unexpected content type {} in the HTTP reply",
+                    quote(&String::from_utf8_lossy(ctype))
+                ),
             ));
         }
         // Boxed: a stream and its resumption are a large future that a JSON reply
@@ -1055,6 +1059,29 @@ pub(super) mod here {
         if POLLING.get() {
             WAIT.set(Some((fd, read)));
         }
+    }
+
+    /// Called by a socket that would block, polled by a caller's thread, when its
+    /// reader or writer has nothing else to do meanwhile: waits for `fd` (readable
+    /// if `read`, else writable) right there, unless something else has woken the
+    /// exchange or does meanwhile (a timer, a cancel, the response delivered). True
+    /// if the socket ended the wait: then the socket is tried again at once, and the
+    /// exchange goes on in the same poll. Otherwise the socket notes its wait
+    /// ([`note_wait`]) and the exchange pends as usual.
+    ///
+    /// Waiting in place saves the exchange's return to [`run`] and its poll down to
+    /// the socket again, once a response: about 790 instructions of a sequential
+    /// call's 16,400 (callgrind).
+    pub(in crate::transport) fn wait_in_place(fd: BorrowedFd<'_>, read: bool) -> bool {
+        if !POLLING.get() {
+            return false;
+        }
+        let events = if read { PollFlags::POLLIN } else { PollFlags::POLLOUT };
+        Parker::with_current(|parker| {
+            parker.wait_for(Some((fd, events)));
+            !parker.is_notified()
+        })
+        .unwrap_or(false)
     }
 
     /// True, once, after this thread was woken by socket `fd`, which it waited on
