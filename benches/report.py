@@ -137,7 +137,8 @@ def render(rows):
     out = []
     std_tables(rows, out)
     curve_table(rows, "inflight", "conc", "in flight",
-                [("calls_s", "calls/s", True), ("cpu_us_per_call", "CPU µs/call", True)],
+                [("calls_s", "calls/s", True), ("cpu_us_per_call", "CPU µs/call", True),
+                 ("sleeps_per_100", "sleeps/100 calls", False)],
                 out, "Calls in flight on one client")
     curve_table(rows, "clients", "clients", "clients",
                 [("init_ms_total", "connect all (ms)", True), ("calls_s", "calls/s", True),
