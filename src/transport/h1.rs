@@ -779,8 +779,11 @@ impl Conn {
     /// Reads the response head (past any 1xx ones).
     async fn read_head(&mut self, method: &Method) -> Result<Head, Failure> {
         loop {
-            if let Some(head) = parse_head(&mut self.buf, method)? {
-                return Ok(head);
+            // A kept-alive connection's buffer is empty when its next request goes out.
+            if !self.buf.is_empty() {
+                if let Some(head) = parse_head(&mut self.buf, method)? {
+                    return Ok(head);
+                }
             }
             match self.read_more(READ_SIZE).await {
                 Ok(0) if self.buf.is_empty() => return Err(closed_early("before a response came")),
