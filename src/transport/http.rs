@@ -1041,23 +1041,39 @@ pub(super) mod here {
         task: Option<(i64, Exchange)>,
     }
 
+    /// This thread's part in running exchanges, but its claim: one thread-local,
+    /// as on a caller's thread each access to a thread-local costs a call into the
+    /// dynamic loader (`__tls_get_addr`, in a shared library), and one that several
+    /// fields share is found once per function. (No field needs dropping: with one,
+    /// each access would check first whether its destructor is registered.)
+    struct Here {
+        /// True while this thread polls a claimed exchange.
+        polling: Cell<bool>,
+        /// Set by an exchange that must move to the runtime.
+        moving: Cell<bool>,
+        /// The socket the exchange waits for, and whether to read (else write).
+        wait: Cell<Option<(RawFd, bool)>>,
+        /// The socket (and direction) that ended the last wait.
+        woke: Cell<Option<(RawFd, bool)>>,
+    }
+
     thread_local! {
         static CLAIM: RefCell<Option<Claim>> = const { RefCell::new(None) };
-        /// True while this thread polls a claimed exchange.
-        static POLLING: Cell<bool> = const { Cell::new(false) };
-        /// Set by an exchange that must move to the runtime.
-        static MOVE: Cell<bool> = const { Cell::new(false) };
-        /// The socket the exchange waits for, and whether to read (else write).
-        static WAIT: Cell<Option<(RawFd, bool)>> = const { Cell::new(None) };
-        /// The socket (and direction) that ended the last wait.
-        static WOKE: Cell<Option<(RawFd, bool)>> = const { Cell::new(None) };
+        static HERE: Here = const {
+            Here {
+                polling: Cell::new(false),
+                moving: Cell::new(false),
+                wait: Cell::new(None),
+                woke: Cell::new(None),
+            }
+        };
     }
 
     /// Called by a socket that would block, polled by a caller's thread: the thread
     /// may wait on `fd` itself (readable if `read`, else writable).
     pub(in crate::transport) fn note_wait(fd: RawFd, read: bool) {
-        if POLLING.get() {
-            WAIT.set(Some((fd, read)));
+        if HERE.with(|h| h.polling.get()) {
+            HERE.with(|h| h.wait.set(Some((fd, read))));
         }
     }
 
@@ -1073,7 +1089,7 @@ pub(super) mod here {
     /// the socket again, once a response: about 790 instructions of a sequential
     /// call's 16,400 (callgrind).
     pub(in crate::transport) fn wait_in_place(fd: BorrowedFd<'_>, read: bool) -> bool {
-        if !POLLING.get() {
+        if !HERE.with(|h| h.polling.get()) {
             return false;
         }
         let events = if read { PollFlags::POLLIN } else { PollFlags::POLLOUT };
@@ -1087,8 +1103,8 @@ pub(super) mod here {
     /// True, once, after this thread was woken by socket `fd`, which it waited on
     /// (to read if `read`, else to write).
     pub(in crate::transport) fn woken_by(fd: RawFd, read: bool) -> bool {
-        if WOKE.get() == Some((fd, read)) {
-            WOKE.set(None);
+        if HERE.with(|h| h.woke.get()) == Some((fd, read)) {
+            HERE.with(|h| h.woke.set(None));
             return true;
         }
         false
@@ -1096,11 +1112,11 @@ pub(super) mod here {
 
     /// Called when the socket `fd` is closed or leaves its exchange: no wait on it.
     pub(in crate::transport) fn forget_wait(fd: RawFd) {
-        if WAIT.get().is_some_and(|(w, _)| w == fd) {
-            WAIT.set(None);
+        if HERE.with(|h| h.wait.get()).is_some_and(|(w, _)| w == fd) {
+            HERE.with(|h| h.wait.set(None));
         }
-        if WOKE.get().is_some_and(|(w, _)| w == fd) {
-            WOKE.set(None);
+        if HERE.with(|h| h.woke.get()).is_some_and(|(w, _)| w == fd) {
+            HERE.with(|h| h.woke.set(None));
         }
     }
 
@@ -1108,7 +1124,7 @@ pub(super) mod here {
         let Some(arc) = Parker::current().filter(|p| std::ptr::eq(&**p, parker)) else {
             return false;
         };
-        WOKE.set(None);
+        HERE.with(|h| h.woke.set(None));
         CLAIM.with(|c| {
             *c.borrow_mut() = Some(Claim {
                 owner: Arc::as_ptr(inner),
@@ -1123,7 +1139,9 @@ pub(super) mod here {
     /// this transport with no exchange yet; otherwise gives it back.
     pub(super) fn stash(inner: &Arc<Inner>, id: i64, task: Exchange) -> Option<Exchange> {
         CLAIM.with(|c| match c.borrow_mut().as_mut() {
-            Some(claim) if claim.owner == Arc::as_ptr(inner) && claim.task.is_none() && !POLLING.get() => {
+            Some(claim)
+                if claim.owner == Arc::as_ptr(inner) && claim.task.is_none() && !HERE.with(|h| h.polling.get()) =>
+            {
                 claim.task = Some((id, task));
                 None
             }
@@ -1152,7 +1170,7 @@ pub(super) mod here {
         if polled.is_ready() {
             return true;
         }
-        if MOVE.replace(false) {
+        if HERE.with(|h| h.moving.replace(false)) {
             inner.spawn_exchange(id, task);
             return true;
         }
@@ -1172,16 +1190,16 @@ pub(super) mod here {
         impl Drop for Polling {
             // Also when the poll panics: the thread is not polling any more.
             fn drop(&mut self) {
-                POLLING.set(false);
-                WOKE.set(None);
+                HERE.with(|h| h.polling.set(false));
+                HERE.with(|h| h.woke.set(None));
             }
         }
-        POLLING.set(true);
-        WAIT.set(None);
+        HERE.with(|h| h.polling.set(true));
+        HERE.with(|h| h.wait.set(None));
         let polling = Polling;
         let polled = fut.poll(&mut Context::from_waker(waker));
         drop(polling);
-        (polled, WAIT.take())
+        (polled, HERE.with(|h| h.wait.take()))
     }
 
     /// Sleeps until woken, or until the socket the exchange waits for is ready.
@@ -1197,7 +1215,7 @@ pub(super) mod here {
         });
         parker.wait_for(fd);
         if !parker.is_notified() {
-            WOKE.set(wait);
+            HERE.with(|h| h.woke.set(wait));
         }
     }
 
@@ -1220,15 +1238,15 @@ pub(super) mod here {
 
     /// True while a caller's thread polls its exchange.
     pub(in crate::transport) fn polling() -> bool {
-        POLLING.get()
+        HERE.with(|h| h.polling.get())
     }
 
     /// On a caller's thread, pends once and has the exchange moved to the runtime;
     /// elsewhere, ready at once.
     pub(super) async fn to_runtime() {
         std::future::poll_fn(|_| {
-            if POLLING.get() {
-                MOVE.set(true);
+            if HERE.with(|h| h.polling.get()) {
+                HERE.with(|h| h.moving.set(true));
                 Poll::Pending
             } else {
                 Poll::Ready(())
