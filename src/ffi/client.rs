@@ -412,7 +412,10 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
             )
         };
         let args = crate::result::parse_arguments(args)?;
-        let r = runtime::block_on_driven(std::pin::pin!(c.client.call_tool(name, args, &ctl)), c.client.driver())??;
+        let r = runtime::block_on_driven(
+            std::pin::pin!(c.client.call_tool_waited(name, args, &ctl)),
+            c.client.driver(),
+        )??;
         let tool_error = r.is_error.then(|| tool_error(name, &r));
         // SAFETY: checked non-NULL.
         unsafe { *out_result = ptr::into_raw::<mcpc_result_t>(ResultData::new(r)) };

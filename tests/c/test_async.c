@@ -386,6 +386,40 @@ static void test_async_timeout(void) {
     counter_destroy(&t.k);
 }
 
+/* A blocking call shares its client's deadlines with the asynchronous calls: one
+ * with a short timeout, made while an asynchronous call with a long one is in
+ * flight, times out on its own deadline; closing ends the long one. */
+static void test_blocking_timeout_beside_async(void) {
+    mcpc_client_t *c = connect_stdio(NULL);
+    if (!c) return;
+    static struct timed t;
+    memset(&t, 0, sizeof t);
+    counter_init(&t.k);
+    t.caller = pthread_self();
+    mcpc_call_opts_t long_o, short_o;
+    mcpc_call_opts_init(&long_o);
+    mcpc_call_opts_init(&short_o);
+    long_o.timeout_ms = 20000;
+    short_o.timeout_ms = 300;
+    CHECK_STATUS(mcpc_client_call_tool_async(c, "slow", "{\"ms\":30000}", &long_o, on_timed_done, &t, NULL), MCPC_OK);
+    double t0 = now_ms();
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "slow", "{\"ms\":30000}", &short_o, &r), MCPC_ERR_TIMEOUT);
+    CHECK(r == NULL);
+    double took = now_ms() - t0;
+    CHECK(took >= 290 && took < 5000);
+    CHECK(strstr(mcpc_last_error_message(), "timed out after") != NULL);
+    CHECK(wait_for_file_text(log_path, "\"reason\":\"timed out\"", 5000));
+    /* The client is unharmed, and the long call still in flight. */
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    CHECK(atomic_load(&t.seen) == 0);
+    finish_client(c);
+    CHECK(counter_wait(&t.k, 1, 5000));
+    CHECK(t.k.closed == 1);
+    counter_destroy(&t.k);
+}
+
 static void test_cancel_races_completion(void) {
     mcpc_client_t *c = connect_stdio(NULL);
     if (!c) return;
@@ -650,6 +684,7 @@ int main(int argc, char **argv) {
     RUN(test_async_connect_transport);
     RUN(test_async_cancel);
     RUN(test_async_timeout);
+    RUN(test_blocking_timeout_beside_async);
     RUN(test_cancel_races_completion);
     RUN(test_thousand_in_flight);
     RUN(test_close_completes_everything);
