@@ -1092,8 +1092,9 @@ impl Client {
     /// [`call_tool`](Self::call_tool) for a caller that waits for it on its own
     /// thread (a blocking call): [direct](Self::call_tool_direct) when it can be, its
     /// deadline one of the client's, so that the call arms no timer of its own and
-    /// waits on nothing else (a timer of its own, and the wait for whichever came
-    /// first, cost about 500 instructions a sequential call; callgrind).
+    /// waits for nothing but its outcome. (Through `call_tool`, with a timer of its
+    /// own and a select over the outcome, the timeout, the cancel handle and
+    /// progress, a sequential call took about 1,150 instructions more; callgrind.)
     pub async fn call_tool_waited(
         &self,
         name: &str,
