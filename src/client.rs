@@ -210,6 +210,12 @@ impl Shared {
         self.lock().closed.clone()
     }
 
+    /// Why a waiter's reply was dropped unanswered: the connection closed.
+    fn dropped_error(&self) -> Error {
+        self.closed_error()
+            .unwrap_or_else(|| Error::new(Status::MCPC_ERR_CLOSED, "the connection closed"))
+    }
+
     fn route_response(&self, id: i64, outcome: std::result::Result<ResultJson, jsonrpc::RpcError>) {
         match self.take(id) {
             // A caller-supplied transport delivers on the host's threads.
@@ -799,11 +805,7 @@ impl Client {
                     return match outcome {
                         Ok(Ok(raw)) => Ok(raw),
                         Ok(Err(e)) => Err(e.context(ctx())),
-                        Err(_) => Err(self
-                            .shared
-                            .closed_error()
-                            .unwrap_or_else(|| Error::new(Status::MCPC_ERR_CLOSED, "the connection closed"))
-                            .context(ctx())),
+                        Err(_) => Err(self.shared.dropped_error().context(ctx())),
                     };
                 }
                 _ = &mut cancelled => {
@@ -1115,12 +1117,7 @@ impl Client {
         let outcome = rx.await;
         guard.done = true;
         outcome
-            .unwrap_or_else(|_| {
-                Err(self
-                    .shared
-                    .closed_error()
-                    .unwrap_or_else(|| Error::new(Status::MCPC_ERR_CLOSED, "the connection closed")))
-            })
+            .unwrap_or_else(|_| Err(self.shared.dropped_error()))
             .and_then(result::parse_call_result)
             .map_err(|e| e.context(call_context(name)))
     }

@@ -279,6 +279,16 @@ enum Stream {
     Tls(Box<TlsStream<Tcp>>),
 }
 
+impl Stream {
+    /// Lets a caller's thread wait for a plain connection's socket in place, or not
+    /// (see `Tcp::wait_in_place`); a TLS connection's never does.
+    fn wait_in_place(&mut self, on: bool) {
+        if let Stream::Plain(tcp) = self {
+            tcp.wait_in_place = on;
+        }
+    }
+}
+
 impl AsyncRead for Stream {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
@@ -739,16 +749,9 @@ impl Conn {
         let mut byte = [0u8; 1];
         std::future::poll_fn(|cx| {
             let mut probe = ReadBuf::new(&mut byte);
-            let plain = match &mut self.io {
-                Stream::Plain(tcp) => Some(tcp),
-                Stream::Tls(_) => None,
-            };
-            let Some(tcp) = plain else {
-                return Poll::Ready(Pin::new(&mut self.io).poll_read(cx, &mut probe).is_pending());
-            };
-            tcp.wait_in_place = false;
-            let read = Pin::new(&mut *tcp).poll_read(cx, &mut probe);
-            tcp.wait_in_place = true;
+            self.io.wait_in_place(false);
+            let read = Pin::new(&mut self.io).poll_read(cx, &mut probe);
+            self.io.wait_in_place(true);
             Poll::Ready(read.is_pending())
         })
         .await

@@ -1069,6 +1069,15 @@ pub(super) mod here {
         };
     }
 
+    /// What a socket waits for: to read (if `read`) or to write.
+    fn events(read: bool) -> PollFlags {
+        if read {
+            PollFlags::POLLIN
+        } else {
+            PollFlags::POLLOUT
+        }
+    }
+
     /// Called by a socket that would block, polled by a caller's thread: the thread
     /// may wait on `fd` itself (readable if `read`, else writable).
     pub(in crate::transport) fn note_wait(fd: RawFd, read: bool) {
@@ -1092,9 +1101,8 @@ pub(super) mod here {
         if !HERE.with(|h| h.polling.get()) {
             return false;
         }
-        let events = if read { PollFlags::POLLIN } else { PollFlags::POLLOUT };
         Parker::with_current(|parker| {
-            parker.wait_for(Some((fd, events)));
+            parker.wait_for(Some((fd, events(read))));
             !parker.is_notified()
         })
         .unwrap_or(false)
@@ -1209,10 +1217,7 @@ pub(super) mod here {
         // SAFETY: the socket belongs to a connection that the polled future (held
         // by this thread until the wait ends) owns: a connection that is dropped or
         // put back in the pool forgets its note first.
-        let fd = wait.map(|(fd, read)| {
-            let events = if read { PollFlags::POLLIN } else { PollFlags::POLLOUT };
-            (unsafe { BorrowedFd::borrow_raw(fd) }, events)
-        });
+        let fd = wait.map(|(fd, read)| (unsafe { BorrowedFd::borrow_raw(fd) }, events(read)));
         parker.wait_for(fd);
         if !parker.is_notified() {
             HERE.with(|h| h.woke.set(wait));
