@@ -386,6 +386,10 @@ impl Sink for Shared {
         self.lock().pending.contains_key(&id)
     }
 
+    fn has_pending(&self) -> bool {
+        !self.lock().pending.is_empty()
+    }
+
     fn fail_request(&self, id: i64, err: Error) {
         if let Some(w) = self.take(id) {
             w.complete(Err(err), crate::sys::on_mcpc_thread());
@@ -1136,17 +1140,21 @@ impl Client {
             input_responses: None,
         };
         let body = jsonrpc::encode_request(id, "tools/call", Some(&params), arguments.map_or(0, |a| a.get().len()));
-        let since = Instant::now();
-        let deadline = since + self.timeout_of(ctl);
-        let waiter = Waiter {
-            reply,
-            progress: None,
-            since,
-            deadline: Some(deadline),
-            reader: Reader::Call,
-        };
+        let timeout = self.timeout_of(ctl);
         let start_task = {
             let mut st = self.shared.lock();
+            // Under the lock: calls of one timeout, started from many threads at
+            // once, then come in the order of their deadlines, and each joins the
+            // back of the deadline queue rather than the sorted set.
+            let since = Instant::now();
+            let deadline = since + timeout;
+            let waiter = Waiter {
+                reply,
+                progress: None,
+                since,
+                deadline: Some(deadline),
+                reader: Reader::Call,
+            };
             if let Some(err) = &st.closed {
                 let err = err.clone();
                 drop(st);

@@ -1335,6 +1335,9 @@ mod tests {
         fn is_pending(&self, _id: i64) -> bool {
             false
         }
+        fn has_pending(&self) -> bool {
+            false
+        }
         fn closed(&self, _err: Error) {}
     }
 

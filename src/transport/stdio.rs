@@ -431,6 +431,14 @@ impl Reader {
         self.arm(true);
     }
 
+    /// Arms the watch if no caller's thread holds the pipe (one that does reads it).
+    fn arm_if_free(&self) {
+        if self.try_acquire() {
+            self.rearm();
+            self.release();
+        }
+    }
+
     fn read_some(&self, buf: &mut [u8]) -> nix::Result<usize> {
         loop {
             match nix::unistd::read(self.fd.as_raw_fd(), buf) {
@@ -811,8 +819,20 @@ impl Transport for StdioTransport {
     }
 
     fn release_read(&self, parker: &Parker) {
-        if self.reader.unclaim(parker) && !self.reader.rearm_pending.swap(true, Ordering::SeqCst) {
-            crate::runtime::handle().spawn(rearm_later(Arc::downgrade(&self.reader)));
+        let reader = &self.reader;
+        if !reader.unclaim(parker) {
+            return;
+        }
+        if reader.sink.has_pending() {
+            // Other requests wait for their responses (other threads' blocking
+            // calls, asynchronous calls): the reader task reads them from now on,
+            // unless another caller's thread has taken the pipe meanwhile. Left off
+            // until the next check, the watch let them sit in the pipe: with 64
+            // threads making blocking calls, checks up to 16 ms apart cost a fifth
+            // of their rate.
+            reader.arm_if_free();
+        } else if !reader.rearm_pending.swap(true, Ordering::SeqCst) {
+            crate::runtime::handle().spawn(rearm_later(Arc::downgrade(reader)));
         }
     }
 
@@ -821,9 +841,8 @@ impl Transport for StdioTransport {
         // asynchronous call's request, say) has its answer read by the reader task:
         // arm the watch now rather than at the next check.
         let reader = &self.reader;
-        if reader.watch_off.load(Ordering::SeqCst) && reader.try_acquire() {
-            reader.rearm();
-            reader.release();
+        if reader.watch_off.load(Ordering::SeqCst) {
+            reader.arm_if_free();
         }
         let mut body = msg.body;
         body.push(b'\n');
@@ -1134,6 +1153,9 @@ mod tests {
             }
             fn fail_request(&self, _id: i64, _err: Error) {}
             fn is_pending(&self, _id: i64) -> bool {
+                true
+            }
+            fn has_pending(&self) -> bool {
                 true
             }
             fn closed(&self, _err: Error) {}
