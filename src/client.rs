@@ -386,10 +386,6 @@ impl Sink for Shared {
         self.lock().pending.contains_key(&id)
     }
 
-    fn has_pending(&self) -> bool {
-        !self.lock().pending.is_empty()
-    }
-
     fn fail_request(&self, id: i64, err: Error) {
         if let Some(w) = self.take(id) {
             w.complete(Err(err), crate::sys::on_mcpc_thread());

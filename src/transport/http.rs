@@ -1335,9 +1335,6 @@ mod tests {
         fn is_pending(&self, _id: i64) -> bool {
             false
         }
-        fn has_pending(&self) -> bool {
-            false
-        }
         fn closed(&self, _err: Error) {}
     }
 

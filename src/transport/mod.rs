@@ -82,8 +82,6 @@ pub trait Sink: Send + Sync + 'static {
     fn fail_request(&self, id: i64, err: Error);
     /// True while request `id` still waits for its response.
     fn is_pending(&self, id: i64) -> bool;
-    /// True while any request waits for its response.
-    fn has_pending(&self) -> bool;
     /// The connection is gone: every pending and later request fails with `err`.
     /// Idempotent: the first error wins.
     fn closed(&self, err: Error);

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use smallvec::SmallVec;
@@ -140,34 +140,16 @@ fn parker_id(parker: &Parker) -> usize {
 /// that the next call need not disarm it again: re-arming it after each call and
 /// disarming it before the next cost two `epoll_ctl` a call, 0.5 µs of a 7.5 µs
 /// sequential call on one CPU (interleaved runs of a build without them). A task
-/// ([`rearm_later`]) arms it again once the pipe has been left alone for
-/// `REARM_AFTER`, looking again after twice as long (up to [`REARM_MAX`]) each
-/// time calls took it meanwhile: what the server sends between calls is read at
-/// most about that late, and a message sent meanwhile arms it at once
-/// ([`Transport::send`]). Looking every millisecond through a run of sequential
-/// calls woke a runtime thread a thousand times a second (strace).
+/// ([`rearm_later`]) arms it again when it finds the pipe free, checking every
+/// `REARM_AFTER`; what the server sends between calls is read at most about this
+/// late, and a message sent meanwhile arms it at once ([`Transport::send`]).
 const REARM_AFTER: Duration = Duration::from_millis(1);
-/// The longest wait of [`rearm_later`] between two looks.
-const REARM_MAX: Duration = Duration::from_millis(16);
 
-/// Arms the watch once no blocking call has taken the pipe for a while (see
-/// [`REARM_AFTER`]).
+/// Arms the watch once no blocking call holds the pipe (see [`REARM_AFTER`]).
 async fn rearm_later(reader: std::sync::Weak<Reader>) {
-    let mut wait = REARM_AFTER;
-    let mut seen = match reader.upgrade() {
-        Some(r) => r.claims.load(Ordering::Relaxed),
-        None => return,
-    };
     loop {
-        tokio::time::sleep(wait).await;
+        tokio::time::sleep(REARM_AFTER).await;
         let Some(reader) = reader.upgrade() else { return };
-        let claims = reader.claims.load(Ordering::Relaxed);
-        if claims != seen {
-            // Calls go on, reading the pipe themselves: look again later.
-            seen = claims;
-            wait = (wait * 2).min(REARM_MAX);
-            continue;
-        }
         if reader.try_acquire() {
             reader.rearm_pending.store(false, Ordering::SeqCst);
             reader.rearm();
@@ -356,9 +338,6 @@ struct Reader {
     watch_off: AtomicBool,
     /// A task that arms the watch again is on its way ([`rearm_later`]).
     rearm_pending: AtomicBool,
-    /// Claims by callers' threads so far: [`rearm_later`] tells by it whether calls
-    /// took the pipe while it waited.
-    claims: AtomicU64,
     /// The parker (its address) of the caller's thread that holds `busy` between its
     /// turns at reading ([`Transport::claim_read`]); 0 when none does.
     claimant: AtomicUsize,
@@ -429,14 +408,6 @@ impl Reader {
     fn rearm(&self) {
         self.watch_off.store(false, Ordering::SeqCst);
         self.arm(true);
-    }
-
-    /// Arms the watch if no caller's thread holds the pipe (one that does reads it).
-    fn arm_if_free(&self) {
-        if self.try_acquire() {
-            self.rearm();
-            self.release();
-        }
     }
 
     fn read_some(&self, buf: &mut [u8]) -> nix::Result<usize> {
@@ -510,7 +481,6 @@ impl Reader {
         if !self.watch_off.load(Ordering::SeqCst) {
             self.arm(false);
         }
-        self.claims.fetch_add(1, Ordering::Relaxed);
         self.claimant.store(parker_id(parker), Ordering::SeqCst);
         true
     }
@@ -762,7 +732,6 @@ impl StdioTransport {
             busy: AtomicBool::new(false),
             watch_off: AtomicBool::new(false),
             rearm_pending: AtomicBool::new(false),
-            claims: AtomicU64::new(0),
             claimant: AtomicUsize::new(0),
             handback: Notify::new(),
             state: Mutex::new(ReadState {
@@ -819,20 +788,8 @@ impl Transport for StdioTransport {
     }
 
     fn release_read(&self, parker: &Parker) {
-        let reader = &self.reader;
-        if !reader.unclaim(parker) {
-            return;
-        }
-        if reader.sink.has_pending() {
-            // Other requests wait for their responses (other threads' blocking
-            // calls, asynchronous calls): the reader task reads them from now on,
-            // unless another caller's thread has taken the pipe meanwhile. Left off
-            // until the next check, the watch let them sit in the pipe: with 64
-            // threads making blocking calls, checks up to 16 ms apart cost a fifth
-            // of their rate.
-            reader.arm_if_free();
-        } else if !reader.rearm_pending.swap(true, Ordering::SeqCst) {
-            crate::runtime::handle().spawn(rearm_later(Arc::downgrade(reader)));
+        if self.reader.unclaim(parker) && !self.reader.rearm_pending.swap(true, Ordering::SeqCst) {
+            crate::runtime::handle().spawn(rearm_later(Arc::downgrade(&self.reader)));
         }
     }
 
@@ -841,8 +798,9 @@ impl Transport for StdioTransport {
         // asynchronous call's request, say) has its answer read by the reader task:
         // arm the watch now rather than at the next check.
         let reader = &self.reader;
-        if reader.watch_off.load(Ordering::SeqCst) {
-            reader.arm_if_free();
+        if reader.watch_off.load(Ordering::SeqCst) && reader.try_acquire() {
+            reader.rearm();
+            reader.release();
         }
         let mut body = msg.body;
         body.push(b'\n');
@@ -1153,9 +1111,6 @@ mod tests {
             }
             fn fail_request(&self, _id: i64, _err: Error) {}
             fn is_pending(&self, _id: i64) -> bool {
-                true
-            }
-            fn has_pending(&self) -> bool {
                 true
             }
             fn closed(&self, _err: Error) {}
