@@ -100,10 +100,10 @@ struct Tcp {
     writable: bool,
     /// A caller's thread may wait for this socket right where a read or write
     /// would block (`here::wait_in_place`), instead of the exchange pending first.
-    /// True for a plain connection, whose reader or writer has nothing else to do
-    /// meanwhile, except while it is probed in the pool (a probe must not wait).
-    /// Never under TLS: its layer writes what it owes (a handshake's last
-    /// message, say) only after a read would block.
+    /// Set (by `Stream::wait_in_place`) for a plain connection, whose reader or
+    /// writer has nothing else to do meanwhile, except while it is probed in the
+    /// pool (a probe must not wait). Never under TLS: its layer writes what it owes
+    /// (a handshake's last message, say) only after a read would block.
     wait_in_place: bool,
 }
 
@@ -117,15 +117,14 @@ enum Sock {
 }
 
 impl Tcp {
-    /// `plain`: no TLS over it (see `wait_in_place`).
-    fn new(tcp: TcpStream, recheck: Arc<AtomicBool>, plain: bool) -> io::Result<Tcp> {
+    fn new(tcp: TcpStream, recheck: Arc<AtomicBool>) -> io::Result<Tcp> {
         // Leaves the reactor until a runtime task polls it.
         Ok(Tcp {
             sock: Sock::Bare(tcp.into_std()?),
             recheck,
             readable: true,
             writable: true,
-            wait_in_place: plain,
+            wait_in_place: false,
         })
     }
 
@@ -460,12 +459,13 @@ impl BodyFields {
     fn note(&mut self, name: &[u8], value: &[u8]) {
         if name.eq_ignore_ascii_case(CONTENT_LENGTH.as_str().as_bytes()) {
             for item in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
-                let n = (!item.is_empty() && item.iter().all(u8::is_ascii_digit))
-                    .then(|| {
-                        item.iter()
-                            .try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+                // Digits only (no sign, no space), and no overflow.
+                let n = (!item.is_empty()).then_some(item).and_then(|digits| {
+                    digits.iter().try_fold(0u64, |n, &d| {
+                        let d = d.is_ascii_digit().then(|| u64::from(d - b'0'))?;
+                        n.checked_mul(10)?.checked_add(d)
                     })
-                    .flatten();
+                });
                 match n {
                     None => self.length_error = Some("the response's Content-Length is not a number"),
                     Some(n) if self.length.is_some_and(|l| l != n) => {
@@ -920,9 +920,13 @@ impl Client {
             let _ = tcp.set_nodelay(true);
             let fd = tcp.as_raw_fd();
             let recheck = Arc::new(AtomicBool::new(false));
-            let tcp = Tcp::new(tcp, recheck.clone(), o.tls.is_none()).map_err(Failure::Connect)?;
+            let tcp = Tcp::new(tcp, recheck.clone()).map_err(Failure::Connect)?;
             let io = match &o.tls {
-                None => Stream::Plain(tcp),
+                None => {
+                    let mut io = Stream::Plain(tcp);
+                    io.wait_in_place(true);
+                    io
+                }
                 Some(tls) => {
                     let name = match &o.host {
                         url::Host::Ipv4(ip) => ServerName::IpAddress((*ip).into()),
