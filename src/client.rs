@@ -1075,14 +1075,7 @@ impl Client {
     ) -> DirectCall {
         // The error context is made only for an error.
         let tool = ToolName(smallvec::SmallVec::from_slice(name.as_bytes()));
-        let completion: Completion = Box::new(move |outcome| {
-            done(
-                outcome
-                    .and_then(result::parse_call_result)
-                    .map_err(|e| e.context(call_context(tool.as_str()))),
-                &tool,
-            );
-        });
+        let completion: Completion = Box::new(move |outcome| done(call_outcome(outcome, tool.as_str()), &tool));
         let id = self.start_direct(name, arguments, ctl, Reply::Call(completion));
         DirectCall {
             id,
@@ -1116,10 +1109,7 @@ impl Client {
         };
         let outcome = rx.await;
         guard.done = true;
-        outcome
-            .unwrap_or_else(|_| Err(self.shared.dropped_error()))
-            .and_then(result::parse_call_result)
-            .map_err(|e| e.context(call_context(name)))
+        call_outcome(outcome.unwrap_or_else(|_| Err(self.shared.dropped_error())), name)
     }
 
     /// Registers and sends a direct `tools/call`, whose outcome goes to `reply`: from
@@ -1203,6 +1193,14 @@ impl Client {
 /// What a tool call's errors are prefixed with.
 fn call_context(name: &str) -> String {
     format!("tools/call {}", quote(name))
+}
+
+/// A direct call's outcome as its caller gets it: the result read, or the error
+/// with the call's context.
+fn call_outcome(outcome: Result<ResultJson>, name: &str) -> Result<CallResult> {
+    outcome
+        .and_then(result::parse_call_result)
+        .map_err(|e| e.context(call_context(name)))
 }
 
 fn notify<P: Serialize + ?Sized>(transport: &dyn Transport, method: &'static str, params: Option<&P>) -> Result<()> {

@@ -355,6 +355,19 @@ static void on_timed_done(void *ud, mcpc_status_t st, mcpc_result_t *r, const ch
     record(&t->k, NULL, st, NULL);
 }
 
+/* Makes `t` ready for a test's calls (made on this thread), and call options with
+ * a long and a short timeout. */
+static void timed_init(struct timed *t, mcpc_call_opts_t *long_o, int long_ms, mcpc_call_opts_t *short_o,
+                       int short_ms) {
+    memset(t, 0, sizeof *t);
+    counter_init(&t->k);
+    t->caller = pthread_self();
+    mcpc_call_opts_init(long_o);
+    mcpc_call_opts_init(short_o);
+    long_o->timeout_ms = long_ms;
+    short_o->timeout_ms = short_ms;
+}
+
 /* Timeouts of asynchronous calls: each call times out on its own deadline (a short
  * one started after a long one is not held up by it), completes with MCPC_ERR_TIMEOUT
  * on an mcpc thread, and the server is told with notifications/cancelled. */
@@ -362,14 +375,8 @@ static void test_async_timeout(void) {
     mcpc_client_t *c = connect_stdio(NULL);
     if (!c) return;
     static struct timed t;
-    memset(&t, 0, sizeof t);
-    counter_init(&t.k);
-    t.caller = pthread_self();
     mcpc_call_opts_t long_o, short_o;
-    mcpc_call_opts_init(&long_o);
-    mcpc_call_opts_init(&short_o);
-    long_o.timeout_ms = 8000;
-    short_o.timeout_ms = 300;
+    timed_init(&t, &long_o, 8000, &short_o, 300);
     double t0 = now_ms();
     CHECK_STATUS(mcpc_client_call_tool_async(c, "slow", "{\"ms\":30000}", &long_o, on_timed_done, &t, NULL), MCPC_OK);
     CHECK_STATUS(mcpc_client_call_tool_async(c, "slow", "{\"ms\":30000}", &short_o, on_timed_done, &t, NULL), MCPC_OK);
@@ -393,14 +400,8 @@ static void test_blocking_timeout_beside_async(void) {
     mcpc_client_t *c = connect_stdio(NULL);
     if (!c) return;
     static struct timed t;
-    memset(&t, 0, sizeof t);
-    counter_init(&t.k);
-    t.caller = pthread_self();
     mcpc_call_opts_t long_o, short_o;
-    mcpc_call_opts_init(&long_o);
-    mcpc_call_opts_init(&short_o);
-    long_o.timeout_ms = 20000;
-    short_o.timeout_ms = 300;
+    timed_init(&t, &long_o, 20000, &short_o, 300);
     CHECK_STATUS(mcpc_client_call_tool_async(c, "slow", "{\"ms\":30000}", &long_o, on_timed_done, &t, NULL), MCPC_OK);
     double t0 = now_ms();
     mcpc_result_t *r = NULL;
