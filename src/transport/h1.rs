@@ -757,22 +757,30 @@ impl Conn {
         .await
     }
 
-    /// Writes a request's head and body, in one system call when the socket takes
-    /// them. On failure, says too whether any of it went out.
-    async fn write(&mut self, head: &[u8], body: &[u8]) -> Result<(), (io::Error, bool)> {
-        let (mut h, mut b) = (0, 0);
-        while h < head.len() || b < body.len() {
-            let bufs = [io::IoSlice::new(&head[h..]), io::IoSlice::new(&body[b..])];
-            let sent = h + b > 0;
-            let n = std::future::poll_fn(|cx| Pin::new(&mut self.io).poll_write_vectored(cx, &bufs))
+    /// Writes a request: its parts in order, in one system call when the socket
+    /// takes them all. On failure, says too whether any of it went out.
+    async fn write(&mut self, parts: [&[u8]; 3]) -> Result<(), (io::Error, bool)> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let mut done = 0;
+        while done < total {
+            let mut bufs = [io::IoSlice::new(&[]); 3];
+            let (mut n, mut skip) = (0, done);
+            for part in parts {
+                if skip >= part.len() {
+                    skip -= part.len();
+                    continue;
+                }
+                bufs[n] = io::IoSlice::new(&part[skip..]);
+                (n, skip) = (n + 1, 0);
+            }
+            let sent = done > 0;
+            let wrote = std::future::poll_fn(|cx| Pin::new(&mut self.io).poll_write_vectored(cx, &bufs[..n]))
                 .await
                 .map_err(|e| (e, sent))?;
-            if n == 0 {
+            if wrote == 0 {
                 return Err((io::ErrorKind::WriteZero.into(), sent));
             }
-            let of_head = n.min(head.len() - h);
-            h += of_head;
-            b += n - of_head;
+            done += wrote;
         }
         std::future::poll_fn(|cx| Pin::new(&mut self.io).poll_flush(cx))
             .await
@@ -958,33 +966,30 @@ impl Client {
         }
     }
 
-    /// A request's head: the request line, `Host`, `Content-Length` when there is a
-    /// body (or it is a POST), then `fields` (`name: value` lines, which must carry
-    /// none of `Host`, `Content-Length` and `Transfer-Encoding`).
-    fn head(&self, method: &Method, path: &Uri, fields: &[u8], body_len: usize) -> Vec<u8> {
-        let mut h = Vec::with_capacity(128 + self.origin.authority.len() + fields.len());
+    /// The start of a request's head: the request line, `Host`, then `fields`
+    /// (`name: value` lines, which must carry none of `Host`, `Content-Length` and
+    /// `Transfer-Encoding`). [`Client::send`] ends it. The same for every request
+    /// with the same method, path and fields, so a caller may keep it.
+    pub fn request_head(&self, method: &Method, path: &Uri, fields: &[u8]) -> Vec<u8> {
+        let mut h = Vec::with_capacity(64 + self.origin.authority.len() + fields.len());
         h.extend_from_slice(method.as_str().as_bytes());
         h.push(b' ');
         h.extend_from_slice(path.path_and_query().map_or("/", |p| p.as_str()).as_bytes());
         h.extend_from_slice(b" HTTP/1.1\r\nhost: ");
         h.extend_from_slice(self.origin.authority.as_bytes());
         h.extend_from_slice(b"\r\n");
-        if body_len > 0 || method == Method::POST {
-            h.extend_from_slice(b"content-length: ");
-            h.extend_from_slice(itoa::Buffer::new().format(body_len).as_bytes());
-            h.extend_from_slice(b"\r\n");
-        }
         h.extend_from_slice(fields);
-        h.extend_from_slice(b"\r\n");
         h
     }
 
-    /// Sends one request (`path` is the path and query; `fields` its header lines,
-    /// see [`Client::head`]) and waits for the response head. A kept-alive
-    /// connection that turns out closed before the request went out is dropped and
-    /// the request goes on another.
-    pub async fn send(&self, method: &Method, path: &Uri, fields: &[u8], body: Bytes) -> Result<Reply, Failure> {
-        let head = self.head(method, path, fields, body.len());
+    /// Sends one request (`head` from [`Client::request_head`] with the same
+    /// `method`) and waits for the response head. `Content-Length` ends the head when
+    /// there is a body (or it is a POST). A kept-alive connection that turns out
+    /// closed before the request went out is dropped and the request goes on
+    /// another.
+    pub async fn send(&self, method: &Method, head: &[u8], body: &[u8]) -> Result<Reply, Failure> {
+        let mut end = [0u8; 48];
+        let end = head_end(&mut end, body.len(), method == Method::POST);
         loop {
             let (mut conn, reused) = match self.pool.take() {
                 Some(c) => (c, true),
@@ -996,7 +1001,7 @@ impl Client {
             if reused && !conn.still_open().await {
                 continue;
             }
-            match conn.write(&head, &body).await {
+            match conn.write([head, end, body]).await {
                 Ok(()) => {}
                 Err((_, false)) if reused => continue, // closed meanwhile; nothing went out
                 Err((e, _)) => return Err(Failure::Http(e)),
@@ -1023,6 +1028,23 @@ impl Client {
             return Ok(reply);
         }
     }
+}
+
+/// The end of a request's head, written into `room`: `Content-Length` when there is
+/// a body of `len` bytes (or `always`), then the empty line.
+fn head_end(room: &mut [u8; 48], len: usize, always: bool) -> &[u8] {
+    let mut n = 0;
+    let mut put = |b: &[u8]| {
+        room[n..n + b.len()].copy_from_slice(b);
+        n += b.len();
+    };
+    if len > 0 || always {
+        put(b"content-length: ");
+        put(itoa::Buffer::new().format(len).as_bytes());
+        put(b"\r\n");
+    }
+    put(b"\r\n");
+    &room[..n]
 }
 
 /// A response whose body is still to be read; it holds its connection until then.
@@ -1251,7 +1273,11 @@ mod tests {
     /// `rest` if `whole`, else piece by piece.
     async fn post(client: &Client, whole: bool) -> Result<Vec<u8>, Failure> {
         let mut reply = client
-            .send(&Method::POST, &Uri::from_static("/mcp"), b"", Bytes::from_static(b"{}"))
+            .send(
+                &Method::POST,
+                &client.request_head(&Method::POST, &Uri::from_static("/mcp"), b""),
+                b"{}",
+            )
             .await?;
         if whole && reply.content_length().is_some() {
             return Ok(reply.rest().await?.to_vec());
