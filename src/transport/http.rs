@@ -600,7 +600,7 @@ impl Inner {
     /// (`None` under 2026-07-28, where a broken stream loses the request).
     async fn read_reply(self: &Arc<Self>, mut resp: Reply, is_init: bool, resume_for: Option<i64>) -> Result<()> {
         let ctype = resp.header(CONTENT_TYPE.as_str()).unwrap_or_default();
-        let is = |t: &str| ctype.len() >= t.len() && ctype[..t.len()].eq_ignore_ascii_case(t.as_bytes());
+        let is = |t: &str| ctype.len() >= t.len() && h1::same_text(&ctype[..t.len()], t.as_bytes());
         if is("application/json") {
             let body = read_limited(&mut resp, self.cfg.max_message_size).await?;
             self.route(body, is_init).await?;
