@@ -1222,6 +1222,28 @@ mod tests {
     use super::*;
     use std::future::Future;
 
+    /// `same_text` agrees with `eq_ignore_ascii_case` for every byte a field's name
+    /// or value may hold (tab, then 0x20 to 0xFF but DEL), in every position.
+    #[test]
+    fn same_text_is_case_folding_exactly() {
+        let allowed = std::iter::once(b'\t').chain((0x20..=0xFF).filter(|&b| b != 0x7F));
+        for lower in ["content-length", "application/json", "x.1"] {
+            let want = lower.as_bytes();
+            for at in 0..want.len() {
+                for b in allowed.clone() {
+                    let mut text = want.to_vec();
+                    text[at] = b;
+                    assert_eq!(
+                        same_text(&text, want),
+                        text.eq_ignore_ascii_case(want),
+                        "{lower} with {b:#x} at {at}"
+                    );
+                }
+            }
+            assert!(!same_text(&want[1..], want) && same_text(lower.to_uppercase().as_bytes(), want));
+        }
+    }
+
     /// A head with more fields than the first parse has room for is parsed again
     /// with room for all it may have; one with more than that is refused.
     #[test]
