@@ -110,6 +110,9 @@ struct Inner {
     session: std::sync::RwLock<Session>,
     /// Held (write) while a fresh session is being started; requests wait it out.
     renew_gate: tokio::sync::RwLock<()>,
+    /// True while the gate is held (write), so that a request waits at the gate
+    /// only then: taking it (read) for every request cost about 180 instructions.
+    renewing: AtomicBool,
     token: Mutex<Option<String>>,
     token_fetched: AtomicBool,
     /// The head of a classic POST with no fields of its own, kept while what it
@@ -404,6 +407,7 @@ impl Inner {
             sink,
             session: std::sync::RwLock::new(Session::default()),
             renew_gate: tokio::sync::RwLock::new(()),
+            renewing: AtomicBool::new(false),
             token_fetched: AtomicBool::new(token.is_some()),
             token: Mutex::new(token),
             kept_head: Mutex::new(None),
@@ -506,10 +510,7 @@ impl Inner {
         if is_init {
             self.session.write().unwrap_or_else(|p| p.into_inner()).init_body = Some(Bytes::copy_from_slice(&body));
         }
-        let generation = {
-            let _wait_for_renewal = self.renew_gate.read().await;
-            self.session.read().unwrap_or_else(|p| p.into_inner()).generation
-        };
+        let generation = self.settled_generation().await;
         let (resp, had_session) = self.post(&body, &HeaderMap::new()).await?;
         drop(body);
         let status = resp.status();
@@ -930,10 +931,36 @@ impl Inner {
         inflight.insert(id, handle.abort_handle());
     }
 
+    /// The session's generation, read while no fresh session is being started (one
+    /// under way is waited out, so that its generation comes with its session id).
+    async fn settled_generation(&self) -> u64 {
+        loop {
+            if self.renewing.load(Ordering::Acquire) {
+                drop(self.renew_gate.read().await);
+            }
+            let generation = self.session.read().unwrap_or_else(|p| p.into_inner()).generation;
+            // A renewal sets the flag before it bumps the generation and clears it
+            // once its session id is in: read after the session, a clear flag means
+            // the generation read is not one whose renewal is still under way.
+            if !self.renewing.load(Ordering::Acquire) {
+                return generation;
+            }
+        }
+    }
+
     /// Starts a fresh session after a 404: initialize again (without the old session
     /// id), then notifications/initialized. Only the first 404 of a generation does it.
     async fn renew_session(&self, expired: u64) {
         let _gate = self.renew_gate.write().await;
+        /// Clears the flag when the renewal ends or is dropped (before the gate opens).
+        struct Renewing<'a>(&'a AtomicBool);
+        impl Drop for Renewing<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        self.renewing.store(true, Ordering::Release);
+        let _renewing = Renewing(&self.renewing);
         let init_body = {
             let mut s = self.session.write().unwrap_or_else(|p| p.into_inner());
             if s.generation != expired || self.closed.load(Ordering::Acquire) {
@@ -1401,6 +1428,20 @@ mod tests {
         fn closed(&self, _err: Error) {}
     }
 
+    /// A configuration for an endpoint on a port nothing listens on.
+    fn config(bearer: Option<&str>, headers: Vec<(HeaderName, HeaderValue)>) -> HttpConfig {
+        HttpConfig {
+            url: Url::parse("http://127.0.0.1:9/mcp").unwrap(),
+            headers,
+            bearer: bearer.map(str::to_string),
+            token_fn: None,
+            ca_pem: Vec::new(),
+            max_message_size: 1 << 20,
+            standalone_stream: false,
+            connect_timeout: Duration::from_secs(1),
+        }
+    }
+
     fn lines_of(inner: &Inner, method: Method, posting: bool, content_type: bool, extra: &HeaderMap) -> Vec<String> {
         let ident = crate::runtime::handle().block_on(inner.ident());
         let fields = inner
@@ -1416,16 +1457,7 @@ mod tests {
     #[test]
     fn request_fields_replace_the_callers_own() {
         let h = |n: &'static str, v: &'static str| (HeaderName::from_static(n), HeaderValue::from_static(v));
-        let cfg = |bearer: Option<&str>| HttpConfig {
-            url: Url::parse("http://127.0.0.1:9/mcp").unwrap(),
-            headers: vec![h("x-api-key", "k"), h("authorization", "Basic abc")],
-            bearer: bearer.map(str::to_string),
-            token_fn: None,
-            ca_pem: Vec::new(),
-            max_message_size: 1 << 20,
-            standalone_stream: false,
-            connect_timeout: Duration::from_secs(1),
-        };
+        let cfg = |bearer| config(bearer, vec![h("x-api-key", "k"), h("authorization", "Basic abc")]);
         let mut extra = HeaderMap::new();
         for (n, v) in [
             h("mcp-name", "echo"),
@@ -1475,20 +1507,39 @@ mod tests {
         );
     }
 
+    /// A request that starts while a fresh session is being started waits until it
+    /// is in, and then reads the fresh generation; otherwise it does not wait.
+    #[test]
+    fn a_request_waits_out_a_renewal_under_way() {
+        use std::future::Future;
+        struct Nop;
+        impl std::task::Wake for Nop {
+            fn wake(self: Arc<Self>) {}
+        }
+        let waker = std::task::Waker::from(Arc::new(Nop));
+        let mut cx = std::task::Context::from_waker(&waker);
+        let cfg = config(None, Vec::new());
+        let inner = Inner::new(cfg, Arc::new(NoSink)).unwrap();
+        let read = |cx: &mut std::task::Context<'_>| std::pin::pin!(inner.settled_generation()).poll(cx);
+        assert_eq!(read(&mut cx), std::task::Poll::Ready(0));
+
+        // As `renew_session` does: the gate, the flag, the new generation, then both off.
+        let gate = inner.renew_gate.try_write().unwrap();
+        inner.renewing.store(true, Ordering::Release);
+        let mut waiting = std::pin::pin!(inner.settled_generation());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        inner.session.write().unwrap().generation = 1;
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        inner.renewing.store(false, Ordering::Release);
+        drop(gate);
+        assert_eq!(waiting.as_mut().poll(&mut cx), std::task::Poll::Ready(1));
+    }
+
     /// A classic POST's head is kept while nothing it carries changes, and made
     /// again when the token, the session id or the protocol version does.
     #[test]
     fn a_kept_head_follows_the_token_and_the_session() {
-        let cfg = HttpConfig {
-            url: Url::parse("http://127.0.0.1:9/mcp").unwrap(),
-            headers: Vec::new(),
-            bearer: Some("t1".into()),
-            token_fn: None,
-            ca_pem: Vec::new(),
-            max_message_size: 1 << 20,
-            standalone_stream: false,
-            connect_timeout: Duration::from_secs(1),
-        };
+        let cfg = config(Some("t1"), Vec::new());
         let inner = Inner::new(cfg, Arc::new(NoSink)).unwrap();
         let none = HeaderMap::new();
         let head = |method: Method, extra: &HeaderMap| {
