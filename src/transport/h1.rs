@@ -35,7 +35,6 @@ use bytes::{Buf, Bytes, BytesMut};
 use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderValue, Method, StatusCode, Uri};
 use rustls_pki_types::ServerName;
-use smallvec::SmallVec;
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 use tokio::net::TcpStream;
@@ -404,31 +403,53 @@ struct Head {
 }
 
 /// A response head's fields: the head's bytes, copied out of the read buffer once,
-/// and where each field's name and value lie in them. A header map cost four
-/// allocations a response (its two tables and a copy of each value) and about
-/// 800 instructions more (callgrind).
+/// then where each field's name and value lie in them, in one allocation. A header
+/// map cost four allocations a response (its two tables and a copy of each value)
+/// and about 800 instructions more (callgrind). Where the fields lie is not kept
+/// beside the pointer: a reply moves through several awaits, and with room for
+/// eight fields in it (136 bytes) each move was a `memcpy` call.
 struct Fields {
-    head: Box<[u8]>,
-    /// Each field's name and value, as (start, length) in `head` (which is at most
-    /// `MAX_LINE` long): kept small, as a reply moves through several awaits.
-    at: SmallVec<[[Span; 2]; 8]>,
+    /// The head, then four u32 (native order) a field: name start and length,
+    /// value start and length, all in the head (at most `MAX_LINE` long).
+    all: Box<[u8]>,
+    /// The head's length: where the table starts.
+    head_len: u32,
 }
 
-/// Where some bytes lie in a head: start and length.
-#[derive(Clone, Copy)]
-struct Span(u32, u32);
-
 impl Fields {
-    fn bytes(&self, Span(at, len): Span) -> &[u8] {
-        &self.head[at as usize..(at + len) as usize]
+    /// The fields of the head `head`, with `fields` in it.
+    fn new<'h>(head: &'h [u8], fields: &[httparse::Header<'h>]) -> Fields {
+        let mut all = Vec::with_capacity(head.len() + 16 * fields.len());
+        all.extend_from_slice(head);
+        let base = head.as_ptr() as usize;
+        // Both fit in u32: the head is at most MAX_LINE long.
+        let mut at = |b: &[u8]| {
+            all.extend_from_slice(&((b.as_ptr() as usize - base) as u32).to_ne_bytes());
+            all.extend_from_slice(&(b.len() as u32).to_ne_bytes());
+        };
+        for f in fields {
+            at(f.name.as_bytes());
+            at(f.value);
+        }
+        Fields {
+            all: all.into_boxed_slice(),
+            head_len: head.len() as u32,
+        }
+    }
+
+    /// Each field's name and value, in order.
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let (head, table) = self.all.split_at(self.head_len as usize);
+        let bytes = move |at: &[u8]| {
+            let n = |i: usize| u32::from_ne_bytes([at[i], at[i + 1], at[i + 2], at[i + 3]]) as usize;
+            &head[n(0)..n(0) + n(4)]
+        };
+        table.chunks_exact(16).map(move |f| (bytes(&f[..8]), bytes(&f[8..])))
     }
 
     /// The value of the first field named `name` (in any case).
     fn get(&self, name: &str) -> Option<&[u8]> {
-        self.at
-            .iter()
-            .find(|[n, _]| same_text(self.bytes(*n), name.as_bytes()))
-            .map(|[_, v]| self.bytes(*v))
+        self.iter().find(|(n, _)| same_text(n, name.as_bytes())).map(|(_, v)| v)
     }
 }
 
@@ -545,7 +566,7 @@ fn parse_head(buf: &mut BytesMut, method: &Method) -> Result<Option<Head>, Failu
             }
             other => other,
         };
-        let (used, code, http10, at, body) = match parsed {
+        let (used, code, http10, fields, body) = match parsed {
             Ok(Some(p)) => p,
             Ok(None) if buf.len() < MAX_LINE => return Ok(None),
             Ok(None) => return Err(invalid(format!("the response head is over {} KiB", MAX_LINE / 1024))),
@@ -554,10 +575,6 @@ fn parse_head(buf: &mut BytesMut, method: &Method) -> Result<Option<Head>, Failu
         let status = code
             .and_then(|c| StatusCode::from_u16(c).ok())
             .ok_or_else(|| invalid("the response's status code is not valid"))?;
-        let fields = Fields {
-            head: buf[..used].into(),
-            at,
-        };
         buf.advance(used);
         if status == StatusCode::SWITCHING_PROTOCOLS {
             return Err(invalid("the server switched protocols unasked (101)"));
@@ -576,8 +593,8 @@ fn parse_head(buf: &mut BytesMut, method: &Method) -> Result<Option<Head>, Failu
 }
 
 /// What [`read_fields`] found: the head's length, its status code, whether it is
-/// HTTP/1.0, where each field lies and what says how the body is framed.
-type HeadParts = (usize, Option<u16>, bool, SmallVec<[[Span; 2]; 8]>, BodyFields);
+/// HTTP/1.0, its fields and what says how the body is framed.
+type HeadParts = (usize, Option<u16>, bool, Fields, BodyFields);
 
 /// Parses a head at the front of `buf` with room for `room.len()` fields: `None`
 /// while it is not all there (or is over `MAX_LINE`).
@@ -590,18 +607,13 @@ fn read_fields<'b>(
         httparse::Status::Complete(n) if n <= MAX_LINE => n,
         _ => return Ok(None),
     };
-    // Where each name and value lie in the head (httparse has checked them:
-    // names are tokens, values visible text).
-    let base = buf.as_ptr() as usize;
-    // Both fit in u32: the head is at most MAX_LINE long.
-    let span = |b: &[u8]| Span((b.as_ptr() as usize - base) as u32, b.len() as u32);
+    // httparse has checked them: names are tokens, values visible text.
     let mut body = BodyFields::default();
-    let mut at = SmallVec::new();
     for f in resp.headers.iter() {
         body.note(f.name.as_bytes(), f.value);
-        at.push([span(f.name.as_bytes()), span(f.value)]);
     }
-    Ok(Some((used, resp.code, resp.version == Some(0), at, body)))
+    let fields = Fields::new(&buf[..used], resp.headers);
+    Ok(Some((used, resp.code, resp.version == Some(0), fields, body)))
 }
 
 /// `n` bytes off the front of `buf`.
@@ -725,11 +737,7 @@ pub(crate) fn read_from(reads: &[&[u8]]) -> Result<Read, String> {
             },
         }
     }
-    let f = &head.fields;
-    let fields =
-        f.at.iter()
-            .map(|[n, v]| (f.bytes(*n).to_vec(), f.bytes(*v).to_vec()))
-            .collect();
+    let fields = head.fields.iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
     let after = buf.len() + reads.map(|r| r.len()).sum::<usize>();
     Ok((head.status.as_u16(), fields, body, head.keep_alive, after))
 }
@@ -848,11 +856,11 @@ impl Conn {
 /// Connections kept alive between requests.
 #[derive(Default)]
 struct Pool {
-    idle: Mutex<Vec<Conn>>,
+    idle: Mutex<Vec<Box<Conn>>>,
 }
 
 impl Pool {
-    fn take(&self) -> Option<Conn> {
+    fn take(&self) -> Option<Box<Conn>> {
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         while let Some(c) = idle.pop() {
             if c.idle_since.elapsed() < IDLE_TIMEOUT {
@@ -864,7 +872,7 @@ impl Pool {
 
     /// Keeps `c` for the next request, if it may carry one: its last response said
     /// nothing against it, and nothing was left unread after it.
-    fn put(&self, mut c: Conn) {
+    fn put(&self, mut c: Box<Conn>) {
         if !c.keep_alive || !c.buf.is_empty() {
             return;
         }
@@ -930,7 +938,7 @@ impl Client {
         self.pool.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
-    async fn connect(&self) -> Result<Conn, Failure> {
+    async fn connect(&self) -> Result<Box<Conn>, Failure> {
         let o = &self.origin;
         let connect = async {
             let tcp = match &o.host {
@@ -963,14 +971,14 @@ impl Client {
                     Stream::Tls(Box::new(handshake.await.map_err(Failure::Tls)?))
                 }
             };
-            Ok(Conn {
+            Ok(Box::new(Conn {
                 io,
                 buf: BytesMut::new(),
                 keep_alive: true,
                 idle_since: Instant::now(),
                 fd,
                 recheck,
-            })
+            }))
         };
         match tokio::time::timeout(self.connect_timeout, connect).await {
             Ok(c) => c,
@@ -1068,7 +1076,8 @@ pub struct Reply {
     fields: Fields,
     framing: Framing,
     length: Option<u64>,
-    conn: Option<Conn>,
+    /// Boxed, as it moves between the pool and replies, and a reply through awaits.
+    conn: Option<Box<Conn>>,
     /// The body's bytes at the front of the connection's buffer, lent by `rest`.
     lent: usize,
     pool: Arc<Pool>,
