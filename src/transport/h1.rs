@@ -856,6 +856,9 @@ impl Conn {
 /// Connections kept alive between requests.
 #[derive(Default)]
 struct Pool {
+    // Boxed here too: a connection leaves the pool for a reply, which keeps it
+    // boxed (see `Reply::conn`).
+    #[allow(clippy::vec_box)]
     idle: Mutex<Vec<Box<Conn>>>,
 }
 
