@@ -1,5 +1,9 @@
 //! The few operating-system calls the core needs, through safe wrappers.
 
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use nix::errno::Errno;
 use nix::sys::signal::{killpg, pthread_sigmask, SigSet, SigmaskHow, Signal};
 use nix::unistd::Pid;
 
@@ -24,29 +28,71 @@ pub fn on_mcpc_thread() -> bool {
     SIGPIPE_BLOCKED.with(|b| b.get())
 }
 
-/// Writes to a pipe from any thread without raising SIGPIPE in the host: on a
-/// thread that does not block SIGPIPE already, it is blocked for the write, and a
-/// SIGPIPE the write raised is taken off the thread before the mask is restored.
+/// Writes to a pipe from any thread without raising SIGPIPE in the host. On a
+/// thread that does not block SIGPIPE already, the write says so itself where the
+/// kernel allows it (`RWF_NOSIGNAL`, Linux 6.18); elsewhere SIGPIPE is blocked for
+/// the write, and a SIGPIPE the write raised is taken off the thread before the
+/// mask is restored.
 pub fn write_nosigpipe(fd: std::os::fd::BorrowedFd<'_>, buf: &[u8]) -> nix::Result<usize> {
     writev_nosigpipe(fd, &[std::io::IoSlice::new(buf)])
 }
 
+/// `RWF_NOSIGNAL` (Linux 6.18): a write that finds no reader fails with EPIPE and
+/// raises no SIGPIPE. Not in the libc crate yet.
+const RWF_NOSIGNAL: libc::c_int = 0x100;
+
+/// Cleared the first time `pwritev2` refuses `RWF_NOSIGNAL` (an older kernel).
+static RWF_NOSIGNAL_WORKS: AtomicBool = AtomicBool::new(true);
+
 /// As [`write_nosigpipe`], gathering several buffers into one write.
+///
+/// With `RWF_NOSIGNAL` a host thread's write is one system call instead of three
+/// (the mask blocked and restored around it): about 0.4 µs of a sequential stdio
+/// call's 8 to 10 on this project's machine (interleaved runs on one CPU).
 pub fn writev_nosigpipe(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> nix::Result<usize> {
-    let write = || match bufs {
+    if SIGPIPE_BLOCKED.with(|b| b.get()) {
+        return writev(fd, bufs);
+    }
+    if RWF_NOSIGNAL_WORKS.load(Ordering::Relaxed) {
+        match pwritev_nosignal(fd, bufs) {
+            // Refused before anything was written: the flag is unknown (before
+            // Linux 6.18), or pwritev2 is (before 4.6, or a sandbox's filter).
+            Err(Errno::EOPNOTSUPP | Errno::ENOSYS | Errno::EPERM) => {
+                RWF_NOSIGNAL_WORKS.store(false, Ordering::Relaxed);
+            }
+            done => return done,
+        }
+    }
+    writev_masked(fd, bufs)
+}
+
+fn writev(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> nix::Result<usize> {
+    match bufs {
         [one] => nix::unistd::write(fd, one),
         many => nix::sys::uio::writev(fd, many),
-    };
-    if SIGPIPE_BLOCKED.with(|b| b.get()) {
-        return write();
     }
+}
+
+/// `pwritev2(fd, bufs, -1, RWF_NOSIGNAL)`: a write at the file's position (a
+/// pipe has none) that raises no SIGPIPE.
+fn pwritev_nosignal(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> nix::Result<usize> {
+    let count = libc::c_int::try_from(bufs.len()).map_err(|_| Errno::EINVAL)?;
+    #[allow(unsafe_code)]
+    // SAFETY: `IoSlice` is ABI-compatible with `iovec` on Unix, and `bufs` holds
+    // `count` of them, each valid to read for its length, for the whole call.
+    let n = unsafe { libc::pwritev2(fd.as_raw_fd(), bufs.as_ptr().cast(), count, -1, RWF_NOSIGNAL) };
+    Errno::result(n).map(|n| n as usize)
+}
+
+/// A write with SIGPIPE blocked on this thread around it (see [`write_nosigpipe`]).
+fn writev_masked(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> nix::Result<usize> {
     let mut set = SigSet::empty();
     set.add(Signal::SIGPIPE);
     let mut old = SigSet::empty();
     let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), Some(&mut old));
-    let result = write();
+    let result = writev(fd, bufs);
     if !old.contains(Signal::SIGPIPE) {
-        if result == Err(nix::errno::Errno::EPIPE) {
+        if result == Err(Errno::EPIPE) {
             take_pending_sigpipe(&set);
         }
         let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
@@ -147,4 +193,55 @@ pub fn watch(
         let (sock, err) = e.into_parts();
         (err, sock)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler};
+    use std::io::IoSlice;
+    use std::os::fd::AsFd;
+    use std::sync::atomic::AtomicUsize;
+
+    static SIGPIPES: AtomicUsize = AtomicUsize::new(0);
+
+    extern "C" fn count(_: libc::c_int) {
+        SIGPIPES.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn mask() -> SigSet {
+        let mut now = SigSet::empty();
+        pthread_sigmask(SigmaskHow::SIG_BLOCK, None, Some(&mut now)).unwrap();
+        now
+    }
+
+    /// A write to a pipe whose reader has gone fails with EPIPE, raises no SIGPIPE
+    /// on a host's thread and leaves its mask as it was: with `RWF_NOSIGNAL` where
+    /// the kernel has it, and with SIGPIPE blocked around the write (both run).
+    #[test]
+    fn a_write_to_a_closed_pipe_raises_no_sigpipe() {
+        // Counted rather than ignored (as the test harness has it), so that one let
+        // through shows.
+        let counting = SigAction::new(SigHandler::Handler(count), SaFlags::empty(), SigSet::empty());
+        #[allow(unsafe_code)]
+        // SAFETY: the handler only adds to an atomic.
+        let before = unsafe { sigaction(Signal::SIGPIPE, &counting) }.unwrap();
+        let bufs = [IoSlice::new(b"x"), IoSlice::new(b"y")];
+        let unread = || {
+            let (r, w) = nix::unistd::pipe().unwrap();
+            drop(r);
+            w
+        };
+        let mask_before = mask();
+        assert_eq!(writev_nosigpipe(unread().as_fd(), &bufs), Err(Errno::EPIPE));
+        assert_eq!(writev_masked(unread().as_fd(), &bufs[..1]), Err(Errno::EPIPE));
+        assert_eq!(mask(), mask_before);
+        assert_eq!(SIGPIPES.load(Ordering::SeqCst), 0);
+        // A plain write does raise one here, so the count above can fail.
+        assert_eq!(writev(unread().as_fd(), &bufs), Err(Errno::EPIPE));
+        assert_eq!(SIGPIPES.load(Ordering::SeqCst), 1);
+        #[allow(unsafe_code)]
+        // SAFETY: puts back the action the process had.
+        unsafe { sigaction(Signal::SIGPIPE, &before) }.unwrap();
+    }
 }
