@@ -3,10 +3,13 @@
 //! CRLF line ends, multi-line `data`, comments, `id`, `retry`, and a cap on the
 //! size of one event.
 
+use std::borrow::Cow;
+
 /// One dispatched event. `data` may be empty (a priming event): never parse it then.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
-    pub event: String,
+    /// The event's type: `message` unless the stream named another (not copied then).
+    pub event: Cow<'static, str>,
     pub data: String,
     /// The last event id seen on the stream so far (it persists across events).
     pub id: Option<String>,
@@ -25,7 +28,7 @@ pub struct SseParser {
     after_cr: bool,
     data: String,
     has_data: bool,
-    event: String,
+    event: Cow<'static, str>,
     last_id: Option<String>,
     retry_ms: Option<u64>,
     max: usize,
@@ -53,7 +56,7 @@ impl SseParser {
             after_cr: false,
             data: String::new(),
             has_data: false,
-            event: String::new(),
+            event: Cow::Borrowed(""),
             last_id: None,
             retry_ms: None,
             max,
@@ -162,9 +165,14 @@ impl SseParser {
         let (field, start) = field_and_value(line);
         let value = &line[start..];
         match field {
-            b"event" => self.event = utf8_lossy(value).into_owned(),
+            // The type MCP uses is kept without a copy of its own.
+            b"event" if value == b"message" => self.event = Cow::Borrowed("message"),
+            b"event" => self.event = Cow::Owned(utf8_lossy(value).into_owned()),
             b"data" => {
-                self.data.push_str(&utf8_lossy(value));
+                let value = utf8_lossy(value);
+                // Room for the line end too: grown for it, the text was copied again.
+                self.data.reserve(value.len() + 1);
+                self.data.push_str(&value);
                 self.data.push('\n');
                 self.has_data = true;
             }
@@ -188,7 +196,11 @@ impl SseParser {
             data.pop();
         }
         on_event(Event {
-            event: if event.is_empty() { "message".into() } else { event },
+            event: if event.is_empty() {
+                Cow::Borrowed("message")
+            } else {
+                event
+            },
             data,
             id: self.last_id.clone(),
         });
@@ -265,7 +277,7 @@ mod tests {
 
     fn ev(event: &str, data: &str, id: Option<&str>) -> Event {
         Event {
-            event: event.into(),
+            event: event.to_owned().into(),
             data: data.into(),
             id: id.map(Into::into),
         }

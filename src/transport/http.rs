@@ -819,14 +819,15 @@ impl Inner {
     /// like any other: whether to resume is the caller's choice.
     async fn read_sse(self: &Arc<Self>, mut resp: Reply, is_init: bool) -> Result<StreamEnd> {
         let mut parser = SseParser::new(self.cfg.max_message_size);
-        let mut events = Vec::new();
+        // A reply's events, usually one: no allocation for them then.
+        let mut events = smallvec::SmallVec::<[_; 2]>::new();
         loop {
-            let chunk = match resp.chunk().await {
+            let (chunk, left) = match resp.chunk_lent().await {
                 Ok(Some(c)) => c,
                 Ok(None) | Err(_) => break,
             };
-            parser.expect(usize::try_from(resp.piece_left()).unwrap_or(usize::MAX));
-            parser.feed(&chunk, |e| events.push(e)).map_err(|too| {
+            parser.expect(usize::try_from(left).unwrap_or(usize::MAX));
+            parser.feed(chunk, |e| events.push(e)).map_err(|too| {
                 Error::new(
                     Status::MCPC_ERR_MESSAGE_TOO_LARGE,
                     format!("an SSE event is over the {} byte limit", too.limit),
