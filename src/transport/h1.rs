@@ -198,12 +198,7 @@ impl Tcp {
         let Sock::Watched(w) = &self.sock else {
             return Poll::Ready(Err(io::Error::other("the socket is gone")));
         };
-        if recheck {
-            match op(w.get_ref().as_fd()) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                done => return Poll::Ready(done),
-            }
-        }
+        let mut recheck = recheck;
         loop {
             let guard = if reading {
                 w.poll_read_ready(cx)
@@ -213,11 +208,23 @@ impl Tcp {
             let mut guard = match guard {
                 Poll::Ready(Ok(g)) => g,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending if recheck => {
+                    // Not known to be readable, but the server may have closed it
+                    // since the reactor last looked: tried once all the same. (Tried
+                    // before asking the reactor, the socket was read twice a request
+                    // with calls in flight: the reactor still held it readable from
+                    // the last response, so the loop read it again.)
+                    match op(w.get_ref().as_fd()) {
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Poll::Pending,
+                        done => return Poll::Ready(done),
+                    }
+                }
                 Poll::Pending => return Poll::Pending,
             };
             match guard.try_io(|w| op(w.get_ref().as_fd())) {
                 Ok(done) => return Poll::Ready(done),
-                Err(_would_block) => continue,
+                // Tried: what the reactor says from now on is the truth.
+                Err(_would_block) => recheck = false,
             }
         }
     }
