@@ -1140,17 +1140,18 @@ impl Reply {
         }
     }
 
-    /// The connection, its buffer moved past what was lent (by `rest` or
-    /// `chunk_lent`): None once it is back in the pool or gone.
-    fn conn_past_lent(&mut self) -> Option<&mut Conn> {
-        let conn = self.conn.as_mut()?;
-        conn.buf.advance(std::mem::take(&mut self.lent));
+    /// A reply's connection, its buffer moved past what was `lent` (by `rest` or
+    /// `chunk_lent`): None once it is back in the pool or gone. (Of the fields, not
+    /// of the reply: its framing is borrowed beside it.)
+    fn past_lent<'c>(conn: &'c mut Option<Box<Conn>>, lent: &mut usize) -> Option<&'c mut Conn> {
+        let conn = conn.as_mut()?;
+        conn.buf.advance(std::mem::take(lent));
         Some(conn)
     }
 
     /// The next piece of the body; `None` at its end.
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, Failure> {
-        let Some(conn) = self.conn_past_lent() else {
+        let Some(conn) = Self::past_lent(&mut self.conn, &mut self.lent) else {
             return Ok(None);
         };
         match conn.next_piece(&mut self.framing).await {
@@ -1174,7 +1175,7 @@ impl Reply {
     /// instructions a call with SSE replies, callgrind). With the piece, how many
     /// bytes are sure to follow it in one piece (as [`Reply::piece_left`]).
     pub async fn chunk_lent(&mut self) -> Result<Option<(&[u8], u64)>, Failure> {
-        let Some(conn) = self.conn_past_lent() else {
+        let Some(conn) = Self::past_lent(&mut self.conn, &mut self.lent) else {
             return Ok(None);
         };
         match conn.next_piece(&mut self.framing).await {
