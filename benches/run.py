@@ -110,7 +110,8 @@ def run_one(bench, server, transport, mode, client, env, timeout):
                 raise SystemExit(f"FAILED: {transport}: w1_n {l['w1_n']}")
     elif not lines:
         raise SystemExit(f"FAILED: {transport} {mode}: no output")
-    print(f"# {transport} {mode}: {took:.1f} s", file=sys.stderr)
+    first = f", {env['BENCH_FIRST']} first" if "BENCH_FIRST" in env else ""
+    print(f"# {transport} {mode}{first}: {took:.1f} s", file=sys.stderr)
     return lines
 
 
@@ -140,7 +141,8 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--transports", default="stdio,stdio-1cpu,stdio-2cpu,http-json,http-json-1cpu,http-sse")
     ap.add_argument("--client", default="both", choices=["both", "mcpc", "raw"])
-    ap.add_argument("--repeat", type=int, default=1, help="W1..W4 runs per transport; figures are their medians")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="W1..W4 runs per transport, the clients' start order taking turns; figures are their medians")
     a = ap.parse_args()
     bench = os.path.join(a.bin, "mcpc_bench")
     server = os.path.join(a.bin, "bench_server")
@@ -169,7 +171,10 @@ def main():
             if pinned and m != "std":
                 continue
             if m == "std" and a.repeat > 1:
-                rows += median_rows([run_one(bench, server, t, m, a.client, env, timeout) for _ in range(a.repeat)])
+                # Which client's process starts first is not neutral (see kids_start in
+                # mcpc_bench.c): the repeats take turns, the floor's first in every other.
+                turns = [dict(env, BENCH_FIRST="raw" if i % 2 else "mcpc") for i in range(a.repeat)]
+                rows += median_rows([run_one(bench, server, t, m, a.client, e, timeout) for e in turns])
             else:
                 rows += run_one(bench, server, t, m, a.client, env, timeout)
     if a.out:

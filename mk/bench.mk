@@ -1,7 +1,7 @@
 # Benchmarks (issue 9): mcpc against a raw floor, over stdio, HTTP+JSON and HTTP+SSE.
-#   make bench          W1..W4 at full size, three runs per transport, table of the
+#   make bench          W1..W4 at full size, four runs per transport (start order taking turns), table of the
 #                       median figures and their ratios (mcpc/raw)
-#   make bench-quick    the same at small sizes plus a few curve points (smoke test, < 30 s)
+#   make bench-quick    the same at small sizes (twice, each start order) and a few curve points (smoke test, < 30 s)
 #   make bench-curves   calls in flight 1..1024, clients 1..100, sizes 32 B..16 MiB
 # Sizes: the BENCH_* variables (benches/README.md). Results: build/bench/*.jsonl.
 # Benchmarks are never timed tests: bench-quick checks results, not speed.
@@ -24,10 +24,10 @@ $(BENCH_DIR)/mcpc_bench: benches/mcpc_bench.c benches/bench_buf.h benches/json_l
 bench-build: $(BENCH_PROGS)
 
 bench: $(BENCH_PROGS)
-	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --repeat 3 --out $(BENCH_DIR)/results.jsonl
+	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --repeat 4 --out $(BENCH_DIR)/results.jsonl
 
 bench-quick: $(BENCH_PROGS)
-	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --quick --out $(BENCH_DIR)/quick.jsonl
+	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --quick --repeat 2 --out $(BENCH_DIR)/quick.jsonl
 
 bench-curves: $(BENCH_PROGS)
 	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --curves --out $(BENCH_DIR)/curves.jsonl
