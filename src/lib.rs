@@ -1,22 +1,21 @@
 //! mcpc: a Model Context Protocol client with a C ABI.
 //!
 //! The safe core ([`client`], [`transport`], [`protocol`]) runs on one internal
-//! tokio runtime ([`runtime`]); [`ffi`] is the thin `extern "C"` layer over it.
+//! tokio runtime, and a caller blocked in a call drives its own I/O ([`drive`]); [`ffi`] is the thin `extern "C"` layer over it.
 
 #![deny(unsafe_code)]
 
 pub mod client;
 mod deadlines;
+pub mod drive;
 pub mod error;
 pub mod framing;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod headers;
 pub mod jsonrpc;
-pub mod park;
 pub mod protocol;
 pub mod result;
-pub mod runtime;
 mod scan;
 pub mod sse;
 mod sys;

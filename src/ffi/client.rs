@@ -13,9 +13,9 @@ use super::ptr::{self, check_out, Handle};
 use super::result::{mcpc_result_t, mcpc_tool_list_t, ResultData, ToolListData};
 use super::transport::mcpc_transport_t;
 use crate::client::{Client, Control};
+use crate::drive::runtime;
 use crate::error::mcpc_status_t;
 use crate::error::{quote, Error, Result, Status};
-use crate::runtime;
 use crate::transport::http::{HttpConfig, HttpTransport};
 use crate::transport::stdio::{StdioConfig, StdioTransport};
 use crate::transport::{SinkRef, Transport};
@@ -365,7 +365,7 @@ pub unsafe extern "C" fn mcpc_client_list_tools(
         unsafe { *out_list = std::ptr::null_mut() };
         // SAFETY: per the contract.
         let (c, ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
-        let tools = runtime::block_on_driven(std::pin::pin!(c.client.list_tools(&ctl)), c.client.driver())??;
+        let tools = crate::drive::block_on_driven(std::pin::pin!(c.client.list_tools(&ctl)), c.client.driver())??;
         // SAFETY: checked non-NULL.
         unsafe { *out_list = ptr::into_raw::<mcpc_tool_list_t>(ToolListData::new(tools)) };
         Ok(Status::MCPC_OK)
@@ -412,7 +412,7 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
             )
         };
         let args = crate::result::parse_arguments(args)?;
-        let r = runtime::block_on_driven(
+        let r = crate::drive::block_on_driven(
             std::pin::pin!(c.client.call_tool_waited(name, args, &ctl)),
             c.client.driver(),
         )??;

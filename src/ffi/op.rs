@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::boundary::boundary;
 use super::ptr::{self, Handle};
 use crate::client::DirectCall;
+use crate::drive::runtime;
 use crate::error::{Error, Result, Status};
-use crate::runtime;
 
 /// An asynchronous operation started by an `_async` function. Its completion
 /// callback runs exactly once, whether or not the handle is still held.

@@ -530,7 +530,7 @@ pub unsafe extern "C" fn mcpc_options_set_token_callback(
             let challenge = challenge.map(super::boundary::c_message);
             let cptr = challenge.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
             let mut buf = vec![0u8; TOKEN_BUF];
-            let _scope = crate::runtime::CallbackScope::enter();
+            let _scope = crate::drive::runtime::CallbackScope::enter();
             // SAFETY: the caller's callback with its userdata, a borrowed challenge and
             // a writable buffer of TOKEN_BUF bytes.
             let rc = unsafe { cb(ud.ptr(), cptr, buf.as_mut_ptr().cast(), TOKEN_BUF) };

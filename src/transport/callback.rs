@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{BoxFuture, Outgoing, SinkRef, Transport};
+use crate::drive::runtime::{self, CallbackScope};
 use crate::error::{Error, Result, Status};
 use crate::framing::LineFramer;
-use crate::runtime::{self, CallbackScope};
 
 /// Sends one message on the host's channel; an `Err` fails that message's request.
 pub type SendFn = Box<dyn FnMut(&[u8]) -> std::result::Result<(), String> + Send>;

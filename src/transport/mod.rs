@@ -2,19 +2,17 @@
 //! implements [`Transport`] and pushes what it receives into a [`Sink`], so the
 //! client core never knows which one it talks to.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::drive::Drive;
 use crate::error::{Error, Result};
-use crate::park::Parker;
 
 pub mod callback;
 pub(crate) mod h1;
 pub mod http;
 pub mod stdio;
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::drive::BoxFuture;
 
 /// One outgoing JSON-RPC message, serialized compactly (no newline), with what a
 /// transport may need to route it without parsing it again.
@@ -102,41 +100,13 @@ pub trait Transport: Send + Sync + 'static {
     /// Switches between the generations: `Some(version)` for the stateless
     /// 2026-07-28 rules (per-request headers, no sessions), `None` for `initialize`.
     fn set_era(&self, _modern: Option<&'static str>) {}
-    /// Called on a caller's thread blocked in a call, while its future waits: the
-    /// transport may read and deliver responses here until `parker` is woken (see
-    /// [`crate::runtime::block_on_driven`]). Returns false if it did not wait.
-    fn read_here(&self, _parker: &Parker) -> bool {
-        false
+    /// What a caller's thread blocked in a call may do while it waits (see
+    /// [`crate::drive`]): `None`, the default, for a transport it cannot drive.
+    fn driver(&self) -> Option<&dyn Drive> {
+        None
     }
-    /// Called on a caller's thread about to block in a call, before its request is
-    /// sent: the transport may reserve its read side for this thread (`parker`), so
-    /// that a fast response cannot wake another thread before the caller reads it.
-    /// [`read_here`](Self::read_here) then reads under the claim, and
-    /// [`release_read`](Self::release_read) ends it. True if it made one.
-    fn claim_read(&self, _parker: &Parker) -> bool {
-        false
-    }
-    /// Ends this thread's claim (see [`claim_read`](Self::claim_read)), if it still
-    /// holds one.
-    fn release_read(&self, _parker: &Parker) {}
     /// How to read a failed version probe on this transport.
     fn probe_kind(&self) -> ProbeKind {
         ProbeKind::Stream { restartable: false }
-    }
-}
-
-/// A transport is what a caller's thread blocked in a call drives (see
-/// [`crate::runtime::block_on_driven`]).
-impl crate::runtime::Drive for Arc<dyn Transport> {
-    fn claim(&self, parker: &Parker) -> bool {
-        self.claim_read(parker)
-    }
-
-    fn drive(&self, parker: &Parker) -> bool {
-        self.read_here(parker)
-    }
-
-    fn release(&self, parker: &Parker) {
-        self.release_read(parker);
     }
 }

@@ -127,7 +127,7 @@ impl Waiter {
             }
             Reply::Call(done) if on_mcpc_thread => done(outcome),
             Reply::Call(done) => {
-                crate::runtime::handle().spawn(async move { done(outcome) });
+                crate::drive::runtime::handle().spawn(async move { done(outcome) });
             }
         }
     }
@@ -1018,7 +1018,7 @@ impl Client {
                         timeout: Some(deadline.saturating_duration_since(Instant::now())),
                         ..ctl.clone()
                     };
-                    crate::runtime::boxed_apart(|| self.list_tools(&list_ctl))
+                    crate::drive::runtime::boxed_apart(|| self.list_tools(&list_ctl))
                         .await
                         .map_err(|le| le.context(ctx()))?;
                     continue;
@@ -1154,7 +1154,8 @@ impl Client {
             !std::mem::replace(&mut st.deadline_task, true)
         };
         if start_task {
-            crate::runtime::handle().spawn(expire_deadlines(self.shared.clone(), Arc::downgrade(&self.transport)));
+            crate::drive::runtime::handle()
+                .spawn(expire_deadlines(self.shared.clone(), Arc::downgrade(&self.transport)));
         }
         let sent = self.transport.send(Outgoing {
             body,
@@ -1184,9 +1185,9 @@ impl Client {
     }
 
     /// What a caller's thread blocked in a call drives: the transport, which may let
-    /// it read its own responses (see [`crate::runtime::block_on_driven`]).
-    pub fn driver(&self) -> &dyn crate::runtime::Drive {
-        &self.transport
+    /// it read its own responses (see [`crate::drive::block_on_driven`]).
+    pub fn driver(&self) -> Option<&dyn crate::drive::Drive> {
+        self.transport.driver()
     }
 }
 

@@ -1,4 +1,5 @@
-//! The few operating-system calls the core needs, through safe wrappers.
+//! The POSIX (and Linux) calls the core needs, through safe wrappers. Linux-only
+//! calls (`pwritev2`) fall back to portable ones where they fail.
 
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +23,7 @@ pub fn block_sigpipe_on_this_thread() {
 }
 
 /// True on the runtime's own threads (they all block SIGPIPE from their start).
-/// Unlike [`crate::runtime::on_runtime_thread`], false on a host's thread, also
+/// Unlike [`crate::drive::runtime::on_runtime_thread`], false on a host's thread, also
 /// while it blocks in a call (inside the runtime's context) or runs a callback.
 pub fn on_mcpc_thread() -> bool {
     SIGPIPE_BLOCKED.with(|b| b.get())
@@ -122,6 +123,12 @@ pub fn signal_group(pgid: u32, sig: Signal) {
 
 pub use nix::sys::signal::Signal as Sig;
 
+/// The events a caller's thread may wait for on a descriptor.
+pub use nix::poll::PollFlags;
+
+/// A descriptor registered with the runtime's reactor.
+pub type Watched<T> = tokio::io::unix::AsyncFd<T>;
+
 /// Makes a spawned server start with no blocked signals, whatever the host's
 /// thread had blocked (a host that handles Ctrl-C on a sigwait thread blocks
 /// SIGINT and SIGTERM, and a child would inherit that and ignore our SIGTERM).
@@ -181,9 +188,7 @@ pub fn send_nosignal(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'
 
 /// Registers a socket with the runtime's reactor (read and write interest). On
 /// failure, gives the socket back with the error. Call inside the runtime.
-pub fn watch(
-    sock: std::net::TcpStream,
-) -> Result<tokio::io::unix::AsyncFd<std::net::TcpStream>, (std::io::Error, std::net::TcpStream)> {
+pub fn watch(sock: std::net::TcpStream) -> Result<Watched<std::net::TcpStream>, (std::io::Error, std::net::TcpStream)> {
     use tokio::io::{unix::AsyncFd, Interest};
     #[allow(unsafe_code)]
     // SAFETY: the AsyncFd owns the stream, whose descriptor stays open and the same

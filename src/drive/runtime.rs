@@ -4,12 +4,10 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::OnceLock;
-use std::task::{Context, Poll, Waker};
 
 use tokio::runtime::{Builder, Handle, Runtime};
 
 use crate::error::{Error, Result, Status};
-use crate::park::Parker;
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
@@ -87,7 +85,7 @@ pub fn block_on<F: Future>(fut: F) -> Result<F::Output> {
     Ok(handle().block_on(fut))
 }
 
-fn refuse_on_runtime_thread() -> Result<()> {
+pub(super) fn refuse_on_runtime_thread() -> Result<()> {
     if on_runtime_thread() {
         return Err(Error::new(
             Status::MCPC_ERR_WOULD_DEADLOCK,
@@ -95,52 +93,4 @@ fn refuse_on_runtime_thread() -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// What a caller's thread blocked in [`block_on_driven`] may do while its future
-/// waits.
-pub trait Drive {
-    /// Before the future is first polled (before its request is sent): reserves
-    /// the waiting work for this thread. True if it did; then [`release`](Self::release)
-    /// runs once the future is done.
-    fn claim(&self, parker: &Parker) -> bool;
-    /// Waits, doing the waiting work itself, until the parker is woken or it has
-    /// something to do: true if it waited, false if it could not.
-    fn drive(&self, parker: &Parker) -> bool;
-    /// Ends a claim (also when the future panicked).
-    fn release(&self, parker: &Parker);
-}
-
-/// Like [`block_on`], but while the future waits the calling thread may do the
-/// waiting work itself ([`Drive`]), and sleeps until woken only when it cannot. The
-/// stdio transport reads its pipe here, so a sequential call is woken by the
-/// server's reply itself; it claims the pipe before the request goes out, so that
-/// a reply that comes fast does not wake a runtime thread first.
-/// The future is pinned by the caller, where it was made: a call's future is a few
-/// KB, and moving it in here cost a copy of it (callgrind).
-pub fn block_on_driven<F: Future>(mut fut: Pin<&mut F>, driver: &dyn Drive) -> Result<F::Output> {
-    refuse_on_runtime_thread()?;
-    let Some(parker) = Parker::current() else {
-        return Ok(handle().block_on(fut));
-    };
-    // Timers, I/O and spawns inside the future belong to the runtime.
-    let _runtime = handle().enter();
-    struct Claim<'a>(&'a dyn Drive, &'a Parker);
-    impl Drop for Claim<'_> {
-        fn drop(&mut self) {
-            self.0.release(self.1);
-        }
-    }
-    let _claim = driver.claim(&parker).then(|| Claim(driver, &parker));
-    let waker = Waker::from(parker.clone());
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        parker.reset();
-        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
-            return Ok(out);
-        }
-        if !driver.drive(&parker) {
-            parker.wait(None);
-        }
-    }
 }

@@ -24,9 +24,10 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 use super::{BoxFuture, Outgoing, SinkRef, Transport};
+use crate::drive::park::Parker;
+use crate::drive::Drive;
 use crate::error::{Error, Result, Status};
 use crate::framing::{LineFramer, LineTooLong};
-use crate::park::Parker;
 use crate::sys::{signal_group, Sig};
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 
@@ -320,7 +321,7 @@ impl Drop for Corked<'_> {
 }
 
 /// The read side of the child's stdout, shared by the reader task and a caller's
-/// thread blocked in a call ([`Transport::read_here`]). One of them reads at a time
+/// thread blocked in a call ([`Drive::drive`]). One of them reads at a time
 /// (`busy`). A caller's thread delivers only responses: at the first other message it
 /// stops, leaving that line and the ones after it to the reader task, in order, so
 /// notification and progress callbacks keep running on mcpc's threads, and a call's
@@ -339,7 +340,7 @@ struct Reader {
     /// A task that arms the watch again is on its way ([`rearm_later`]).
     rearm_pending: AtomicBool,
     /// The parker (its address) of the caller's thread that holds `busy` between its
-    /// turns at reading ([`Transport::claim_read`]); 0 when none does.
+    /// turns at reading ([`Drive::claim`]); 0 when none does.
     claimant: AtomicUsize,
     /// Wakes the reader task when a caller stops reading with work left.
     handback: Notify,
@@ -469,7 +470,7 @@ impl Reader {
     }
 
     /// Reserves reading for a caller's thread before it sends its request (see
-    /// [`Transport::claim_read`]): `busy` taken and the watch disarmed now, so that
+    /// [`Drive::claim`]): `busy` taken and the watch disarmed now, so that
     /// the response cannot wake the reader task's runtime thread in the moment
     /// between the request going out and the caller's first turn. Disarming only
     /// at that turn lost the race to a fast server on most sequential calls across
@@ -500,7 +501,7 @@ impl Reader {
         false
     }
 
-    /// A caller's turn (see [`Transport::read_here`]): waits on the pipe and the
+    /// A caller's turn (see [`Drive::drive`]): waits on the pipe and the
     /// caller's parker, delivering responses, until the parker is woken. Under a
     /// claim, the caller keeps `busy` after a turn that left nothing to hand back.
     fn read_here(&self, parker: &Parker) -> bool {
@@ -774,23 +775,30 @@ impl StdioTransport {
     }
 }
 
+/// A caller's thread blocked in a call reads the pipe itself (see [`Reader`]).
+impl Drive for StdioTransport {
+    fn claim(&self, parker: &Parker) -> bool {
+        self.reader.claim(parker)
+    }
+
+    fn drive(&self, parker: &Parker) -> bool {
+        self.reader.read_here(parker)
+    }
+
+    fn release(&self, parker: &Parker) {
+        if self.reader.unclaim(parker) && !self.reader.rearm_pending.swap(true, Ordering::SeqCst) {
+            crate::drive::runtime::handle().spawn(rearm_later(Arc::downgrade(&self.reader)));
+        }
+    }
+}
+
 impl Transport for StdioTransport {
     fn probe_kind(&self) -> super::ProbeKind {
         super::ProbeKind::Stream { restartable: true }
     }
 
-    fn read_here(&self, parker: &Parker) -> bool {
-        self.reader.read_here(parker)
-    }
-
-    fn claim_read(&self, parker: &Parker) -> bool {
-        self.reader.claim(parker)
-    }
-
-    fn release_read(&self, parker: &Parker) {
-        if self.reader.unclaim(parker) && !self.reader.rearm_pending.swap(true, Ordering::SeqCst) {
-            crate::runtime::handle().spawn(rearm_later(Arc::downgrade(&self.reader)));
-        }
+    fn driver(&self) -> Option<&dyn Drive> {
+        Some(self)
     }
 
     fn send(&self, msg: Outgoing) -> Result<()> {
@@ -1117,7 +1125,7 @@ mod tests {
         }
         let sink = Arc::new(Record::default());
         let transport = {
-            let _runtime = crate::runtime::handle().enter();
+            let _runtime = crate::drive::runtime::handle().enter();
             StdioTransport::spawn(StdioConfig::new("cat"), sink.clone()).expect("cat runs")
         };
         for round in 1..=3 {
@@ -1135,7 +1143,7 @@ mod tests {
                 }
                 Poll::Pending
             });
-            crate::runtime::block_on_driven(std::pin::pin!(answered), &transport).expect("not a runtime thread");
+            crate::drive::block_on_driven(std::pin::pin!(answered), transport.driver()).expect("not a runtime thread");
         }
         assert_eq!(
             (
@@ -1144,6 +1152,6 @@ mod tests {
             ),
             (3, 0)
         );
-        crate::runtime::block_on(transport.close()).expect("not a runtime thread");
+        crate::drive::runtime::block_on(transport.close()).expect("not a runtime thread");
     }
 }

@@ -23,9 +23,11 @@ use url::Url;
 
 use super::h1::{self, Failure, Reply};
 use super::{BoxFuture, Outgoing, SinkRef, Transport};
+use crate::drive::here::{self, Exchange, Owner, Ran};
+use crate::drive::park::Parker;
+use crate::drive::runtime::boxed_apart;
+use crate::drive::Drive;
 use crate::error::{quote, Error, Result, Status};
-use crate::park::Parker;
-use crate::runtime::boxed_apart;
 use crate::sse::SseParser;
 use crate::url_policy;
 
@@ -421,7 +423,7 @@ impl Inner {
 
 impl Inner {
     fn spawn_background(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
-        let handle = crate::runtime::handle().spawn(fut);
+        let handle = crate::drive::runtime::handle().spawn(fut);
         let mut bg = self.background.lock().unwrap_or_else(|p| p.into_inner());
         bg.retain(|h| !h.is_finished());
         bg.push(handle);
@@ -912,7 +914,7 @@ impl Inner {
         });
         match id {
             Some(id) => {
-                if let Some(task) = here::stash(self, id, task) {
+                if let Some(task) = here::stash(Owner::of(self), id, task) {
                     self.spawn_exchange(id, task);
                 }
             }
@@ -928,7 +930,7 @@ impl Inner {
         }
         // Registered under the lock, so the task's own removal comes after.
         let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
-        let handle = crate::runtime::handle().spawn(task);
+        let handle = crate::drive::runtime::handle().spawn(task);
         inflight.insert(id, handle.abort_handle());
     }
 
@@ -1028,6 +1030,31 @@ impl Inner {
     }
 }
 
+/// A caller's thread blocked in a call runs its own request's exchange (see
+/// [`crate::drive::here`]).
+impl Drive for HttpTransport {
+    fn claim(&self, parker: &Parker) -> bool {
+        here::claim(Owner::of(&self.inner), parker)
+    }
+
+    fn drive(&self, parker: &Parker) -> bool {
+        match here::run(Owner::of(&self.inner), parker) {
+            Ran::Nothing => false,
+            Ran::Waited => true,
+            Ran::Move((id, task)) => {
+                self.inner.spawn_exchange(id, task);
+                true
+            }
+        }
+    }
+
+    fn release(&self, _parker: &Parker) {
+        if let Some((id, task)) = here::release(Owner::of(&self.inner)) {
+            self.inner.spawn_exchange(id, task);
+        }
+    }
+}
+
 impl Transport for HttpTransport {
     fn set_era(&self, modern: Option<&'static str>) {
         *self.inner.era.lock().unwrap_or_else(|p| p.into_inner()) = modern;
@@ -1037,16 +1064,8 @@ impl Transport for HttpTransport {
         super::ProbeKind::Http
     }
 
-    fn claim_read(&self, parker: &Parker) -> bool {
-        here::claim(&self.inner, parker)
-    }
-
-    fn read_here(&self, parker: &Parker) -> bool {
-        here::run(&self.inner, parker)
-    }
-
-    fn release_read(&self, _parker: &Parker) {
-        here::release(&self.inner);
+    fn driver(&self) -> Option<&dyn Drive> {
+        Some(self)
     }
 
     fn send(&self, msg: Outgoing) -> Result<()> {
@@ -1065,7 +1084,7 @@ impl Transport for HttpTransport {
     }
 
     fn abandon(&self, id: i64) {
-        if here::drop_stashed(&self.inner, id) {
+        if here::drop_stashed(Owner::of(&self.inner), id) {
             return;
         }
         if let Some(h) = self
@@ -1122,284 +1141,6 @@ impl Transport for HttpTransport {
     }
 }
 
-/// A request's whole exchange, as one future.
-type Exchange = BoxFuture<'static, ()>;
-
-/// A caller blocked in a call runs its request's exchange on its own thread: the
-/// request is written and its response read and delivered there, with no hand-off
-/// to a runtime thread and back (see [`crate::runtime::block_on_driven`]). Only a
-/// response is delivered there; anything else (a notification, a server request,
-/// whose callbacks are the host's code) moves the exchange to the runtime. So does
-/// whatever is left of it when the call ends (an SSE stream still open, say).
-/// The HTTP/1.1 sockets (`super::h1`) report here what they would wait for.
-pub(super) mod here {
-    use std::cell::{Cell, RefCell};
-    use std::future::Future;
-    use std::os::fd::{BorrowedFd, RawFd};
-    use std::pin::Pin;
-    use std::sync::Arc;
-    use std::task::{Context, Poll, Waker};
-
-    use nix::poll::PollFlags;
-
-    use super::{Exchange, Inner};
-    use crate::park::Parker;
-
-    struct Claim {
-        /// The transport it is for.
-        owner: *const Inner,
-        waker: Waker,
-        /// The request and its exchange, until done or moved to the runtime.
-        task: Option<(i64, Exchange)>,
-    }
-
-    /// This thread's part in running exchanges, but its claim: one thread-local,
-    /// as on a caller's thread each access to a thread-local costs a call into the
-    /// dynamic loader (`__tls_get_addr`, in a shared library), and one that several
-    /// fields share is found once per function. (No field needs dropping: with one,
-    /// each access would check first whether its destructor is registered.)
-    struct Here {
-        /// True while this thread polls a claimed exchange.
-        polling: Cell<bool>,
-        /// Set by an exchange that must move to the runtime.
-        moving: Cell<bool>,
-        /// The socket the exchange waits for, and whether to read (else write).
-        wait: Cell<Option<(RawFd, bool)>>,
-        /// The socket (and direction) that ended the last wait.
-        woke: Cell<Option<(RawFd, bool)>>,
-    }
-
-    thread_local! {
-        static CLAIM: RefCell<Option<Claim>> = const { RefCell::new(None) };
-        static HERE: Here = const {
-            Here {
-                polling: Cell::new(false),
-                moving: Cell::new(false),
-                wait: Cell::new(None),
-                woke: Cell::new(None),
-            }
-        };
-    }
-
-    /// What a socket waits for: to read (if `read`) or to write.
-    fn events(read: bool) -> PollFlags {
-        if read {
-            PollFlags::POLLIN
-        } else {
-            PollFlags::POLLOUT
-        }
-    }
-
-    /// Called by a socket that would block, polled by a caller's thread: the thread
-    /// may wait on `fd` itself (readable if `read`, else writable).
-    pub(in crate::transport) fn note_wait(fd: RawFd, read: bool) {
-        if HERE.with(|h| h.polling.get()) {
-            HERE.with(|h| h.wait.set(Some((fd, read))));
-        }
-    }
-
-    /// Called by a socket that would block, polled by a caller's thread, when its
-    /// reader or writer has nothing else to do meanwhile: waits for `fd` (readable
-    /// if `read`, else writable) right there, unless something else has woken the
-    /// exchange or does meanwhile (a timer, a cancel, the response delivered). True
-    /// if the socket ended the wait: then the socket is tried again at once, and the
-    /// exchange goes on in the same poll. Otherwise the socket notes its wait
-    /// ([`note_wait`]) and the exchange pends as usual.
-    ///
-    /// Waiting in place saves the exchange's return to [`run`] and its poll down to
-    /// the socket again, once a response: about 790 instructions of a sequential
-    /// call's 16,400 (callgrind).
-    pub(in crate::transport) fn wait_in_place(fd: BorrowedFd<'_>, read: bool) -> bool {
-        if !HERE.with(|h| h.polling.get()) {
-            return false;
-        }
-        Parker::with_current(|parker| {
-            parker.wait_for(Some((fd, events(read))));
-            !parker.is_notified()
-        })
-        .unwrap_or(false)
-    }
-
-    /// True, once, after this thread was woken by socket `fd`, which it waited on
-    /// (to read if `read`, else to write).
-    pub(in crate::transport) fn woken_by(fd: RawFd, read: bool) -> bool {
-        if HERE.with(|h| h.woke.get()) == Some((fd, read)) {
-            HERE.with(|h| h.woke.set(None));
-            return true;
-        }
-        false
-    }
-
-    /// Called when the socket `fd` is closed or leaves its exchange: no wait on it.
-    pub(in crate::transport) fn forget_wait(fd: RawFd) {
-        if HERE.with(|h| h.wait.get()).is_some_and(|(w, _)| w == fd) {
-            HERE.with(|h| h.wait.set(None));
-        }
-        if HERE.with(|h| h.woke.get()).is_some_and(|(w, _)| w == fd) {
-            HERE.with(|h| h.woke.set(None));
-        }
-    }
-
-    pub(super) fn claim(inner: &Arc<Inner>, parker: &Parker) -> bool {
-        let Some(arc) = Parker::current().filter(|p| std::ptr::eq(&**p, parker)) else {
-            return false;
-        };
-        HERE.with(|h| h.woke.set(None));
-        CLAIM.with(|c| {
-            *c.borrow_mut() = Some(Claim {
-                owner: Arc::as_ptr(inner),
-                waker: Waker::from(arc),
-                task: None,
-            })
-        });
-        true
-    }
-
-    /// Keeps request `id`'s exchange for this thread to run, if it holds a claim on
-    /// this transport with no exchange yet; otherwise gives it back.
-    pub(super) fn stash(inner: &Arc<Inner>, id: i64, task: Exchange) -> Option<Exchange> {
-        CLAIM.with(|c| match c.borrow_mut().as_mut() {
-            Some(claim)
-                if claim.owner == Arc::as_ptr(inner) && claim.task.is_none() && !HERE.with(|h| h.polling.get()) =>
-            {
-                claim.task = Some((id, task));
-                None
-            }
-            _ => Some(task),
-        })
-    }
-
-    fn take(inner: &Arc<Inner>) -> Option<(i64, Exchange)> {
-        CLAIM.with(|c| {
-            c.borrow_mut()
-                .as_mut()
-                .filter(|claim| claim.owner == Arc::as_ptr(inner))
-                .and_then(|claim| claim.task.take())
-        })
-    }
-
-    /// Polls the stashed exchange, then sleeps until woken if it is not done. False
-    /// if there was none.
-    pub(super) fn run(inner: &Arc<Inner>, parker: &Parker) -> bool {
-        let Some((id, mut task)) = take(inner) else {
-            return false;
-        };
-        let waker = CLAIM.with(|c| c.borrow().as_ref().map(|claim| claim.waker.clone()));
-        let Some(waker) = waker else { return false };
-        let (polled, wait) = poll_here(task.as_mut(), &waker);
-        if polled.is_ready() {
-            return true;
-        }
-        if HERE.with(|h| h.moving.replace(false)) {
-            inner.spawn_exchange(id, task);
-            return true;
-        }
-        CLAIM.with(|c| {
-            if let Some(claim) = c.borrow_mut().as_mut() {
-                claim.task = Some((id, task));
-            }
-        });
-        wait_here(parker, wait);
-        true
-    }
-
-    /// Polls `fut` as this thread's own exchange: what the socket would wait for comes
-    /// back with the result.
-    fn poll_here<F: Future + ?Sized>(fut: Pin<&mut F>, waker: &Waker) -> (Poll<F::Output>, Option<(RawFd, bool)>) {
-        struct Polling;
-        impl Drop for Polling {
-            // Also when the poll panics: the thread is not polling any more.
-            fn drop(&mut self) {
-                HERE.with(|h| h.polling.set(false));
-                HERE.with(|h| h.woke.set(None));
-            }
-        }
-        HERE.with(|h| h.polling.set(true));
-        HERE.with(|h| h.wait.set(None));
-        let polling = Polling;
-        let polled = fut.poll(&mut Context::from_waker(waker));
-        drop(polling);
-        (polled, HERE.with(|h| h.wait.take()))
-    }
-
-    /// Sleeps until woken, or until the socket the exchange waits for is ready.
-    /// `wait` must come from [`poll_here`] of a future this thread still holds.
-    fn wait_here(parker: &Parker, wait: Option<(RawFd, bool)>) {
-        #[allow(unsafe_code)]
-        // SAFETY: the socket belongs to a connection that the polled future (held
-        // by this thread until the wait ends) owns: a connection that is dropped or
-        // put back in the pool forgets its note first.
-        let fd = wait.map(|(fd, read)| (unsafe { BorrowedFd::borrow_raw(fd) }, events(read)));
-        parker.wait_for(fd);
-        if !parker.is_notified() {
-            HERE.with(|h| h.woke.set(wait));
-        }
-    }
-
-    /// Runs `fut` to its end on this thread as a caller's exchange runs (for tests).
-    #[cfg(test)]
-    pub(in crate::transport) fn block_here<F: Future>(fut: F) -> F::Output {
-        let parker = Parker::current().expect("eventfd");
-        let waker = Waker::from(parker.clone());
-        let _runtime = crate::runtime::handle().enter();
-        let mut fut = std::pin::pin!(fut);
-        loop {
-            parker.reset();
-            let (polled, wait) = poll_here(fut.as_mut(), &waker);
-            if let Poll::Ready(out) = polled {
-                return out;
-            }
-            wait_here(&parker, wait);
-        }
-    }
-
-    /// True while a caller's thread polls its exchange.
-    pub(in crate::transport) fn polling() -> bool {
-        HERE.with(|h| h.polling.get())
-    }
-
-    /// On a caller's thread, pends once and has the exchange moved to the runtime;
-    /// elsewhere, ready at once.
-    pub(super) async fn to_runtime() {
-        std::future::poll_fn(|_| {
-            if HERE.with(|h| h.polling.get()) {
-                HERE.with(|h| h.moving.set(true));
-                Poll::Pending
-            } else {
-                Poll::Ready(())
-            }
-        })
-        .await
-    }
-
-    /// Drops request `id`'s exchange if this thread holds it (the call was abandoned).
-    pub(super) fn drop_stashed(inner: &Arc<Inner>, id: i64) -> bool {
-        let task = CLAIM.with(|c| {
-            let mut c = c.borrow_mut();
-            let claim = c.as_mut().filter(|claim| claim.owner == Arc::as_ptr(inner))?;
-            match &claim.task {
-                Some((held, _)) if *held == id => claim.task.take(),
-                _ => None,
-            }
-        });
-        task.is_some()
-    }
-
-    /// Ends the claim; an exchange not done yet goes on on the runtime.
-    pub(super) fn release(inner: &Arc<Inner>) {
-        let claim = CLAIM.with(|c| {
-            let mut c = c.borrow_mut();
-            match c.as_ref() {
-                Some(claim) if claim.owner == Arc::as_ptr(inner) => c.take(),
-                _ => None,
-            }
-        });
-        if let Some((id, task)) = claim.and_then(|c| c.task) {
-            inner.spawn_exchange(id, task);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1444,7 +1185,7 @@ mod tests {
     }
 
     fn lines_of(inner: &Inner, method: Method, posting: bool, content_type: bool, extra: &HeaderMap) -> Vec<String> {
-        let ident = crate::runtime::handle().block_on(inner.ident());
+        let ident = crate::drive::runtime::handle().block_on(inner.ident());
         let fields = inner
             .request_fields(&ident, &method, posting, content_type, extra)
             .unwrap();
@@ -1544,7 +1285,7 @@ mod tests {
         let inner = Inner::new(cfg, Arc::new(NoSink)).unwrap();
         let none = HeaderMap::new();
         let head = |method: Method, extra: &HeaderMap| {
-            let head = crate::runtime::handle()
+            let head = crate::drive::runtime::handle()
                 .block_on(inner.request_head(&method, method == Method::POST, extra))
                 .unwrap();
             (String::from_utf8(head.to_vec()).unwrap(), head.as_ptr())
