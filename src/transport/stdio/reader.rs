@@ -1,0 +1,347 @@
+//! The read side of the child's stdout, shared by the reader task and a caller's
+//! thread blocked in a call (see [`crate::drive`]).
+
+use super::SinkRef;
+use super::*;
+use crate::drive::park::Parker;
+use crate::error::{Error, Status};
+use crate::framing::{LineFramer, LineTooLong};
+use bytes::Bytes;
+use nix::sys::epoll::{Epoll, EpollEvent, EpollFlags, EpollTimeout};
+use std::collections::VecDeque;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::{watch, Notify};
+
+pub(super) const READ_CHUNK: usize = 64 * 1024;
+
+/// A parker's identity: one per thread, alive as long as its thread.
+pub(super) fn parker_id(parker: &Parker) -> usize {
+    std::ptr::from_ref(parker) as usize
+}
+
+/// After a blocking call, the watch on the server's stdout is left disarmed, so
+/// that the next call need not disarm it again: re-arming it after each call and
+/// disarming it before the next cost two `epoll_ctl` a call, 0.5 µs of a 7.5 µs
+/// sequential call on one CPU (interleaved runs of a build without them). A task
+/// ([`rearm_later`]) arms it again when it finds the pipe free, checking every
+/// `REARM_AFTER`; what the server sends between calls is read at most about this
+/// late, and a message sent meanwhile arms it at once ([`Transport::send`](crate::transport::Transport::send)).
+pub(super) const REARM_AFTER: Duration = Duration::from_millis(1);
+
+/// Arms the watch once no blocking call holds the pipe (see [`REARM_AFTER`]).
+pub(super) async fn rearm_later(reader: std::sync::Weak<Reader>) {
+    loop {
+        tokio::time::sleep(REARM_AFTER).await;
+        let Some(reader) = reader.upgrade() else { return };
+        if reader.try_acquire() {
+            reader.rearm_pending.store(false, Ordering::SeqCst);
+            reader.rearm();
+            reader.release();
+            return;
+        }
+    }
+}
+
+/// The read side of the child's stdout, shared by the reader task and a caller's
+/// thread blocked in a call ([`Drive::drive`](crate::drive::Drive::drive)). One of them reads at a time
+/// (`busy`). A caller's thread delivers only responses: at the first other message it
+/// stops, leaving that line and the ones after it to the reader task, in order, so
+/// notification and progress callbacks keep running on mcpc's threads, and a call's
+/// progress callbacks all run before its response completes it.
+pub(super) struct Reader {
+    /// The child's stdout, non-blocking.
+    pub(super) fd: OwnedFd,
+    /// An epoll set holding only `fd`, one-shot: the reader task waits on the set,
+    /// and a caller's thread disarms it while it reads, so the task (and the runtime
+    /// thread it runs on) is not woken for what the caller reads itself.
+    pub(super) watch: AsyncFd<Watch>,
+    pub(super) busy: AtomicBool,
+    /// A claimer disarmed the watch and left it so ([`REARM_AFTER`]): the next
+    /// claimer need not disarm it. Whoever arms it clears this first.
+    pub(super) watch_off: AtomicBool,
+    /// A task that arms the watch again is on its way ([`rearm_later`]).
+    pub(super) rearm_pending: AtomicBool,
+    /// The parker (its address) of the caller's thread that holds `busy` between its
+    /// turns at reading ([`Drive::claim`](crate::drive::Drive::claim)); 0 when none does.
+    pub(super) claimant: AtomicUsize,
+    /// Wakes the reader task when a caller stops reading with work left.
+    pub(super) handback: Notify,
+    pub(super) state: Mutex<ReadState>,
+    pub(super) sink: SinkRef,
+    pub(super) replies: Arc<Writer>,
+    pub(super) growth: PipeGrowth,
+}
+
+pub(super) struct Watch(pub(super) Epoll);
+
+impl AsRawFd for Watch {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.0 .0.as_raw_fd()
+    }
+}
+
+pub(super) struct ReadState {
+    pub(super) framer: LineFramer,
+    pub(super) buf: Box<[u8]>,
+    /// Lines a caller's thread read but left for the reader task.
+    pub(super) deferred: VecDeque<Vec<u8>>,
+    /// The line cap was exceeded while a caller read: the reader task reports it.
+    pub(super) too_long: Option<LineTooLong>,
+}
+
+/// How reading stopped.
+pub(super) enum ReadEnd {
+    /// Nothing more to read for now.
+    Drained,
+    Eof,
+    Failed(Error),
+}
+
+impl Reader {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, ReadState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn try_acquire(&self) -> bool {
+        self.busy
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    pub(super) fn release(&self) {
+        self.busy.store(false, Ordering::SeqCst);
+    }
+
+    /// Arms the one-shot watch (level-triggered: what is already in the pipe
+    /// fires at once), or disarms it.
+    pub(super) fn arm(&self, on: bool) {
+        let events = if on {
+            EpollFlags::EPOLLIN | EpollFlags::EPOLLONESHOT
+        } else {
+            EpollFlags::EPOLLONESHOT
+        };
+        let _ = self
+            .watch
+            .get_ref()
+            .0
+            .modify(self.fd.as_fd(), &mut EpollEvent::new(events, 0));
+    }
+
+    /// Arms the watch: the pipe is the reader task's again.
+    pub(super) fn rearm(&self) {
+        self.watch_off.store(false, Ordering::SeqCst);
+        self.arm(true);
+    }
+
+    pub(super) fn read_some(&self, buf: &mut [u8]) -> nix::Result<usize> {
+        loop {
+            match nix::unistd::read(self.fd.as_raw_fd(), buf) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                // A full default-sized pipe: a large message is crossing.
+                Ok(n) if n >= LARGE => {
+                    self.growth.grow(self.fd.as_fd());
+                    return Ok(n);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The reader task's turn: delivers what a caller left, then reads until the
+    /// pipe is empty.
+    pub(super) fn drain(&self) -> ReadEnd {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        while let Some(line) = st.deferred.pop_front() {
+            self.deliver(&line, None);
+        }
+        if let Some(too_long) = st.too_long.take() {
+            return ReadEnd::Failed(too_long_error(too_long));
+        }
+        loop {
+            let read = {
+                let _corked = Corked::new(&self.replies);
+                st.framer.read_with(
+                    &mut st.buf,
+                    |dst| self.read_some(dst),
+                    |line, whole| self.deliver(line, whole),
+                )
+            };
+            match read {
+                Err(too_long) => return ReadEnd::Failed(too_long_error(too_long)),
+                Ok(Ok(0)) => return ReadEnd::Eof,
+                Ok(Ok(_)) => {}
+                Ok(Err(nix::errno::Errno::EAGAIN)) => return ReadEnd::Drained,
+                Ok(Err(e)) => {
+                    return ReadEnd::Failed(Error::new(
+                        Status::MCPC_ERR_TRANSPORT,
+                        format!("reading from the server failed: {}", std::io::Error::from(e)),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Delivers a line (given whole, as `Bytes`, when it is large: see
+    /// [`LineFramer::feed`]).
+    pub(super) fn deliver(&self, line: &[u8], whole: Option<&Bytes>) {
+        if let Ok(Some(mut reply)) = self.sink.deliver_whole(line, whole) {
+            reply.body.push(b'\n');
+            let _ = self.replies.send(reply.body);
+        }
+    }
+
+    /// Reserves reading for a caller's thread before it sends its request (see
+    /// [`Drive::claim`](crate::drive::Drive::claim)): `busy` taken and the watch disarmed now, so that
+    /// the response cannot wake the reader task's runtime thread in the moment
+    /// between the request going out and the caller's first turn. Disarming only
+    /// at that turn lost the race to a fast server on most sequential calls across
+    /// two CPUs (strace: the runtime thread woke about once a call).
+    pub(super) fn claim(&self, parker: &Parker) -> bool {
+        if !self.try_acquire() {
+            return false;
+        }
+        if !self.watch_off.load(Ordering::SeqCst) {
+            self.arm(false);
+        }
+        self.claimant.store(parker_id(parker), Ordering::SeqCst);
+        true
+    }
+
+    /// Ends a claim that this thread still holds, leaving the watch disarmed for
+    /// the next call (see [`REARM_AFTER`]): true if it ended one.
+    pub(super) fn unclaim(&self, parker: &Parker) -> bool {
+        if self
+            .claimant
+            .compare_exchange(parker_id(parker), 0, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.watch_off.store(true, Ordering::SeqCst);
+            self.release();
+            return true;
+        }
+        false
+    }
+
+    /// A caller's turn (see [`Drive::drive`](crate::drive::Drive::drive)): waits on the pipe and the
+    /// caller's parker, delivering responses, until the parker is woken. Under a
+    /// claim, the caller keeps `busy` after a turn that left nothing to hand back.
+    pub(super) fn read_here(&self, parker: &Parker) -> bool {
+        let claimed = self.claimant.load(Ordering::SeqCst) == parker_id(parker);
+        if !claimed {
+            if !self.try_acquire() {
+                return false;
+            }
+            self.arm(false);
+        }
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        // Lines left for the reader task come first; so do ends it must report.
+        let mut hand_back = !st.deferred.is_empty() || st.too_long.is_some();
+        while !hand_back && !parker.is_notified() {
+            parker.wait(Some(self.fd.as_fd()));
+            let deferred = &mut st.deferred;
+            let read = st.framer.read_with(
+                &mut st.buf,
+                |dst| self.read_some(dst),
+                |line, whole| {
+                    if !deferred.is_empty() || self.sink.deliver_response_whole(line, whole).is_none() {
+                        deferred.push_back(line.to_vec());
+                    }
+                },
+            );
+            match read {
+                Err(e) => {
+                    st.too_long = Some(e);
+                    hand_back = true;
+                }
+                // End of stream, or a failed read: the reader task reports it.
+                Ok(Ok(0)) => hand_back = true,
+                Ok(Ok(_)) => hand_back = !st.deferred.is_empty(),
+                // Woken by the parker, or spuriously.
+                Ok(Err(nix::errno::Errno::EAGAIN)) => {}
+                Ok(Err(_)) => hand_back = true,
+            }
+        }
+        drop(guard);
+        if claimed {
+            if !hand_back {
+                return true;
+            }
+            self.claimant.store(0, Ordering::SeqCst);
+        }
+        self.watch_off.store(false, Ordering::SeqCst);
+        self.release();
+        // What comes next (or is already in the pipe) is the reader task's again.
+        self.arm(true);
+        if hand_back {
+            self.handback.notify_one();
+        }
+        !hand_back
+    }
+}
+
+pub(super) fn too_long_error(too_long: LineTooLong) -> Error {
+    Error::new(
+        Status::MCPC_ERR_MESSAGE_TOO_LARGE,
+        format!(
+            "the server sent a message longer than the {} byte limit",
+            too_long.limit
+        ),
+    )
+}
+
+pub(super) async fn read_loop(reader: Arc<Reader>, mut exit_rx: watch::Receiver<Option<ExitStatus>>) {
+    let end = loop {
+        // The pipe became readable, or a caller's thread stopped reading with work left.
+        tokio::select! {
+            biased;
+            _ = reader.handback.notified() => {}
+            ready = reader.watch.readable() => match ready {
+                Ok(mut guard) => {
+                    // Takes the event off the set (the one-shot entry is now disarmed).
+                    let mut events = [EpollEvent::empty()];
+                    let _ = reader.watch.get_ref().0.wait(&mut events, EpollTimeout::ZERO);
+                    guard.clear_ready();
+                }
+                Err(e) => break ReadEnd::Failed(Error::new(
+                    Status::MCPC_ERR_TRANSPORT,
+                    format!("reading from the server failed: {e}"),
+                )),
+            },
+        }
+        if !reader.try_acquire() {
+            // A caller's thread reads; it re-arms the watch when it stops.
+            continue;
+        }
+        let end = reader.drain();
+        if matches!(end, ReadEnd::Drained) {
+            reader.rearm();
+        }
+        reader.release();
+        if !matches!(end, ReadEnd::Drained) {
+            break end;
+        }
+    };
+    let err = match end {
+        ReadEnd::Failed(e) => e,
+        _ => {
+            let status = exit_status_soon(&mut exit_rx).await;
+            let partial = if reader.lock().framer.pending() > 0 {
+                " in the middle of a message"
+            } else {
+                ""
+            };
+            Error::new(
+                Status::MCPC_ERR_TRANSPORT,
+                format!("the server closed its stdout{partial} ({})", describe(status)),
+            )
+        }
+    };
+    reader.sink.closed(err);
+}
