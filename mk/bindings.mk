@@ -6,8 +6,8 @@
 #                      a server built on the Python `mcp` SDK (its own venv, pinned)
 #   make test-cpp      builds tests/bindings/cpp_test.cpp (C++17, -Wall -Wextra -Werror)
 #                      and runs it under valgrind (MCPC_VALGRIND=0 skips that pass) and
-#                      again built with ASan and UBSan; compiles and runs the README's
-#                      C++ example
+#                      again built with ASan and UBSan; compiles and runs the C++
+#                      example of bindings/cpp/README.md
 #   make python-wheel  just the wheel, in build/python/dist
 
 PYTEST_PIN     := pytest==9.1.1
@@ -43,10 +43,12 @@ python-wheel: lib $(PY_VENV)/.pins
 	@ls $(PY_BUILD)/dist/mcpc-*-py3-none-*.whl >/dev/null || { echo "python-wheel: expected a platform wheel"; exit 1; }
 
 # MCPC_EXPECT_BUNDLED: the tests check that the wheel's own copy of the library is the
-# one loaded. pytest exits 5 when it collected no test: make fails on any nonzero exit.
+# one loaded. MCPC_README: the README that shows the examples. pytest exits 5 when it
+# collected no test: make fails on any nonzero exit.
 test-python: python-wheel $(MCP_VENV)/.pins
 	$(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(PY_BUILD)/dist/mcpc-*.whl
 	cd $(PY_BUILD) && env -u MCPC_LIBRARY MCPC_REPO=$(CURDIR) MCPC_PYTHON=$(PYTHON) MCPC_EXPECT_BUNDLED=1 \
+	    MCPC_README=$(CURDIR)/bindings/python/README.md \
 	    MCPC_TEST_MCP_PYTHON=$(CURDIR)/$(MCP_VENV)/bin/python MCPC_REQUIRE_MCP=1 PYTHONDONTWRITEBYTECODE=1 \
 	    $(CURDIR)/$(PY_VENV)/bin/python -m pytest -p no:cacheprovider -q $(CURDIR)/bindings/python/tests
 

@@ -1,19 +1,20 @@
 #!/bin/bash
-# Each C example in README.md is the file its marker names, word for word; each
-# compiles with -Wall -Wextra -Werror and runs against the demo server.
+# Each C example shown in the docs (README.md, docs/transports.md) is the file its
+# marker names, word for word; each compiles with -Wall -Wextra -Werror and runs
+# against the demo server.
 set -u
 LIB=${LIB:-target/debug}
 mkdir -p build
 passed=0
 failed=0
 
-check() {  # FILE PATTERN...
-    local file=$1
-    shift
+check() {  # DOC FILE PATTERN...
+    local doc=$1 file=$2
+    shift 2
     local block
-    block=$(awk -v m="<!-- example: $file -->" '$0 == m {f=1; next} f && /^```c$/ {g=1; next} g && /^```$/ {exit} g' README.md)
+    block=$(awk -v m="<!-- example: $file -->" '$0 == m {f=1; next} f && /^```c$/ {g=1; next} g && /^```$/ {exit} g' "$doc")
     if [ "$block" != "$(cat "$file")" ]; then
-        echo "FAIL $file: README.md's copy differs"
+        echo "FAIL $file: $doc's copy differs"
         diff <(echo "$block") "$file" | head -20
         failed=$((failed + 1))
         return
@@ -39,9 +40,9 @@ check() {  # FILE PATTERN...
     passed=$((passed + 1))
 }
 
-check examples/hello.c 'tool: echo' 'structured: {"sum":5}'
-check examples/async.c 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
-check examples/seam.c 'echo: over the seam'
+check README.md examples/hello.c 'tool: echo' 'structured: {"sum":5}'
+check README.md examples/async.c 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
+check docs/transports.md examples/seam.c 'echo: over the seam'
 
 echo "readme examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

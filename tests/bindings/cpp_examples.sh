@@ -1,7 +1,7 @@
 #!/bin/bash
-# The C++ example of README.md (bindings/cpp/examples/hello.cpp) is README's copy word
-# for word, compiles with -std=c++17 -Wall -Wextra -Werror and runs against the demo
-# server. Ends with "N passed, N failed".
+# The C++ example of bindings/cpp/README.md (bindings/cpp/examples/hello.cpp) is that
+# README's copy word for word, compiles with -std=c++17 -Wall -Wextra -Werror and runs
+# against the demo server. Ends with "N passed, N failed".
 set -u
 CXX=${CXX:-g++}
 LIB=${LIB:-target/debug}
@@ -15,7 +15,8 @@ run() {  # NAME COMMAND...
 }
 example=bindings/cpp/examples/hello.cpp
 bin=build/bindings/example_hello_cpp
-run "README.md shows $example" tests/bindings/readme_check.sh "$example"
+run "bindings/cpp/README.md shows $example" env MCPC_README=bindings/cpp/README.md \
+    tests/bindings/readme_check.sh "$example"
 run "$example compiles" $CXX -std=c++17 -Wall -Wextra -Werror -Iinclude -Ibindings/cpp "$example" \
     -L"$LIB" -lmcpc -lpthread -Wl,-rpath,"$PWD/$LIB" -o "$bin"
 expect() {
