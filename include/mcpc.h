@@ -25,20 +25,6 @@
 
 
 /**
- * Most `input_required` rounds one call may take.
- */
-#define MAX_INPUT_ROUNDS 10
-
-/**
- * Error codes of the stateless revision.
- */
-#define HEADER_MISMATCH -32020
-
-#define MISSING_CAPABILITIES -32021
-
-#define UNSUPPORTED_VERSION -32022
-
-/**
  * stderr of a stdio server is read and discarded (the default).
  */
 #define MCPC_STDERR_DISCARD 0
