@@ -18,46 +18,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/* ===== Errors ===== */
+/* Status codes, the calling thread's last error, freeing strings, the version. */
+
+/**
+ * The version of this header; mcpc_version() gives the library's.
+ */
 #define MCPC_VERSION_MAJOR 0
 #define MCPC_VERSION_MINOR 1
 #define MCPC_VERSION_PATCH 0
 #define MCPC_VERSION "0.1.0"
-
-
-/**
- * Most `input_required` rounds one call may take.
- */
-#define MAX_INPUT_ROUNDS 10
-
-/**
- * Error codes of the stateless revision.
- */
-#define HEADER_MISMATCH -32020
-
-#define MISSING_CAPABILITIES -32021
-
-#define UNSUPPORTED_VERSION -32022
-
-/**
- * stderr of a stdio server is read and discarded (the default).
- */
-#define MCPC_STDERR_DISCARD 0
-
-/**
- * stderr of a stdio server goes to this process's stderr.
- */
-#define MCPC_STDERR_INHERIT 1
-
-/**
- * Negotiation mode: probe with `server/discover`, use 2026-07-28 when the server
- * speaks it and fall back to `initialize` for older servers (the default).
- */
-#define MCPC_NEGOTIATE_AUTO 0
-
-/**
- * Negotiation mode: `initialize` only (2024-11-05 to 2025-11-25), never a probe.
- */
-#define MCPC_NEGOTIATE_LEGACY 1
 
 /**
  * Status of an mcpc call. `MCPC_OK` is success; every other value is an error
@@ -183,31 +157,75 @@ typedef enum {
 } mcpc_status_t;
 
 /**
- * A cancellation handle. Pass it in `mcpc_call_opts_t.cancel`; trigger it from
- * any thread to make the calls that carry it return `MCPC_ERR_CANCELLED` at once.
- * Once triggered it stays triggered; make a new one for the next call.
+ * The message of the last error on this thread: what failed and why, naming its
+ * context (for example `tools/call "slow": timed out after 5000 ms`). "" when the last
+ * mcpc call on this thread succeeded. Never NULL.
+ * Ownership: borrowed; valid until the next call on this thread of an mcpc function
+ * that returns mcpc_status_t (each of those clears it on entry and sets it on
+ * failure). Accessors that return no status (mcpc_result_*, mcpc_tool_list_* other
+ * than _to_json, mcpc_status_name, mcpc_last_error_*, the _free functions) leave it alone,
+ * so after MCPC_ERR_TOOL the message and the result can be read in any order.
+ * Threads: per thread; each thread sees its own last error.
  */
-typedef struct mcpc_cancel_t mcpc_cancel_t;
+const char *mcpc_last_error_message(void);
 
 /**
- * A connected MCP client. Thread-safe: any number of threads may call it at once,
- * and their requests are multiplexed over its one connection.
+ * The status of the last error on this thread (MCPC_OK when the last call succeeded).
  */
-typedef struct mcpc_client_t mcpc_client_t;
+mcpc_status_t mcpc_last_error_status(void);
 
 /**
- * One outgoing message of a request/response transport, waiting for the host to
- * complete it (mcpc_exchange_complete) or fail it (mcpc_exchange_fail), exactly once,
- * from any thread.
+ * The JSON-RPC error code of the last error on this thread when it was MCPC_ERR_RPC
+ * (or a handshake refused with a JSON-RPC error); 0 otherwise.
  */
-typedef struct mcpc_exchange_t mcpc_exchange_t;
+int64_t mcpc_last_error_rpc_code(void);
 
 /**
- * An asynchronous operation started by an `_async` function. Its completion
- * callback runs exactly once, whether or not the handle is still held.
- * Thread-safe: cancel it from any thread; free it with mcpc_op_free.
+ * The name of a status value, such as "MCPC_ERR_TIMEOUT"; "MCPC_UNKNOWN_STATUS" for a
+ * value this library does not define. Never NULL.
+ * Ownership: static; never free it.
+ * Threads: any thread.
  */
-typedef struct mcpc_op_t mcpc_op_t;
+const char *mcpc_status_name(int32_t status);
+
+/**
+ * Frees a string that mcpc handed out as owned (`char *`). NULL is a no-op.
+ * Never pass it a borrowed (`const char *`) string, and never free mcpc strings with free().
+ *
+ * # Safety
+ * `s` is NULL or an owned string from mcpc, freed only once.
+ */
+void mcpc_string_free(char *s);
+
+/**
+ * This library's version, "MAJOR.MINOR.PATCH"; equals the MCPC_VERSION macros of the
+ * header it was built with. Ownership: static; never free it. Threads: any thread.
+ */
+const char *mcpc_version(void);
+
+/* ===== Options ===== */
+/* Client settings: made once, read by each connect function. */
+
+/**
+ * stderr of a stdio server is read and discarded (the default).
+ */
+#define MCPC_STDERR_DISCARD 0
+
+/**
+ * stderr of a stdio server goes to this process's stderr.
+ */
+#define MCPC_STDERR_INHERIT 1
+
+/**
+ * Negotiation mode: probe with `server/discover`, use 2026-07-28 when the server
+ * speaks it and fall back to `initialize` for older servers (the default).
+ */
+#define MCPC_NEGOTIATE_AUTO 0
+
+/**
+ * Negotiation mode: `initialize` only (2024-11-05 to 2025-11-25), never a probe.
+ */
+#define MCPC_NEGOTIATE_LEGACY 1
 
 /**
  * Client settings: a builder. Make it with mcpc_options_new, set what you need,
@@ -216,105 +234,6 @@ typedef struct mcpc_op_t mcpc_op_t;
  * Threads: not thread-safe; use one options object from one thread at a time.
  */
 typedef struct mcpc_options_t mcpc_options_t;
-
-/**
- * The result of a tool call. Immutable: any thread may read it, also concurrently.
- * Strings it hands out are borrowed and live until mcpc_result_free.
- */
-typedef struct mcpc_result_t mcpc_result_t;
-
-/**
- * A list of tools, in the order the server listed them. Immutable: any thread may
- * read it. Strings it hands out are borrowed and live until mcpc_tool_list_free.
- */
-typedef struct mcpc_tool_list_t mcpc_tool_list_t;
-
-/**
- * A transport whose channel the host owns. Make it with mcpc_transport_new (stream
- * form) or mcpc_transport_new_request (request/response form), connect a client over
- * it with mcpc_client_connect_transport, push what the server sends with
- * mcpc_transport_deliver, and free the host's handle with mcpc_transport_free.
- * Thread-safe: deliver from any thread.
- */
-typedef struct mcpc_transport_t mcpc_transport_t;
-
-/**
- * Receives progress for a call: `progress` (increasing), `total` (negative when the
- * server gave none) and `message` (NUL-terminated, NULL when absent, borrowed for the
- * duration of the call). Runs on an mcpc thread; calls for one request never overlap.
- * It must not block for long; blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
- */
-typedef void (*mcpc_progress_cb)(void *userdata,
-                                 double progress,
-                                 double total,
-                                 const char *message);
-
-/**
- * Per-call settings. Initialise with mcpc_call_opts_init, then set what you need;
- * NULL in place of the struct means all defaults. The struct is read during the call
- * only; the caller keeps ownership.
- */
-typedef struct {
-  /**
-   * sizeof(mcpc_call_opts_t), set by mcpc_call_opts_init; lets the struct grow.
-   */
-  uint32_t struct_size;
-  /**
-   * Timeout in milliseconds; 0 means the client's default. Negative is invalid.
-   */
-  int64_t timeout_ms;
-  /**
-   * Cancellation handle (may be NULL); triggering it from any thread cancels the call.
-   */
-  const mcpc_cancel_t *cancel;
-  /**
-   * Progress callback (may be NULL). Asking for progress adds a progress token to the request.
-   */
-  mcpc_progress_cb on_progress;
-  /**
-   * Passed to `on_progress`; must stay valid until the call returns.
-   */
-  void *progress_userdata;
-  /**
-   * When true, each progress notification restarts the timeout...
-   */
-  bool reset_timeout_on_progress;
-  /**
-   * ...but never past this many milliseconds in total (0: no total limit).
-   */
-  int64_t max_total_ms;
-} mcpc_call_opts_t;
-
-/**
- * Completes mcpc_client_connect_stdio_async or mcpc_client_connect_transport_async:
- * on MCPC_OK `client` is the new client, owned by the callee (free it with
- * mcpc_client_free, from any thread); otherwise it is NULL and `error_message` says
- * why (also in mcpc_last_error_* during the call). `error_message` is borrowed for the
- * call ("" on success). Runs exactly once, on an mcpc thread.
- */
-typedef void (*mcpc_connect_done_cb)(void *userdata,
-                                     mcpc_status_t status,
-                                     mcpc_client_t *client,
-                                     const char *error_message);
-
-/**
- * Completes mcpc_client_list_tools_async: on MCPC_OK `list` is owned by the callee
- * (free with mcpc_tool_list_free); otherwise NULL. Otherwise as mcpc_connect_done_cb.
- */
-typedef void (*mcpc_list_done_cb)(void *userdata,
-                                  mcpc_status_t status,
-                                  mcpc_tool_list_t *list,
-                                  const char *error_message);
-
-/**
- * Completes mcpc_client_call_tool_async: on MCPC_OK and MCPC_ERR_TOOL `result` is owned
- * by the callee (free with mcpc_result_free); otherwise NULL. Otherwise as
- * mcpc_connect_done_cb.
- */
-typedef void (*mcpc_call_done_cb)(void *userdata,
-                                  mcpc_status_t status,
-                                  mcpc_result_t *result,
-                                  const char *error_message);
 
 /**
  * Receives one line the server wrote to stderr: `line` (not NUL-terminated, may
@@ -356,435 +275,6 @@ typedef int32_t (*mcpc_token_cb)(void *userdata,
                                  const char *www_authenticate,
                                  char *buf,
                                  size_t buf_len);
-
-/**
- * Sends one outgoing JSON-RPC message (`data`, `len` bytes, one compact JSON object
- * with no line end and no NUL terminator) on the host's channel. Returns 0 on
- * success; any other value fails the message (its request returns
- * MCPC_ERR_TRANSPORT), not the connection.
- * Runs on an mcpc blocking-pool thread, never a runtime worker; calls for one
- * transport never overlap and come in send order. `data` is borrowed for the call.
- * It may call mcpc_transport_deliver (also for the response to this very message);
- * blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
- */
-typedef int32_t (*mcpc_transport_send_cb)(void *userdata,
-                                          const char *data,
-                                          size_t len);
-
-/**
- * Closes the host's channel. Runs exactly once, when the client closes (after every
- * queued message went out), on an mcpc blocking-pool thread; never if the transport
- * is freed without having been attached to a client.
- */
-typedef void (*mcpc_transport_close_cb)(void *userdata);
-
-/**
- * Hands one outgoing JSON-RPC message to a request/response host: `exchange` is owned
- * by the host from here on and must be completed or failed exactly once, from any
- * thread, now or later. Messages that expect no response (notifications, answers to
- * server requests; mcpc_exchange_expects_response says which) are completed with no
- * body. Returns 0 on success; any other value fails the message, and then the host
- * must not touch `exchange` (mcpc reclaims it).
- * Threads and reentrancy: as for mcpc_transport_send_cb.
- */
-typedef int32_t (*mcpc_transport_request_cb)(void *userdata,
-                                             mcpc_exchange_t *exchange,
-                                             const char *data,
-                                             size_t len);
-
-#ifdef __cplusplus
-extern "C" {
-#endif // __cplusplus
-
-/**
- * Makes a cancellation handle.
- * Ownership: the caller owns it; free with mcpc_cancel_free once no call uses it.
- * Threads: any thread.
- * Errors: none (returns NULL only if allocation panicked).
- */
-mcpc_cancel_t *mcpc_cancel_new(void);
-
-/**
- * Triggers the handle: every call using it sends `notifications/cancelled` for its
- * request and returns MCPC_ERR_CANCELLED. A local cancel does not prove that the
- * server stopped the work. Idempotent; NULL is ignored.
- * Threads: any thread, concurrently with the call it cancels; also from mcpc callbacks.
- *
- * # Safety
- * `cancel` is NULL or a live handle from mcpc_cancel_new.
- */
-void mcpc_cancel_trigger(const mcpc_cancel_t *cancel);
-
-/**
- * True once the handle was triggered. NULL gives false.
- * Threads: any thread.
- *
- * # Safety
- * `cancel` is NULL or a live handle from mcpc_cancel_new.
- */
-bool mcpc_cancel_is_triggered(const mcpc_cancel_t *cancel);
-
-/**
- * Frees the handle. NULL is a no-op. Calls still using it keep their own reference,
- * so freeing does not cancel them.
- * Threads: any thread.
- *
- * # Safety
- * `cancel` is NULL or a live handle from mcpc_cancel_new, freed only once.
- */
-void mcpc_cancel_free(mcpc_cancel_t *cancel);
-
-/**
- * Fills `opts` with the defaults (client timeout, no cancel, no progress) and sets
- * `struct_size`. Does nothing for NULL.
- *
- * # Safety
- * `opts` is NULL or points to writable memory for one mcpc_call_opts_t.
- */
-void mcpc_call_opts_init(mcpc_call_opts_t *opts);
-
-/**
- * Starts a server as a child process and connects to it over stdio: spawns
- * `argv[0]` (looked up in PATH when it has no slash) with `argv[1..argc]`, runs the
- * initialize handshake, and sends notifications/initialized. Blocks until the client is
- * ready or the options' timeout passes. The child runs in its own process group and
- * belongs to the client: mcpc_client_close stops and reaps it and its group.
- * Ownership: `argv` and `opts` are read during the call only (`opts` may be NULL for
- * the defaults). On success `*out_client` is owned by the caller; free it with
- * mcpc_client_free. On failure `*out_client` is NULL and no process is left.
- * Threads: any thread except mcpc's own (from an mcpc callback it returns
- * MCPC_ERR_WOULD_DEADLOCK).
- * Errors: MCPC_ERR_INVALID_ARG (NULL, argc 0), MCPC_ERR_INVALID_UTF8, MCPC_ERR_SPAWN,
- * MCPC_ERR_HANDSHAKE, MCPC_ERR_TIMEOUT, MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE,
- * MCPC_ERR_WOULD_DEADLOCK.
- *
- * # Safety
- * `argv` is NULL or holds `argc` NUL-terminated strings; `opts` is NULL or live;
- * `out_client` is NULL or writable.
- */
-mcpc_status_t mcpc_client_connect_stdio(const char *const *argv,
-                                        size_t argc,
-                                        const mcpc_options_t *opts,
-                                        mcpc_client_t **out_client);
-
-/**
- * The server's initialize result as JSON (`protocolVersion`, `capabilities`,
- * `serverInfo`, `instructions`), or under 2026-07-28 its `server/discover` result
- * (`supportedVersions`, `capabilities`, `_meta` with the server info, `instructions`),
- * as the server sent it.
- * Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
- * Threads: any thread, concurrently.
- * Errors: MCPC_ERR_INVALID_ARG (NULL).
- *
- * # Safety
- * `client` is NULL or live; `out_json` is NULL or writable.
- */
-mcpc_status_t mcpc_client_server_info(const mcpc_client_t *client,
-                                      char **out_json);
-
-/**
- * The protocol version in use, such as "2025-11-25". NULL if `client` is NULL.
- * Ownership: borrowed; valid until mcpc_client_free. Threads: any thread.
- *
- * # Safety
- * `client` is NULL or live.
- */
-const char *mcpc_client_protocol_version(const mcpc_client_t *client);
-
-/**
- * How the protocol version in use was chosen: "discover" (auto mode: the server's
- * `server/discover` listed 2026-07-28), "fallback" (auto mode: the probe showed an older
- * server, and `initialize` chose the version), "initialize" (legacy mode), or "pinned".
- * NULL if `client` is NULL.
- * Ownership: borrowed; valid until mcpc_client_free. Threads: any thread.
- *
- * # Safety
- * `client` is NULL or live.
- */
-const char *mcpc_client_negotiated_by(const mcpc_client_t *client);
-
-/**
- * Lists all the server's tools, following `nextCursor` page by page. Fails with
- * MCPC_ERR_CURSOR_REPEATED when a cursor repeats one already seen in this listing,
- * MCPC_ERR_DUPLICATE_TOOL when a tool name appears twice, MCPC_ERR_TOO_MANY_PAGES past
- * the configured page limit; each message names the cursor or tool. The timeout
- * covers the whole listing.
- * Ownership: `opts` is read during the call (NULL: defaults). On success `*out_list`
- * is owned by the caller; free with mcpc_tool_list_free.
- * Threads: any thread, concurrently with other calls on the same client; not from
- * mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
- * Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_RPC,
- * MCPC_ERR_PROTOCOL, MCPC_ERR_TRANSPORT, MCPC_ERR_CLOSED, the three listing errors above.
- *
- * # Safety
- * `client` is NULL or live; `opts` is NULL or initialised; `out_list` is NULL or writable.
- */
-mcpc_status_t mcpc_client_list_tools(const mcpc_client_t *client,
-                                     const mcpc_call_opts_t *opts,
-                                     mcpc_tool_list_t **out_list);
-
-/**
- * Calls tool `name` with `arguments_json` (a JSON object, or NULL for none) and
- * waits for its result. On MCPC_OK and on MCPC_ERR_TOOL (the tool ran and reported
- * failure with `isError: true`) `*out_result` holds the result, whose text says what
- * went wrong. A JSON-RPC error (for example an unknown tool) is MCPC_ERR_RPC with its
- * code in mcpc_last_error_rpc_code(). On timeout or cancel the server is sent
- * `notifications/cancelled` and a late response is dropped; a local cancel does not
- * prove that the server stopped the work.
- * Ownership: the strings and `opts` are read during the call. `*out_result` is owned
- * by the caller (free with mcpc_result_free); it is NULL on any other status.
- * Threads: any thread, concurrently with other calls on the same client; not from
- * mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
- * Errors: MCPC_ERR_INVALID_ARG (NULL, arguments not a JSON object), MCPC_ERR_INVALID_UTF8,
- * MCPC_ERR_TOOL, MCPC_ERR_RPC, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_PROTOCOL,
- * MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE, MCPC_ERR_CLOSED.
- *
- * # Safety
- * `client` is NULL or live; strings are NULL or NUL-terminated; `opts` is NULL or
- * initialised; `out_result` is NULL or writable.
- */
-mcpc_status_t mcpc_client_call_tool(const mcpc_client_t *client,
-                                    const char *name,
-                                    const char *arguments_json,
-                                    const mcpc_call_opts_t *opts,
-                                    mcpc_result_t **out_result);
-
-/**
- * Closes the client: every call in flight returns MCPC_ERR_CLOSED, and the
- * transport shuts down (for stdio: stdin closed, then after the close grace SIGTERM
- * to the process group, then SIGKILL; the child is always reaped). Bounded by the
- * options' close grace periods. Idempotent; later calls fail with MCPC_ERR_CLOSED.
- * The handle stays valid until mcpc_client_free.
- * Threads: any thread, also while other threads are in calls on this client; not
- * from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK; use mcpc_client_free there).
- * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_WOULD_DEADLOCK.
- *
- * # Safety
- * `client` is NULL or live.
- */
-mcpc_status_t mcpc_client_close(const mcpc_client_t *client);
-
-/**
- * Closes the client (as mcpc_client_close) and frees it. NULL is a no-op. Called from
- * an mcpc callback it does not block: the close finishes on an mcpc thread.
- * Threads: any thread, once no other thread is using the handle.
- *
- * # Safety
- * `client` is NULL or live, freed only once, with no call on it still running.
- */
-void mcpc_client_free(mcpc_client_t *client);
-
-/**
- * Connects over a caller-supplied transport (see mcpc_transport_new): runs the
- * initialize handshake through the host's callbacks and waits for it. The host
- * delivers the server's messages with mcpc_transport_deliver, from its own threads,
- * also while this call blocks. A transport serves one client.
- * Ownership: `transport` stays the host's (free it with mcpc_transport_free when
- * done delivering); the client holds its own reference. `opts` is read during the
- * call (NULL: defaults). On success `*out_client` is owned by the caller.
- * Threads: any thread except mcpc's own and the host's delivering thread (a blocking
- * call from an mcpc callback returns MCPC_ERR_WOULD_DEADLOCK).
- * Errors: MCPC_ERR_INVALID_ARG (NULL, transport already attached), MCPC_ERR_HANDSHAKE,
- * MCPC_ERR_TIMEOUT, MCPC_ERR_TRANSPORT, MCPC_ERR_WOULD_DEADLOCK.
- *
- * # Safety
- * `transport` is NULL or live; `opts` is NULL or live; `out_client` is NULL or writable.
- */
-mcpc_status_t mcpc_client_connect_transport(const mcpc_transport_t *transport,
-                                            const mcpc_options_t *opts,
-                                            mcpc_client_t **out_client);
-
-/**
- * Starts mcpc_client_connect_stdio without blocking: returns at once, and `on_done`
- * gets the client (or the error) exactly once, on an mcpc thread. Cancelling the op
- * stops the handshake and shuts the server down (`initialize` itself is never sent
- * `notifications/cancelled`).
- * Ownership: `argv` and `opts` are read during this call. `*out_op` (when `out_op` is
- * not NULL) is owned by the caller; free it with mcpc_op_free.
- * Threads: any thread, also from mcpc callbacks.
- * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, argc 0, NULL
- * on_done), MCPC_ERR_INVALID_UTF8. Later errors go to `on_done`, as for
- * mcpc_client_connect_stdio.
- *
- * # Safety
- * As mcpc_client_connect_stdio; `userdata` is passed to `on_done` untouched.
- */
-mcpc_status_t mcpc_client_connect_stdio_async(const char *const *argv,
-                                              size_t argc,
-                                              const mcpc_options_t *opts,
-                                              mcpc_connect_done_cb on_done,
-                                              void *userdata,
-                                              mcpc_op_t **out_op);
-
-/**
- * Starts mcpc_client_connect_transport without blocking; as
- * mcpc_client_connect_stdio_async otherwise.
- * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL transport or
- * on_done).
- *
- * # Safety
- * As mcpc_client_connect_transport; `userdata` is passed to `on_done` untouched.
- */
-mcpc_status_t mcpc_client_connect_transport_async(const mcpc_transport_t *transport,
-                                                  const mcpc_options_t *opts,
-                                                  mcpc_connect_done_cb on_done,
-                                                  void *userdata,
-                                                  mcpc_op_t **out_op);
-
-/**
- * Starts mcpc_client_list_tools without blocking: returns at once, and `on_done` gets
- * the list (or the error) exactly once, on an mcpc thread. A cancel from `opts.cancel`
- * or mcpc_op_cancel stops it with MCPC_ERR_CANCELLED. Closing the client completes it
- * (MCPC_ERR_CLOSED) before the close returns.
- * Ownership: `opts` is read during this call; its progress userdata must stay valid
- * until `on_done` runs. `*out_op` (when not NULL) is owned by the caller.
- * Threads: any thread, also from mcpc callbacks.
- * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG, MCPC_ERR_CLOSED.
- *
- * # Safety
- * As mcpc_client_list_tools; `userdata` is passed to `on_done` untouched.
- */
-mcpc_status_t mcpc_client_list_tools_async(const mcpc_client_t *client,
-                                           const mcpc_call_opts_t *opts,
-                                           mcpc_list_done_cb on_done,
-                                           void *userdata,
-                                           mcpc_op_t **out_op);
-
-/**
- * Starts mcpc_client_call_tool without blocking: returns at once, and `on_done` gets
- * the result (or the error) exactly once, on an mcpc thread. A cancel from
- * `opts.cancel` or mcpc_op_cancel sends `notifications/cancelled` and completes with
- * MCPC_ERR_CANCELLED, even when the response races the cancel. Closing the client
- * completes it (MCPC_ERR_CLOSED) before the close returns.
- * Ownership: `name`, `arguments_json` and `opts` are read during this call; the
- * progress userdata must stay valid until `on_done` runs. `*out_op` (when not NULL)
- * is owned by the caller; free it with mcpc_op_free.
- * Threads: any thread, also from mcpc callbacks.
- * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, arguments not
- * a JSON object), MCPC_ERR_INVALID_UTF8, MCPC_ERR_CLOSED.
- *
- * # Safety
- * As mcpc_client_call_tool; `userdata` is passed to `on_done` untouched.
- */
-mcpc_status_t mcpc_client_call_tool_async(const mcpc_client_t *client,
-                                          const char *name,
-                                          const char *arguments_json,
-                                          const mcpc_call_opts_t *opts,
-                                          mcpc_call_done_cb on_done,
-                                          void *userdata,
-                                          mcpc_op_t **out_op);
-
-/**
- * Connects to a Streamable HTTP endpoint and runs the initialize handshake. `url`
- * must be `https://`, or `http://` on a loopback host (127.0.0.0/8, ::1, localhost);
- * anything else is refused with MCPC_ERR_INSECURE_URL before any connection is made,
- * and a URL with credentials in it is refused with MCPC_ERR_INVALID_ARG. TLS is
- * always verified: the system's roots plus any CA given in the options. Headers, the
- * bearer token and the token callback come from the options. Redirects are followed
- * only within the endpoint's origin, never from https to http.
- * Ownership and threads: as mcpc_client_connect_stdio.
- * Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_INVALID_UTF8, MCPC_ERR_INSECURE_URL,
- * MCPC_ERR_TLS, MCPC_ERR_TRANSPORT, MCPC_ERR_HTTP, MCPC_ERR_AUTH, MCPC_ERR_HANDSHAKE,
- * MCPC_ERR_TIMEOUT, MCPC_ERR_WOULD_DEADLOCK.
- *
- * # Safety
- * `url` is NULL or NUL-terminated; `opts` is NULL or live; `out_client` is NULL or writable.
- */
-mcpc_status_t mcpc_client_connect_http(const char *url,
-                                       const mcpc_options_t *opts,
-                                       mcpc_client_t **out_client);
-
-/**
- * Starts mcpc_client_connect_http without blocking; as mcpc_client_connect_stdio_async
- * otherwise. URL policy errors are returned here, with no callback.
- *
- * # Safety
- * As mcpc_client_connect_http; `userdata` is passed to `on_done` untouched.
- */
-mcpc_status_t mcpc_client_connect_http_async(const char *url,
-                                             const mcpc_options_t *opts,
-                                             mcpc_connect_done_cb on_done,
-                                             void *userdata,
-                                             mcpc_op_t **out_op);
-
-/**
- * The message of the last error on this thread: what failed and why, naming its
- * context (for example `tools/call "slow": timed out after 5000 ms`). "" when the last
- * mcpc call on this thread succeeded. Never NULL.
- * Ownership: borrowed; valid until the next call on this thread of an mcpc function
- * that returns mcpc_status_t (each of those clears it on entry and sets it on
- * failure). Accessors that return no status (mcpc_result_*, mcpc_tool_list_* other
- * than _to_json, mcpc_status_name, mcpc_last_error_*, the _free functions) leave it alone,
- * so after MCPC_ERR_TOOL the message and the result can be read in any order.
- * Threads: per thread; each thread sees its own last error.
- */
-const char *mcpc_last_error_message(void);
-
-/**
- * The status of the last error on this thread (MCPC_OK when the last call succeeded).
- */
-mcpc_status_t mcpc_last_error_status(void);
-
-/**
- * The JSON-RPC error code of the last error on this thread when it was MCPC_ERR_RPC
- * (or a handshake refused with a JSON-RPC error); 0 otherwise.
- */
-int64_t mcpc_last_error_rpc_code(void);
-
-/**
- * The name of a status value, such as "MCPC_ERR_TIMEOUT"; "MCPC_UNKNOWN_STATUS" for a
- * value this library does not define. Never NULL.
- * Ownership: static; never free it.
- * Threads: any thread.
- */
-const char *mcpc_status_name(int32_t status);
-
-/**
- * This library's version, "MAJOR.MINOR.PATCH"; equals the MCPC_VERSION macros of the
- * header it was built with. Ownership: static; never free it. Threads: any thread.
- */
-const char *mcpc_version(void);
-
-/**
- * Frees a string that mcpc handed out as owned (`char *`). NULL is a no-op.
- * Never pass it a borrowed (`const char *`) string, and never free mcpc strings with free().
- *
- * # Safety
- * `s` is NULL or an owned string from mcpc, freed only once.
- */
-void mcpc_string_free(char *s);
-
-/**
- * Cancels the operation: its completion reports MCPC_ERR_CANCELLED, unless it had
- * already completed, and the server is sent `notifications/cancelled` for a request
- * still in flight. A local cancel does not prove that the server stopped the work.
- * Idempotent; NULL is ignored.
- * Threads: any thread, also from inside mcpc callbacks (including the op's own).
- *
- * # Safety
- * `op` is NULL or a live handle.
- */
-void mcpc_op_cancel(const mcpc_op_t *op);
-
-/**
- * True once the operation has completed or been cancelled (its callback has run or
- * is about to). False for NULL.
- * Threads: any thread.
- *
- * # Safety
- * `op` is NULL or a live handle.
- */
-bool mcpc_op_is_finished(const mcpc_op_t *op);
-
-/**
- * Frees the handle. It does not cancel: the operation runs on and its callback still
- * runs exactly once. NULL is a no-op.
- * Threads: any thread, also from inside the op's own callback.
- *
- * # Safety
- * `op` is NULL or a live handle, freed only once.
- */
-void mcpc_op_free(mcpc_op_t *op);
 
 /**
  * Makes an options object with the defaults: timeout 60000 ms, the newest
@@ -1040,6 +530,333 @@ mcpc_status_t mcpc_options_add_ca_file(mcpc_options_t *opts,
 mcpc_status_t mcpc_options_set_standalone_stream(mcpc_options_t *opts,
                                                  bool enabled);
 
+/* ===== Connecting ===== */
+/* Starting a client over stdio or HTTP, what the server said of itself, closing. */
+
+/**
+ * A connected MCP client. Thread-safe: any number of threads may call it at once,
+ * and their requests are multiplexed over its one connection.
+ */
+typedef struct mcpc_client_t mcpc_client_t;
+
+/**
+ * Starts a server as a child process and connects to it over stdio: spawns
+ * `argv[0]` (looked up in PATH when it has no slash) with `argv[1..argc]`, runs the
+ * initialize handshake, and sends notifications/initialized. Blocks until the client is
+ * ready or the options' timeout passes. The child runs in its own process group and
+ * belongs to the client: mcpc_client_close stops and reaps it and its group.
+ * Ownership: `argv` and `opts` are read during the call only (`opts` may be NULL for
+ * the defaults). On success `*out_client` is owned by the caller; free it with
+ * mcpc_client_free. On failure `*out_client` is NULL and no process is left.
+ * Threads: any thread except mcpc's own (from an mcpc callback it returns
+ * MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, argc 0), MCPC_ERR_INVALID_UTF8, MCPC_ERR_SPAWN,
+ * MCPC_ERR_HANDSHAKE, MCPC_ERR_TIMEOUT, MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE,
+ * MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `argv` is NULL or holds `argc` NUL-terminated strings; `opts` is NULL or live;
+ * `out_client` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_connect_stdio(const char *const *argv,
+                                        size_t argc,
+                                        const mcpc_options_t *opts,
+                                        mcpc_client_t **out_client);
+
+/**
+ * Connects to a Streamable HTTP endpoint and runs the initialize handshake. `url`
+ * must be `https://`, or `http://` on a loopback host (127.0.0.0/8, ::1, localhost);
+ * anything else is refused with MCPC_ERR_INSECURE_URL before any connection is made,
+ * and a URL with credentials in it is refused with MCPC_ERR_INVALID_ARG. TLS is
+ * always verified: the system's roots plus any CA given in the options. Headers, the
+ * bearer token and the token callback come from the options. Redirects are followed
+ * only within the endpoint's origin, never from https to http.
+ * Ownership and threads: as mcpc_client_connect_stdio.
+ * Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_INVALID_UTF8, MCPC_ERR_INSECURE_URL,
+ * MCPC_ERR_TLS, MCPC_ERR_TRANSPORT, MCPC_ERR_HTTP, MCPC_ERR_AUTH, MCPC_ERR_HANDSHAKE,
+ * MCPC_ERR_TIMEOUT, MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `url` is NULL or NUL-terminated; `opts` is NULL or live; `out_client` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_connect_http(const char *url,
+                                       const mcpc_options_t *opts,
+                                       mcpc_client_t **out_client);
+
+/**
+ * The server's initialize result as JSON (`protocolVersion`, `capabilities`,
+ * `serverInfo`, `instructions`), or under 2026-07-28 its `server/discover` result
+ * (`supportedVersions`, `capabilities`, `_meta` with the server info, `instructions`),
+ * as the server sent it.
+ * Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
+ * Threads: any thread, concurrently.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `client` is NULL or live; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_server_info(const mcpc_client_t *client,
+                                      char **out_json);
+
+/**
+ * The protocol version in use, such as "2025-11-25". NULL if `client` is NULL.
+ * Ownership: borrowed; valid until mcpc_client_free. Threads: any thread.
+ *
+ * # Safety
+ * `client` is NULL or live.
+ */
+const char *mcpc_client_protocol_version(const mcpc_client_t *client);
+
+/**
+ * How the protocol version in use was chosen: "discover" (auto mode: the server's
+ * `server/discover` listed 2026-07-28), "fallback" (auto mode: the probe showed an older
+ * server, and `initialize` chose the version), "initialize" (legacy mode), or "pinned".
+ * NULL if `client` is NULL.
+ * Ownership: borrowed; valid until mcpc_client_free. Threads: any thread.
+ *
+ * # Safety
+ * `client` is NULL or live.
+ */
+const char *mcpc_client_negotiated_by(const mcpc_client_t *client);
+
+/**
+ * Closes the client: every call in flight returns MCPC_ERR_CLOSED, and the
+ * transport shuts down (for stdio: stdin closed, then after the close grace SIGTERM
+ * to the process group, then SIGKILL; the child is always reaped). Bounded by the
+ * options' close grace periods. Idempotent; later calls fail with MCPC_ERR_CLOSED.
+ * The handle stays valid until mcpc_client_free.
+ * Threads: any thread, also while other threads are in calls on this client; not
+ * from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK; use mcpc_client_free there).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `client` is NULL or live.
+ */
+mcpc_status_t mcpc_client_close(const mcpc_client_t *client);
+
+/**
+ * Closes the client (as mcpc_client_close) and frees it. NULL is a no-op. Called from
+ * an mcpc callback it does not block: the close finishes on an mcpc thread.
+ * Threads: any thread, once no other thread is using the handle.
+ *
+ * # Safety
+ * `client` is NULL or live, freed only once, with no call on it still running.
+ */
+void mcpc_client_free(mcpc_client_t *client);
+
+/* ===== Calls ===== */
+/* Listing and calling tools, with per-call settings and cancellation handles. */
+
+/**
+ * A cancellation handle. Pass it in `mcpc_call_opts_t.cancel`; trigger it from
+ * any thread to make the calls that carry it return `MCPC_ERR_CANCELLED` at once.
+ * Once triggered it stays triggered; make a new one for the next call.
+ */
+typedef struct mcpc_cancel_t mcpc_cancel_t;
+
+/**
+ * The result of a tool call. Immutable: any thread may read it, also concurrently.
+ * Strings it hands out are borrowed and live until mcpc_result_free.
+ */
+typedef struct mcpc_result_t mcpc_result_t;
+
+/**
+ * A list of tools, in the order the server listed them. Immutable: any thread may
+ * read it. Strings it hands out are borrowed and live until mcpc_tool_list_free.
+ */
+typedef struct mcpc_tool_list_t mcpc_tool_list_t;
+
+/**
+ * Receives progress for a call: `progress` (increasing), `total` (negative when the
+ * server gave none) and `message` (NUL-terminated, NULL when absent, borrowed for the
+ * duration of the call). Runs on an mcpc thread; calls for one request never overlap.
+ * It must not block for long; blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef void (*mcpc_progress_cb)(void *userdata,
+                                 double progress,
+                                 double total,
+                                 const char *message);
+
+/**
+ * Per-call settings. Initialise with mcpc_call_opts_init, then set what you need;
+ * NULL in place of the struct means all defaults. The struct is read during the call
+ * only; the caller keeps ownership.
+ */
+typedef struct {
+  /**
+   * sizeof(mcpc_call_opts_t), set by mcpc_call_opts_init; lets the struct grow.
+   */
+  uint32_t struct_size;
+  /**
+   * Timeout in milliseconds; 0 means the client's default. Negative is invalid.
+   */
+  int64_t timeout_ms;
+  /**
+   * Cancellation handle (may be NULL); triggering it from any thread cancels the call.
+   */
+  const mcpc_cancel_t *cancel;
+  /**
+   * Progress callback (may be NULL). Asking for progress adds a progress token to the request.
+   */
+  mcpc_progress_cb on_progress;
+  /**
+   * Passed to `on_progress`; must stay valid until the call returns.
+   */
+  void *progress_userdata;
+  /**
+   * When true, each progress notification restarts the timeout...
+   */
+  bool reset_timeout_on_progress;
+  /**
+   * ...but never past this many milliseconds in total (0: no total limit).
+   */
+  int64_t max_total_ms;
+} mcpc_call_opts_t;
+
+/**
+ * Lists all the server's tools, following `nextCursor` page by page. Fails with
+ * MCPC_ERR_CURSOR_REPEATED when a cursor repeats one already seen in this listing,
+ * MCPC_ERR_DUPLICATE_TOOL when a tool name appears twice, MCPC_ERR_TOO_MANY_PAGES past
+ * the configured page limit; each message names the cursor or tool. The timeout
+ * covers the whole listing.
+ * Ownership: `opts` is read during the call (NULL: defaults). On success `*out_list`
+ * is owned by the caller; free with mcpc_tool_list_free.
+ * Threads: any thread, concurrently with other calls on the same client; not from
+ * mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_RPC,
+ * MCPC_ERR_PROTOCOL, MCPC_ERR_TRANSPORT, MCPC_ERR_CLOSED, the three listing errors above.
+ *
+ * # Safety
+ * `client` is NULL or live; `opts` is NULL or initialised; `out_list` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_list_tools(const mcpc_client_t *client,
+                                     const mcpc_call_opts_t *opts,
+                                     mcpc_tool_list_t **out_list);
+
+/**
+ * Calls tool `name` with `arguments_json` (a JSON object, or NULL for none) and
+ * waits for its result. On MCPC_OK and on MCPC_ERR_TOOL (the tool ran and reported
+ * failure with `isError: true`) `*out_result` holds the result, whose text says what
+ * went wrong. A JSON-RPC error (for example an unknown tool) is MCPC_ERR_RPC with its
+ * code in mcpc_last_error_rpc_code(). On timeout or cancel the server is sent
+ * `notifications/cancelled` and a late response is dropped; a local cancel does not
+ * prove that the server stopped the work.
+ * Ownership: the strings and `opts` are read during the call. `*out_result` is owned
+ * by the caller (free with mcpc_result_free); it is NULL on any other status.
+ * Threads: any thread, concurrently with other calls on the same client; not from
+ * mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, arguments not a JSON object), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_TOOL, MCPC_ERR_RPC, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_PROTOCOL,
+ * MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * `client` is NULL or live; strings are NULL or NUL-terminated; `opts` is NULL or
+ * initialised; `out_result` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_call_tool(const mcpc_client_t *client,
+                                    const char *name,
+                                    const char *arguments_json,
+                                    const mcpc_call_opts_t *opts,
+                                    mcpc_result_t **out_result);
+
+/**
+ * Fills `opts` with the defaults (client timeout, no cancel, no progress) and sets
+ * `struct_size`. Does nothing for NULL.
+ *
+ * # Safety
+ * `opts` is NULL or points to writable memory for one mcpc_call_opts_t.
+ */
+void mcpc_call_opts_init(mcpc_call_opts_t *opts);
+
+/**
+ * Makes a cancellation handle.
+ * Ownership: the caller owns it; free with mcpc_cancel_free once no call uses it.
+ * Threads: any thread.
+ * Errors: none (returns NULL only if allocation panicked).
+ */
+mcpc_cancel_t *mcpc_cancel_new(void);
+
+/**
+ * Triggers the handle: every call using it sends `notifications/cancelled` for its
+ * request and returns MCPC_ERR_CANCELLED. A local cancel does not prove that the
+ * server stopped the work. Idempotent; NULL is ignored.
+ * Threads: any thread, concurrently with the call it cancels; also from mcpc callbacks.
+ *
+ * # Safety
+ * `cancel` is NULL or a live handle from mcpc_cancel_new.
+ */
+void mcpc_cancel_trigger(const mcpc_cancel_t *cancel);
+
+/**
+ * True once the handle was triggered. NULL gives false.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `cancel` is NULL or a live handle from mcpc_cancel_new.
+ */
+bool mcpc_cancel_is_triggered(const mcpc_cancel_t *cancel);
+
+/**
+ * Frees the handle. NULL is a no-op. Calls still using it keep their own reference,
+ * so freeing does not cancel them.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `cancel` is NULL or a live handle from mcpc_cancel_new, freed only once.
+ */
+void mcpc_cancel_free(mcpc_cancel_t *cancel);
+
+/* ===== Results ===== */
+/* Reading a tool list and a tool result. */
+
+/**
+ * The number of tools (0 for NULL).
+ *
+ * # Safety
+ * `list` is NULL or a live tool list.
+ */
+size_t mcpc_tool_list_len(const mcpc_tool_list_t *list);
+
+/**
+ * The name of tool `index`, or NULL if `list` is NULL or `index` is out of range.
+ * Ownership: borrowed; valid until mcpc_tool_list_free.
+ *
+ * # Safety
+ * `list` is NULL or a live tool list.
+ */
+const char *mcpc_tool_list_name(const mcpc_tool_list_t *list,
+                                size_t index);
+
+/**
+ * Tool `index` as JSON, exactly as the server sent it (its `inputSchema` is the
+ * model-facing parameter schema, unchanged), or NULL if `list` is NULL or `index` is
+ * out of range. Ownership: borrowed; valid until mcpc_tool_list_free.
+ *
+ * # Safety
+ * `list` is NULL or a live tool list.
+ */
+const char *mcpc_tool_list_json(const mcpc_tool_list_t *list,
+                                size_t index);
+
+/**
+ * All tools as one JSON array, each as the server sent it.
+ * Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `list` is NULL or a live tool list; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_tool_list_to_json(const mcpc_tool_list_t *list,
+                                     char **out_json);
+
+/**
+ * Frees a tool list. NULL is a no-op.
+ *
+ * # Safety
+ * `list` is NULL or a live tool list, freed only once.
+ */
+void mcpc_tool_list_free(mcpc_tool_list_t *list);
+
 /**
  * The whole `CallToolResult` as the server sent it (NUL-terminated JSON; content
  * blocks of every type are kept). NULL if `result` is NULL.
@@ -1109,53 +926,210 @@ bool mcpc_result_is_error(const mcpc_result_t *result);
  */
 void mcpc_result_free(mcpc_result_t *result);
 
-/**
- * The number of tools (0 for NULL).
- *
- * # Safety
- * `list` is NULL or a live tool list.
- */
-size_t mcpc_tool_list_len(const mcpc_tool_list_t *list);
+/* ===== Asynchronous calls ===== */
+/* The _async functions, which complete through a callback, and their op handles. */
 
 /**
- * The name of tool `index`, or NULL if `list` is NULL or `index` is out of range.
- * Ownership: borrowed; valid until mcpc_tool_list_free.
- *
- * # Safety
- * `list` is NULL or a live tool list.
+ * An asynchronous operation started by an `_async` function. Its completion
+ * callback runs exactly once, whether or not the handle is still held.
+ * Thread-safe: cancel it from any thread; free it with mcpc_op_free.
  */
-const char *mcpc_tool_list_name(const mcpc_tool_list_t *list,
-                                size_t index);
+typedef struct mcpc_op_t mcpc_op_t;
 
 /**
- * Tool `index` as JSON, exactly as the server sent it (its `inputSchema` is the
- * model-facing parameter schema, unchanged), or NULL if `list` is NULL or `index` is
- * out of range. Ownership: borrowed; valid until mcpc_tool_list_free.
- *
- * # Safety
- * `list` is NULL or a live tool list.
+ * Completes mcpc_client_connect_stdio_async or mcpc_client_connect_transport_async:
+ * on MCPC_OK `client` is the new client, owned by the callee (free it with
+ * mcpc_client_free, from any thread); otherwise it is NULL and `error_message` says
+ * why (also in mcpc_last_error_* during the call). `error_message` is borrowed for the
+ * call ("" on success). Runs exactly once, on an mcpc thread.
  */
-const char *mcpc_tool_list_json(const mcpc_tool_list_t *list,
-                                size_t index);
+typedef void (*mcpc_connect_done_cb)(void *userdata,
+                                     mcpc_status_t status,
+                                     mcpc_client_t *client,
+                                     const char *error_message);
 
 /**
- * All tools as one JSON array, each as the server sent it.
- * Ownership: on success `*out_json` is owned by the caller; free with mcpc_string_free.
- * Errors: MCPC_ERR_INVALID_ARG (NULL).
- *
- * # Safety
- * `list` is NULL or a live tool list; `out_json` is NULL or writable.
+ * Completes mcpc_client_list_tools_async: on MCPC_OK `list` is owned by the callee
+ * (free with mcpc_tool_list_free); otherwise NULL. Otherwise as mcpc_connect_done_cb.
  */
-mcpc_status_t mcpc_tool_list_to_json(const mcpc_tool_list_t *list,
-                                     char **out_json);
+typedef void (*mcpc_list_done_cb)(void *userdata,
+                                  mcpc_status_t status,
+                                  mcpc_tool_list_t *list,
+                                  const char *error_message);
 
 /**
- * Frees a tool list. NULL is a no-op.
+ * Completes mcpc_client_call_tool_async: on MCPC_OK and MCPC_ERR_TOOL `result` is owned
+ * by the callee (free with mcpc_result_free); otherwise NULL. Otherwise as
+ * mcpc_connect_done_cb.
+ */
+typedef void (*mcpc_call_done_cb)(void *userdata,
+                                  mcpc_status_t status,
+                                  mcpc_result_t *result,
+                                  const char *error_message);
+
+/**
+ * Starts mcpc_client_connect_stdio without blocking: returns at once, and `on_done`
+ * gets the client (or the error) exactly once, on an mcpc thread. Cancelling the op
+ * stops the handshake and shuts the server down (`initialize` itself is never sent
+ * `notifications/cancelled`).
+ * Ownership: `argv` and `opts` are read during this call. `*out_op` (when `out_op` is
+ * not NULL) is owned by the caller; free it with mcpc_op_free.
+ * Threads: any thread, also from mcpc callbacks.
+ * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, argc 0, NULL
+ * on_done), MCPC_ERR_INVALID_UTF8. Later errors go to `on_done`, as for
+ * mcpc_client_connect_stdio.
  *
  * # Safety
- * `list` is NULL or a live tool list, freed only once.
+ * As mcpc_client_connect_stdio; `userdata` is passed to `on_done` untouched.
  */
-void mcpc_tool_list_free(mcpc_tool_list_t *list);
+mcpc_status_t mcpc_client_connect_stdio_async(const char *const *argv,
+                                              size_t argc,
+                                              const mcpc_options_t *opts,
+                                              mcpc_connect_done_cb on_done,
+                                              void *userdata,
+                                              mcpc_op_t **out_op);
+
+/**
+ * Starts mcpc_client_connect_http without blocking; as mcpc_client_connect_stdio_async
+ * otherwise. URL policy errors are returned here, with no callback.
+ *
+ * # Safety
+ * As mcpc_client_connect_http; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_connect_http_async(const char *url,
+                                             const mcpc_options_t *opts,
+                                             mcpc_connect_done_cb on_done,
+                                             void *userdata,
+                                             mcpc_op_t **out_op);
+
+/**
+ * Starts mcpc_client_list_tools without blocking: returns at once, and `on_done` gets
+ * the list (or the error) exactly once, on an mcpc thread. A cancel from `opts.cancel`
+ * or mcpc_op_cancel stops it with MCPC_ERR_CANCELLED. Closing the client completes it
+ * (MCPC_ERR_CLOSED) before the close returns.
+ * Ownership: `opts` is read during this call; its progress userdata must stay valid
+ * until `on_done` runs. `*out_op` (when not NULL) is owned by the caller.
+ * Threads: any thread, also from mcpc callbacks.
+ * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * As mcpc_client_list_tools; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_list_tools_async(const mcpc_client_t *client,
+                                           const mcpc_call_opts_t *opts,
+                                           mcpc_list_done_cb on_done,
+                                           void *userdata,
+                                           mcpc_op_t **out_op);
+
+/**
+ * Starts mcpc_client_call_tool without blocking: returns at once, and `on_done` gets
+ * the result (or the error) exactly once, on an mcpc thread. A cancel from
+ * `opts.cancel` or mcpc_op_cancel sends `notifications/cancelled` and completes with
+ * MCPC_ERR_CANCELLED, even when the response races the cancel. Closing the client
+ * completes it (MCPC_ERR_CLOSED) before the close returns.
+ * Ownership: `name`, `arguments_json` and `opts` are read during this call; the
+ * progress userdata must stay valid until `on_done` runs. `*out_op` (when not NULL)
+ * is owned by the caller; free it with mcpc_op_free.
+ * Threads: any thread, also from mcpc callbacks.
+ * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, arguments not
+ * a JSON object), MCPC_ERR_INVALID_UTF8, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * As mcpc_client_call_tool; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_call_tool_async(const mcpc_client_t *client,
+                                          const char *name,
+                                          const char *arguments_json,
+                                          const mcpc_call_opts_t *opts,
+                                          mcpc_call_done_cb on_done,
+                                          void *userdata,
+                                          mcpc_op_t **out_op);
+
+/**
+ * Cancels the operation: its completion reports MCPC_ERR_CANCELLED, unless it had
+ * already completed, and the server is sent `notifications/cancelled` for a request
+ * still in flight. A local cancel does not prove that the server stopped the work.
+ * Idempotent; NULL is ignored.
+ * Threads: any thread, also from inside mcpc callbacks (including the op's own).
+ *
+ * # Safety
+ * `op` is NULL or a live handle.
+ */
+void mcpc_op_cancel(const mcpc_op_t *op);
+
+/**
+ * True once the operation has completed or been cancelled (its callback has run or
+ * is about to). False for NULL.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `op` is NULL or a live handle.
+ */
+bool mcpc_op_is_finished(const mcpc_op_t *op);
+
+/**
+ * Frees the handle. It does not cancel: the operation runs on and its callback still
+ * runs exactly once. NULL is a no-op.
+ * Threads: any thread, also from inside the op's own callback.
+ *
+ * # Safety
+ * `op` is NULL or a live handle, freed only once.
+ */
+void mcpc_op_free(mcpc_op_t *op);
+
+/* ===== Transport seam ===== */
+/* A transport whose channel the host owns, in stream or request/response form. */
+
+/**
+ * One outgoing message of a request/response transport, waiting for the host to
+ * complete it (mcpc_exchange_complete) or fail it (mcpc_exchange_fail), exactly once,
+ * from any thread.
+ */
+typedef struct mcpc_exchange_t mcpc_exchange_t;
+
+/**
+ * A transport whose channel the host owns. Make it with mcpc_transport_new (stream
+ * form) or mcpc_transport_new_request (request/response form), connect a client over
+ * it with mcpc_client_connect_transport, push what the server sends with
+ * mcpc_transport_deliver, and free the host's handle with mcpc_transport_free.
+ * Thread-safe: deliver from any thread.
+ */
+typedef struct mcpc_transport_t mcpc_transport_t;
+
+/**
+ * Sends one outgoing JSON-RPC message (`data`, `len` bytes, one compact JSON object
+ * with no line end and no NUL terminator) on the host's channel. Returns 0 on
+ * success; any other value fails the message (its request returns
+ * MCPC_ERR_TRANSPORT), not the connection.
+ * Runs on an mcpc blocking-pool thread, never a runtime worker; calls for one
+ * transport never overlap and come in send order. `data` is borrowed for the call.
+ * It may call mcpc_transport_deliver (also for the response to this very message);
+ * blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef int32_t (*mcpc_transport_send_cb)(void *userdata,
+                                          const char *data,
+                                          size_t len);
+
+/**
+ * Closes the host's channel. Runs exactly once, when the client closes (after every
+ * queued message went out), on an mcpc blocking-pool thread; never if the transport
+ * is freed without having been attached to a client.
+ */
+typedef void (*mcpc_transport_close_cb)(void *userdata);
+
+/**
+ * Hands one outgoing JSON-RPC message to a request/response host: `exchange` is owned
+ * by the host from here on and must be completed or failed exactly once, from any
+ * thread, now or later. Messages that expect no response (notifications, answers to
+ * server requests; mcpc_exchange_expects_response says which) are completed with no
+ * body. Returns 0 on success; any other value fails the message, and then the host
+ * must not touch `exchange` (mcpc reclaims it).
+ * Threads and reentrancy: as for mcpc_transport_send_cb.
+ */
+typedef int32_t (*mcpc_transport_request_cb)(void *userdata,
+                                             mcpc_exchange_t *exchange,
+                                             const char *data,
+                                             size_t len);
 
 /**
  * Makes a stream transport: `send` gets each outgoing message, and the host delivers
@@ -1235,6 +1209,41 @@ mcpc_status_t mcpc_transport_end(const mcpc_transport_t *transport,
  * `transport` is NULL or live, freed only once.
  */
 void mcpc_transport_free(mcpc_transport_t *transport);
+
+/**
+ * Connects over a caller-supplied transport (see mcpc_transport_new): runs the
+ * initialize handshake through the host's callbacks and waits for it. The host
+ * delivers the server's messages with mcpc_transport_deliver, from its own threads,
+ * also while this call blocks. A transport serves one client.
+ * Ownership: `transport` stays the host's (free it with mcpc_transport_free when
+ * done delivering); the client holds its own reference. `opts` is read during the
+ * call (NULL: defaults). On success `*out_client` is owned by the caller.
+ * Threads: any thread except mcpc's own and the host's delivering thread (a blocking
+ * call from an mcpc callback returns MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, transport already attached), MCPC_ERR_HANDSHAKE,
+ * MCPC_ERR_TIMEOUT, MCPC_ERR_TRANSPORT, MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `transport` is NULL or live; `opts` is NULL or live; `out_client` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_connect_transport(const mcpc_transport_t *transport,
+                                            const mcpc_options_t *opts,
+                                            mcpc_client_t **out_client);
+
+/**
+ * Starts mcpc_client_connect_transport without blocking; as
+ * mcpc_client_connect_stdio_async otherwise.
+ * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL transport or
+ * on_done).
+ *
+ * # Safety
+ * As mcpc_client_connect_transport; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_connect_transport_async(const mcpc_transport_t *transport,
+                                                  const mcpc_options_t *opts,
+                                                  mcpc_connect_done_cb on_done,
+                                                  void *userdata,
+                                                  mcpc_op_t **out_op);
 
 /**
  * True when the exchange carries a request, whose response the body must hold;
