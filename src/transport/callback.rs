@@ -8,6 +8,7 @@
 //! and request/response (each message becomes an [`Exchange`] that the host
 //! completes later, from any thread, with the response body).
 
+use crate::transport::{Delivered, Delivery};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -93,7 +94,7 @@ impl Inner {
             return Err(err);
         }
         let _scope = CallbackScope::enter();
-        if let Some(reply) = sink.deliver(msg)? {
+        if let Delivered::Reply(reply) = sink.deliver(Delivery::any(msg, None))? {
             // A reply that cannot go out (closed meanwhile) only concerns the server.
             let _ = self.enqueue(reply);
         }

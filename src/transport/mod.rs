@@ -51,31 +51,55 @@ pub enum ProbeKind {
     Http,
 }
 
+/// One message as a transport hands it over to its [`Sink`].
+#[derive(Clone, Copy)]
+pub struct Delivery<'a> {
+    /// One complete message from the peer.
+    pub msg: &'a [u8],
+    /// When given, holds `msg` itself (a large HTTP body, SSE event or stdio line):
+    /// a result kept for the caller may then be a slice of it rather than a copy.
+    pub whole: Option<&'a bytes::Bytes>,
+    /// Handed over on a caller's thread blocked in a call, where no callback may
+    /// run: only a response is delivered; anything else is [`Delivered::Left`].
+    pub on_caller: bool,
+}
+
+impl<'a> Delivery<'a> {
+    /// Any message, on the transport's own thread, in order.
+    pub fn any(msg: &'a [u8], whole: Option<&'a bytes::Bytes>) -> Self {
+        Delivery {
+            msg,
+            whole,
+            on_caller: false,
+        }
+    }
+
+    /// On a caller's thread: a response, or nothing (see [`Delivery::on_caller`]).
+    pub fn on_caller(msg: &'a [u8], whole: Option<&'a bytes::Bytes>) -> Self {
+        Delivery {
+            msg,
+            whole,
+            on_caller: true,
+        }
+    }
+}
+
+/// What a [`Sink`] did with a [`Delivery`].
+pub enum Delivered {
+    /// Delivered; nothing to send back.
+    Done,
+    /// Delivered; the transport must send this back (a response to a server request).
+    Reply(Outgoing),
+    /// Left untouched (a caller's thread got more than a response): the transport
+    /// hands it over again on its own thread, in order.
+    Left,
+}
+
 /// What a transport delivers into. Implemented by the client core.
 pub trait Sink: Send + Sync + 'static {
-    /// One complete message from the peer. Returns a reply the transport must
-    /// send back (a response to a server request), if any. An error concerns this
-    /// message only (it was dropped); the connection goes on.
-    fn deliver(&self, msg: &[u8]) -> Result<Option<Outgoing>>;
-    /// Delivers `msg` only if it is a response (or malformed, and dropped: then the
-    /// error, as [`deliver`](Self::deliver) gives it): what a caller's thread may
-    /// deliver, since no callback runs for it. Returns `None`, having done nothing,
-    /// for anything else, which the transport then hands to
-    /// [`deliver`](Self::deliver) on its own thread, in order.
-    fn deliver_response(&self, msg: &[u8]) -> Option<Result<()>>;
-    /// [`deliver`](Self::deliver), where `whole`, when given, holds `msg` itself,
-    /// handed over by the transport (a large HTTP body, SSE event or stdio line): a
-    /// result kept for the caller may then be a slice of it rather than a copy.
-    fn deliver_whole(&self, msg: &[u8], whole: Option<&bytes::Bytes>) -> Result<Option<Outgoing>> {
-        let _ = whole;
-        self.deliver(msg)
-    }
-    /// [`deliver_response`](Self::deliver_response), with `whole` as for
-    /// [`deliver_whole`](Self::deliver_whole).
-    fn deliver_response_whole(&self, msg: &[u8], whole: Option<&bytes::Bytes>) -> Option<Result<()>> {
-        let _ = whole;
-        self.deliver_response(msg)
-    }
+    /// The one way in for what the peer sends. An error concerns this message only
+    /// (it was dropped); the connection goes on.
+    fn deliver(&self, d: Delivery<'_>) -> Result<Delivered>;
     /// A failure that belongs to one request (for example its HTTP POST failed).
     fn fail_request(&self, id: i64, err: Error);
     /// True while request `id` still waits for its response.

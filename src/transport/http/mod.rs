@@ -313,11 +313,8 @@ mod tests {
     struct NoSink;
 
     impl super::super::Sink for NoSink {
-        fn deliver(&self, _msg: &[u8]) -> Result<Option<Outgoing>> {
-            Ok(None)
-        }
-        fn deliver_response(&self, _msg: &[u8]) -> Option<Result<()>> {
-            None
+        fn deliver(&self, _d: super::super::Delivery<'_>) -> Result<super::super::Delivered> {
+            Ok(super::super::Delivered::Done)
         }
         fn fail_request(&self, _id: i64, _err: Error) {}
         fn is_pending(&self, _id: i64) -> bool {

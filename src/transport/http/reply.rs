@@ -1,6 +1,7 @@
 //! Replies: a JSON body or an SSE stream read within the message limit, routed to
 //! the client, and an SSE stream resumed after it drops.
 
+use crate::transport::{Delivered, Delivery};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,7 +80,7 @@ impl Body<'_> {
 }
 
 /// Bodies and SSE events larger than this are handed to the sink whole
-/// ([`Sink::deliver_whole`]); smaller ones are lent.
+/// ([`Delivery::whole`]); smaller ones are lent.
 pub(super) const OWN_ABOVE: usize = 64 * 1024;
 
 /// The response body, up to `max` bytes. A body of known length is read in place
@@ -104,7 +105,7 @@ pub(super) async fn read_limited(resp: &mut Reply, max: usize) -> Result<Body<'_
         }
         if n > OWN_ABOVE as u64 {
             // Handed over whole, so that the result kept for the caller can be a
-            // slice of it rather than a copy (see `Sink::deliver_whole`).
+            // slice of it rather than a copy (see `Delivery::whole`).
             resp.rest().await.map_err(failed)?;
             return Ok(Body::Gathered(resp.take_rest()));
         }
@@ -268,12 +269,12 @@ impl Inner {
             // No callback runs on a blocked caller's thread: anything but a response
             // moves this exchange to the runtime first (and it stays there, so what
             // follows is delivered in order).
-            if let Some(delivered) = self.sink.deliver_response_whole(msg, body.whole()) {
-                return delivered;
+            match self.sink.deliver(Delivery::on_caller(msg, body.whole()))? {
+                Delivered::Left => here::to_runtime().await,
+                _ => return Ok(()),
             }
-            here::to_runtime().await;
         }
-        if let Some(reply) = self.sink.deliver_whole(msg, body.whole())? {
+        if let Delivered::Reply(reply) = self.sink.deliver(Delivery::any(msg, body.whole()))? {
             self.dispatch(reply);
         }
         Ok(())

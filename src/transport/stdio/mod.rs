@@ -332,15 +332,14 @@ mod tests {
             }
         }
         impl super::super::Sink for Record {
-            fn deliver(&self, _msg: &[u8]) -> Result<Option<Outgoing>> {
-                self.by_task.fetch_add(1, Ordering::SeqCst);
+            fn deliver(&self, d: super::super::Delivery<'_>) -> Result<super::super::Delivered> {
+                if d.on_caller {
+                    self.by_caller.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    self.by_task.fetch_add(1, Ordering::SeqCst);
+                }
                 self.wake();
-                Ok(None)
-            }
-            fn deliver_response(&self, _msg: &[u8]) -> Option<Result<()>> {
-                self.by_caller.fetch_add(1, Ordering::SeqCst);
-                self.wake();
-                Some(Ok(()))
+                Ok(super::super::Delivered::Done)
             }
             fn fail_request(&self, _id: i64, _err: Error) {}
             fn is_pending(&self, _id: i64) -> bool {

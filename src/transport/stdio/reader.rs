@@ -6,6 +6,7 @@ use super::*;
 use crate::drive::park::Parker;
 use crate::error::{Error, Status};
 use crate::framing::{LineFramer, LineTooLong};
+use crate::transport::{Delivered, Delivery};
 use bytes::Bytes;
 use nix::sys::epoll::{Epoll, EpollEvent, EpollFlags, EpollTimeout};
 use std::collections::VecDeque;
@@ -190,7 +191,7 @@ impl Reader {
     /// Delivers a line (given whole, as `Bytes`, when it is large: see
     /// [`LineFramer::feed`]).
     pub(super) fn deliver(&self, line: &[u8], whole: Option<&Bytes>) {
-        if let Ok(Some(mut reply)) = self.sink.deliver_whole(line, whole) {
+        if let Ok(Delivered::Reply(mut reply)) = self.sink.deliver(Delivery::any(line, whole)) {
             reply.body.push(b'\n');
             let _ = self.replies.send(reply.body);
         }
@@ -250,7 +251,9 @@ impl Reader {
                 &mut st.buf,
                 |dst| self.read_some(dst),
                 |line, whole| {
-                    if !deferred.is_empty() || self.sink.deliver_response_whole(line, whole).is_none() {
+                    if !deferred.is_empty()
+                        || matches!(self.sink.deliver(Delivery::on_caller(line, whole)), Ok(Delivered::Left))
+                    {
                         deferred.push_back(line.to_vec());
                     }
                 },
