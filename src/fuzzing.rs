@@ -117,7 +117,7 @@ pub fn jsonrpc(data: &[u8]) {
         return;
     };
     let text = json.get().to_string();
-    if json.into_raw().is_err() {
+    if crate::result::ResultJson::from(json).into_raw().is_err() {
         return;
     }
     match decode_parsed(std::str::from_utf8(data).expect("decoded, so UTF-8")) {
@@ -161,7 +161,7 @@ fn one_pass_readings_agree(data: &[u8], id: i64, rest: std::ops::Range<usize>) {
     };
     assert_eq!(id, id2, "the two readings' ids differ");
     if let Some(read) = call {
-        let parsed = crate::result::parse_call_result(json).expect("serde reads the call result too");
+        let parsed = crate::result::parse_call_result(json.into()).expect("serde reads the call result too");
         assert_eq!(
             (&*read.raw, read.structured(), read.is_error, read.text_blocks()),
             (&*parsed.raw, parsed.structured(), parsed.is_error, parsed.text_blocks()),
@@ -223,7 +223,7 @@ pub fn results(data: &[u8]) {
     }
     // Unescaping a string's contents gives what serde gives, or fails where it fails.
     if let (Some(b'"'), Some(end)) = (data.first(), end) {
-        let ours = crate::result::unescape_nul(&text[1..end - 1]);
+        let ours = crate::unescape::unescape_nul(&text[1..end - 1]);
         let serde = serde_json::from_str::<String>(text).ok().map(|t| t + "\0");
         assert_eq!(ours, serde, "the two unescapings of {text:?} differ");
     }

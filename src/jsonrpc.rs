@@ -5,6 +5,7 @@ use serde_json::value::RawValue;
 
 use crate::error::{quote, Error, Result, Status};
 use crate::scan::{object_end, skip_ws, skip_ws_back};
+use crate::text::Text;
 
 pub const METHOD_NOT_FOUND: i64 = -32601;
 
@@ -114,37 +115,6 @@ pub struct RpcError {
     pub data: Option<Box<RawValue>>,
 }
 
-impl RpcError {
-    /// The error for the caller. The error codes of 2026-07-28 get their own statuses;
-    /// an unsupported-version error names the versions the server listed.
-    pub fn into_error(self) -> Error {
-        let mut text = format!("server error {}: {}", self.code, quote(&self.message));
-        let status = match self.code {
-            crate::protocol::HEADER_MISMATCH => Status::MCPC_ERR_HEADER_MISMATCH,
-            crate::protocol::MISSING_CAPABILITIES => Status::MCPC_ERR_MISSING_CAPABILITY,
-            crate::protocol::UNSUPPORTED_VERSION => {
-                #[derive(Deserialize)]
-                struct Data {
-                    #[serde(default)]
-                    supported: Vec<String>,
-                }
-                if let Some(d) = self
-                    .data
-                    .as_deref()
-                    .and_then(|d| serde_json::from_str::<Data>(d.get()).ok())
-                {
-                    text.push_str(&format!(" (the server supports: {})", quote(&d.supported.join(", "))));
-                }
-                Status::MCPC_ERR_UNSUPPORTED_VERSION
-            }
-            _ => Status::MCPC_ERR_RPC,
-        };
-        let mut err = Error::rpc(self.code, text).with_status(status);
-        err.rpc_data = self.data.map(|d| d.get().to_string());
-        err
-    }
-}
-
 /// The fields of any incoming message, borrowed from the input buffer where possible.
 #[derive(Deserialize)]
 struct Envelope<'a> {
@@ -165,88 +135,22 @@ struct Envelope<'a> {
 /// A response in the usual shape (see [`fast_response`]) has its envelope read
 /// and its result's extent found without parsing the result: every reader of a
 /// result parses all of it with serde anyway (and so rejects bad JSON), so a result
-/// is parsed once, not twice. `into_raw` checks it for the readers that keep it whole.
+/// is parsed once, not twice.
 #[derive(Debug)]
-pub struct ResultJson(ResultRepr);
-
-#[derive(Debug)]
-enum ResultRepr {
+pub enum RawResult {
     /// Parsed already (a response read by serde).
     Checked(Box<RawValue>),
     /// Only its extent is known.
-    Unchecked(crate::result::Text),
-    /// A `tools/call` result that the router read already, with its response
-    /// (see [`response_head`]).
-    Call(crate::result::CallResult),
-    /// A `tools/list` result that the router read already, and its text.
-    Page(Box<str>, crate::result::PageRead),
+    Unchecked(Text),
 }
 
-impl ResultJson {
+impl RawResult {
     /// The JSON text.
     pub fn get(&self) -> &str {
-        match &self.0 {
-            ResultRepr::Checked(raw) => raw.get(),
-            ResultRepr::Unchecked(text) => text,
-            ResultRepr::Call(result) => &result.raw,
-            ResultRepr::Page(text, _) => text,
+        match self {
+            RawResult::Checked(raw) => raw.get(),
+            RawResult::Unchecked(text) => text,
         }
-    }
-
-    /// A call result read with its response.
-    pub(crate) fn from_call(result: crate::result::CallResult) -> Self {
-        ResultJson(ResultRepr::Call(result))
-    }
-
-    /// A page read with its response.
-    pub(crate) fn from_page(text: &str, page: crate::result::PageRead) -> Self {
-        ResultJson(ResultRepr::Page(text.into(), page))
-    }
-
-    /// The page, if the router read it already; else the JSON back.
-    pub(crate) fn into_page(self) -> std::result::Result<crate::result::PageRead, Self> {
-        match self.0 {
-            ResultRepr::Page(_, page) => Ok(page),
-            other => Err(ResultJson(other)),
-        }
-    }
-
-    /// The call result, if the router read it already; else the JSON back.
-    pub(crate) fn into_call(self) -> std::result::Result<crate::result::CallResult, Self> {
-        match self.0 {
-            ResultRepr::Call(result) => Ok(result),
-            other => Err(ResultJson(other)),
-        }
-    }
-
-    /// The text, for a reader that parses all of it (and so checks it).
-    pub fn into_text(self) -> crate::result::Text {
-        match self.0 {
-            ResultRepr::Checked(raw) => crate::result::Text::Own(raw.into()),
-            ResultRepr::Unchecked(text) => text,
-            ResultRepr::Call(result) => result.raw,
-            ResultRepr::Page(text, _) => text.into(),
-        }
-    }
-
-    /// The result as one checked JSON value; a result that is not valid JSON is
-    /// an `MCPC_ERR_PROTOCOL` error.
-    pub fn into_raw(self) -> Result<Box<RawValue>> {
-        let text = match self.0 {
-            ResultRepr::Checked(raw) => return Ok(raw),
-            ResultRepr::Unchecked(text) | ResultRepr::Call(crate::result::CallResult { raw: text, .. }) => {
-                text.into_string()
-            }
-            ResultRepr::Page(text, _) => text.into(),
-        };
-        RawValue::from_string(text)
-            .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, format!("the result is not valid JSON: {e}")))
-    }
-}
-
-impl From<Box<RawValue>> for ResultJson {
-    fn from(raw: Box<RawValue>) -> Self {
-        ResultJson(ResultRepr::Checked(raw))
     }
 }
 
@@ -256,7 +160,7 @@ pub enum Incoming<'a> {
     /// A response to one of our requests: its id and outcome.
     Response {
         id: i64,
-        outcome: std::result::Result<ResultJson, RpcError>,
+        outcome: std::result::Result<RawResult, RpcError>,
     },
     /// A request from the server.
     Request {
@@ -396,10 +300,7 @@ pub fn decode_in<'a>(bytes: &'a [u8], owner: Option<&bytes::Bytes>) -> Result<In
     if let Some((id, result)) = fast_response(bytes) {
         return Ok(Incoming::Response {
             id,
-            outcome: Ok(ResultJson(ResultRepr::Unchecked(crate::result::Text::kept(
-                owner,
-                &text[result],
-            )))),
+            outcome: Ok(RawResult::Unchecked(Text::kept(owner, &text[result]))),
         });
     }
     decode_parsed(text)
@@ -450,7 +351,7 @@ pub(crate) fn decode_parsed(text: &str) -> Result<Incoming<'_>> {
                 format!("response {id} carries both result and error"),
             ))
         }
-        (Some(r), None) => Ok(ResultJson::from(r.to_owned())),
+        (Some(r), None) => Ok(RawResult::Checked(r.to_owned())),
         (None, Some(e)) => Err(serde_json::from_str::<RpcError>(e.get()).map_err(|e| {
             Error::new(
                 Status::MCPC_ERR_PROTOCOL,
@@ -561,82 +462,6 @@ mod tests {
         ] {
             assert!(response_head(other).is_none(), "{}", String::from_utf8_lossy(other));
         }
-        let rest = |m: &'static [u8]| std::str::from_utf8(&m[response_head(m).unwrap().1]).unwrap();
-        let msg = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}],"isError":true} }"#;
-        // Copied, or kept as a slice of the message handed over whole.
-        let owner = bytes::Bytes::from_static(msg);
-        for owner in [None, Some(&owner)] {
-            let read = crate::result::call_result_read(rest(msg), owner).expect("one object in the usual shape");
-            assert_eq!(
-                (&*read.raw, read.is_error, read.text_blocks().as_slice()),
-                (
-                    r#"{"content":[{"type":"text","text":"hi"}],"isError":true}"#,
-                    true,
-                    &["hi\0"][..]
-                )
-            );
-            assert_eq!(matches!(read.raw, crate::result::Text::Shared(_)), owner.is_some());
-        }
-        assert!(crate::result::call_result_read(
-            rest(br#"{"id":1,"result":{},"error":{"code":1,"message":"x"}}"#),
-            None
-        )
-        .is_none());
-        assert!(crate::result::call_result_read(rest(br#"{"id":1,"result":{"content":[1,]}}"#), None).is_none());
-        let page = crate::result::page_read(rest(br#"{"id":5,"result":{"tools":[{"name":"a"}],"nextCursor":"n"}}"#))
-            .expect("one object in the usual shape")
-            .unwrap();
-        assert_eq!(
-            (page.tools[0].name.as_str(), page.next_cursor.as_deref()),
-            ("a", Some("n"))
-        );
-        assert!(crate::result::page_read(rest(br#"{"id":5,"result":{"tools":[]},"x":{}}"#)).is_none());
-    }
-
-    /// A result in the usual shape that is not valid JSON reaches its request, which
-    /// fails on reading it.
-    #[test]
-    fn bad_result_json_fails_its_reader() {
-        let Incoming::Response {
-            id: 4,
-            outcome: Ok(json),
-        } = decode(br#"{"jsonrpc":"2.0","id":4,"result":{"a":[1,]}}"#).unwrap()
-        else {
-            panic!("not a response")
-        };
-        assert_eq!(json.get(), r#"{"a":[1,]}"#);
-        assert_eq!(json.into_raw().unwrap_err().status, Status::MCPC_ERR_PROTOCOL);
-        let Incoming::Response { outcome: Ok(json), .. } =
-            decode(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\x01\"}]}}")
-                .unwrap()
-        else {
-            panic!("not a response")
-        };
-        let e = crate::result::parse_call_result(json).unwrap_err();
-        assert_eq!(e.status, Status::MCPC_ERR_PROTOCOL);
-        assert!(e.message.contains("malformed"), "{}", e.message);
-    }
-
-    #[test]
-    fn modern_error_codes_get_their_statuses() {
-        let e = match decode(
-            br#"{"id":1,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"],"requested":"x"}}}"#,
-        )
-        .unwrap()
-        {
-            Incoming::Response { outcome: Err(e), .. } => e.into_error(),
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(e.status, Status::MCPC_ERR_UNSUPPORTED_VERSION);
-        assert_eq!(e.rpc_code, Some(-32022));
-        assert!(e.message.contains("2026-07-28"), "{}", e.message);
-        let hm = RpcError {
-            code: -32020,
-            message: "m".into(),
-            data: None,
-        }
-        .into_error();
-        assert_eq!(hm.status, Status::MCPC_ERR_HEADER_MISMATCH);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! mcpc: a Model Context Protocol client with a C ABI.
 //!
 //! The safe core ([`client`], [`transport`], [`protocol`]) runs on one internal
-//! tokio runtime, and a caller blocked in a call drives its own I/O ([`drive`]); [`ffi`] is the thin `extern "C"` layer over it.
+//! tokio runtime, and a caller blocked in a call drives its own I/O ([`drive`]);
+//! [`ffi`] is the thin `extern "C"` layer over it. ARCHITECTURE.md draws the layers.
 
 #![deny(unsafe_code)]
 
@@ -21,7 +22,9 @@ pub mod sse;
 mod sys;
 #[cfg(test)]
 mod testing;
+mod text;
 pub mod transport;
+mod unescape;
 pub mod url_policy;
 
 #[allow(unsafe_code)]

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::{quote, Error, Result, Status};
+use crate::jsonrpc::RpcError;
 
 /// Versions negotiated with `initialize`, newest first.
 pub const INITIALIZE_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -322,6 +323,35 @@ pub fn input_responses(
     Ok(RawValue::from_string(text).expect("serialized JSON is valid"))
 }
 
+/// The error for the caller of a JSON-RPC error response. The error codes of 2026-07-28 get their own statuses;
+/// an unsupported-version error names the versions the server listed.
+pub fn rpc_error(e: RpcError) -> Error {
+    let mut text = format!("server error {}: {}", e.code, quote(&e.message));
+    let status = match e.code {
+        HEADER_MISMATCH => Status::MCPC_ERR_HEADER_MISMATCH,
+        MISSING_CAPABILITIES => Status::MCPC_ERR_MISSING_CAPABILITY,
+        UNSUPPORTED_VERSION => {
+            #[derive(Deserialize)]
+            struct Data {
+                #[serde(default)]
+                supported: Vec<String>,
+            }
+            if let Some(d) = e
+                .data
+                .as_deref()
+                .and_then(|d| serde_json::from_str::<Data>(d.get()).ok())
+            {
+                text.push_str(&format!(" (the server supports: {})", quote(&d.supported.join(", "))));
+            }
+            Status::MCPC_ERR_UNSUPPORTED_VERSION
+        }
+        _ => Status::MCPC_ERR_RPC,
+    };
+    let mut err = Error::rpc(e.code, text).with_status(status);
+    err.rpc_data = e.data.map(|d| d.get().to_string());
+    err
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,5 +441,27 @@ mod tests {
         let want = r#"{"progressToken":3,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpc""#;
         assert!(s.starts_with(want), "{s}");
         assert_eq!(serde_json::to_string(&RequestMeta::default()).unwrap(), "{}");
+    }
+
+    #[test]
+    fn modern_error_codes_get_their_statuses() {
+        use crate::jsonrpc::{decode, Incoming};
+        let e = match decode(
+            br#"{"id":1,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"],"requested":"x"}}}"#,
+        )
+        .unwrap()
+        {
+            Incoming::Response { outcome: Err(e), .. } => rpc_error(e),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(e.status, Status::MCPC_ERR_UNSUPPORTED_VERSION);
+        assert_eq!(e.rpc_code, Some(-32022));
+        assert!(e.message.contains("2026-07-28"), "{}", e.message);
+        let hm = rpc_error(RpcError {
+            code: -32020,
+            message: "m".into(),
+            data: None,
+        });
+        assert_eq!(hm.status, Status::MCPC_ERR_HEADER_MISMATCH);
     }
 }

@@ -12,8 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result, Status};
 use crate::headers::ParamHeader;
-use crate::jsonrpc::{self, ResultJson};
+use crate::jsonrpc::{self};
 use crate::protocol::{self, CancelledParams, ClientInfo, Negotiation, RequestMeta, Session};
+use crate::result::ResultJson;
 use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 
 mod direct;

@@ -4,8 +4,9 @@
 use super::*;
 use crate::error::{quote, Error, Result, Status};
 use crate::headers::{self, ParamHeader};
-use crate::jsonrpc::{self, ResultJson, Serialized};
+use crate::jsonrpc::{self, Serialized};
 use crate::protocol::{self, RequestMeta, ResultKind};
+use crate::result::ResultJson;
 use crate::result::{self, Arguments, CallResult, Tool};
 use crate::transport::Outgoing;
 use serde::{Deserialize, Serialize};

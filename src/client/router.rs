@@ -4,8 +4,9 @@
 use super::*;
 use crate::deadlines::Deadlines;
 use crate::error::{Error, Result, Status};
-use crate::jsonrpc::{self, Incoming, ResultJson, METHOD_NOT_FOUND};
+use crate::jsonrpc::{self, Incoming, METHOD_NOT_FOUND};
 use crate::protocol::{self};
+use crate::result::ResultJson;
 use crate::result::{self};
 use crate::transport::{Delivered, Delivery, Outgoing, Sink};
 use serde::Deserialize;
@@ -156,11 +157,11 @@ impl Shared {
             .unwrap_or_else(|| Error::new(Status::MCPC_ERR_CLOSED, "the connection closed"))
     }
 
-    pub(super) fn route_response(&self, id: i64, outcome: std::result::Result<ResultJson, jsonrpc::RpcError>) {
+    pub(super) fn route_response(&self, id: i64, outcome: std::result::Result<jsonrpc::RawResult, jsonrpc::RpcError>) {
         match self.take(id) {
             // A caller-supplied transport delivers on the host's threads.
             Some(w) => w.complete(
-                outcome.map_err(jsonrpc::RpcError::into_error),
+                outcome.map(ResultJson::from).map_err(crate::protocol::rpc_error),
                 crate::sys::on_mcpc_thread(),
             ),
             None => log::debug!("dropped a response to id {id}, which matches no pending request"),
