@@ -7,6 +7,7 @@
 #![deny(unsafe_code)]
 
 pub mod client;
+pub mod config;
 mod deadlines;
 pub mod drive;
 pub mod error;

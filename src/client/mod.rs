@@ -19,14 +19,17 @@ use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 
 mod direct;
 mod negotiate;
+pub mod op;
 mod ops;
 mod router;
+mod started;
 
 pub use direct::{DirectCall, ToolName};
 pub use negotiate::{MAX_INPUT_ROUNDS, PROBE_TIMEOUT};
 use ops::*;
 pub(crate) use router::Shared;
 use router::*;
+pub use started::CallOutcome;
 
 /// Called with `(progress, total, message)` for each `notifications/progress` of a request.
 pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<&str>) + Send + Sync>;

@@ -7,18 +7,17 @@ use std::time::Duration;
 use super::boundary::{boundary, status};
 use super::cancel::mcpc_cancel_t;
 use super::cstr::{opt_str_in, str_in, string_out};
-use super::op::{direct_op, mcpc_op_t, spawn_op, OpTracker};
-use super::options::{mcpc_options_t, OptionsData};
-use super::ptr::{self, check_out, Handle};
+use super::op::OpTracker;
+use super::options::mcpc_options_t;
+use super::ptr::{self, Handle, Out};
 use super::result::{mcpc_result_t, mcpc_tool_list_t, ResultData, ToolListData};
 use super::transport::mcpc_transport_t;
 use crate::client::{Client, Control};
+use crate::config::{Config, Connector};
 use crate::drive::runtime;
 use crate::error::mcpc_status_t;
-use crate::error::{quote, Error, Result, Status};
-use crate::transport::http::{HttpConfig, HttpTransport};
-use crate::transport::stdio::{StdioConfig, StdioTransport};
-use crate::transport::{SinkRef, Transport};
+use crate::error::{Error, Result, Status};
+use crate::transport::SinkRef;
 
 /// A connected MCP client. Thread-safe: any number of threads may call it at once,
 /// and their requests are multiplexed over its one connection.
@@ -30,11 +29,11 @@ pub(crate) struct ClientHandle {
     pub client: Arc<Client>,
     version: CString,
     negotiated_by: CString,
-    ops: Arc<OpTracker>,
+    pub(super) ops: Arc<OpTracker>,
 }
 
 impl ClientHandle {
-    fn new(client: Client) -> Self {
+    pub(super) fn new(client: Client) -> Self {
         let version = super::boundary::c_message(&client.session().version);
         let negotiated_by = super::boundary::c_message(client.session().negotiated_by);
         ClientHandle {
@@ -109,7 +108,7 @@ impl ProgressTarget {
 ///
 /// # Safety
 /// `opts` is NULL or a valid, initialised mcpc_call_opts_t; its cancel handle is NULL or live.
-unsafe fn control_from(opts: *const mcpc_call_opts_t) -> Result<Control> {
+pub(super) unsafe fn control_from(opts: *const mcpc_call_opts_t) -> Result<Control> {
     // SAFETY: per the contract.
     let Some(o) = (unsafe { opts.as_ref() }) else {
         return Ok(Control::default());
@@ -172,21 +171,17 @@ pub unsafe extern "C" fn mcpc_call_opts_init(opts: *mut mcpc_call_opts_t) {
     })
 }
 
-fn options_of(opts: *const mcpc_options_t) -> Result<OptionsData> {
+pub(super) fn options_of(opts: *const mcpc_options_t) -> Result<Config> {
     if opts.is_null() {
-        return Ok(OptionsData::default());
+        return Ok(Config::default());
     }
     // SAFETY: the caller's contract: NULL or a live options object.
     Ok(unsafe { ptr::get(opts) }?.clone())
 }
 
-/// What makes a client's transport, given the sink it delivers into.
-type ConnectorBox = Box<dyn Fn(SinkRef) -> Result<Arc<dyn Transport>> + Send + Sync>;
-
-fn connect_blocking(o: OptionsData, connector: ConnectorBox, out_client: *mut *mut mcpc_client_t) -> Result<Status> {
+fn connect_blocking(o: Config, connector: Connector, out_client: Out<'_, *mut mcpc_client_t>) -> Result<Status> {
     let client = runtime::block_on(Client::connect(&*connector, o.client, &Control::default()))??;
-    // SAFETY: `out_client` was checked non-NULL by the caller of this helper.
-    unsafe { *out_client = ptr::into_raw::<mcpc_client_t>(ClientHandle::new(client)) };
+    out_client.set_handle(ClientHandle::new(client));
     Ok(Status::MCPC_OK)
 }
 
@@ -194,7 +189,7 @@ fn connect_blocking(o: OptionsData, connector: ConnectorBox, out_client: *mut *m
 ///
 /// # Safety
 /// `argv` is NULL or holds `argc` NUL-terminated strings.
-unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o: &OptionsData) -> Result<ConnectorBox> {
+pub(super) unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o: &Config) -> Result<Connector> {
     if argv.is_null() || argc == 0 {
         return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "argv is NULL or argc is 0"));
     }
@@ -205,43 +200,23 @@ unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o: &OptionsDa
         // SAFETY: each is a NUL-terminated string per the contract.
         args.push(unsafe { str_in(*a, &format!("argv[{i}]")) }?.to_string());
     }
-    let mut cfg = StdioConfig::new(&args[0]);
-    cfg.args = args[1..].iter().map(Into::into).collect();
-    cfg.env = o.env.clone();
-    cfg.clear_env = o.clear_env;
-    cfg.cwd = o.cwd.clone();
-    cfg.stderr = o.stderr.clone();
-    cfg.max_message_size = o.max_message_size;
-    cfg.close_grace = o.close_grace;
-    cfg.term_grace = o.term_grace;
-    Ok(Box::new(move |sink: SinkRef| StdioTransport::spawn(cfg.clone(), sink)))
+    o.stdio_connector(&args)
 }
 
 /// The HTTP connector: the URL is checked here, before any connection.
 ///
 /// # Safety
 /// `url` is NULL or NUL-terminated.
-unsafe fn http_connector(url: *const c_char, o: &OptionsData) -> Result<ConnectorBox> {
+pub(super) unsafe fn http_connector(url: *const c_char, o: &Config) -> Result<Connector> {
     // SAFETY: per the contract.
-    let url = crate::url_policy::check_endpoint(unsafe { str_in(url, "url") }?)?;
-    let cfg = HttpConfig {
-        url,
-        headers: o.headers.clone(),
-        bearer: o.bearer.clone(),
-        token_fn: o.token_fn.clone(),
-        ca_pem: o.ca_pem.clone(),
-        max_message_size: o.max_message_size,
-        standalone_stream: o.standalone_stream,
-        connect_timeout: o.client.timeout.min(std::time::Duration::from_secs(30)),
-    };
-    Ok(Box::new(move |sink: SinkRef| HttpTransport::connect(cfg.clone(), sink)))
+    o.http_connector(unsafe { str_in(url, "url") }?)
 }
 
 /// The connector for a caller-supplied transport.
 ///
 /// # Safety
 /// `transport` is NULL or live.
-unsafe fn transport_connector(transport: *const mcpc_transport_t, o: &OptionsData) -> Result<ConnectorBox> {
+pub(super) unsafe fn transport_connector(transport: *const mcpc_transport_t, o: &Config) -> Result<Connector> {
     // SAFETY: per the contract.
     let host = unsafe { ptr::get(transport) }?.clone();
     let max = o.max_message_size;
@@ -273,9 +248,8 @@ pub unsafe extern "C" fn mcpc_client_connect_stdio(
     out_client: *mut *mut mcpc_client_t,
 ) -> mcpc_status_t {
     status("mcpc_client_connect_stdio", || {
-        check_out(out_client, "out_client")?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out_client = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let out_client = unsafe { Out::new(out_client, "out_client") }?;
         let o = options_of(opts)?;
         // SAFETY: per the contract.
         let connector = unsafe { stdio_connector(argv, argc, &o) }?;
@@ -299,13 +273,11 @@ pub unsafe extern "C" fn mcpc_client_server_info(
     out_json: *mut *mut c_char,
 ) -> mcpc_status_t {
     status("mcpc_client_server_info", || {
-        check_out(out_json, "out_json")?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out_json = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let out_json = unsafe { Out::new(out_json, "out_json") }?;
         // SAFETY: per the contract.
         let c = unsafe { ptr::get(client) }?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out_json = string_out(c.client.session().init_result.get()) };
+        out_json.set(string_out(c.client.session().init_result.get()));
         Ok(Status::MCPC_OK)
     })
 }
@@ -360,14 +332,12 @@ pub unsafe extern "C" fn mcpc_client_list_tools(
     out_list: *mut *mut mcpc_tool_list_t,
 ) -> mcpc_status_t {
     status("mcpc_client_list_tools", || {
-        check_out(out_list, "out_list")?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out_list = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let out_list = unsafe { Out::new(out_list, "out_list") }?;
         // SAFETY: per the contract.
         let (c, ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
         let tools = crate::drive::block_on_driven(std::pin::pin!(c.client.list_tools(&ctl)), c.client.driver())??;
-        // SAFETY: checked non-NULL.
-        unsafe { *out_list = ptr::into_raw::<mcpc_tool_list_t>(ToolListData::new(tools)) };
+        out_list.set_handle(ToolListData::new(tools));
         Ok(Status::MCPC_OK)
     })
 }
@@ -399,9 +369,8 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
     out_result: *mut *mut mcpc_result_t,
 ) -> mcpc_status_t {
     status("mcpc_client_call_tool", || {
-        check_out(out_result, "out_result")?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out_result = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let out_result = unsafe { Out::new(out_result, "out_result") }?;
         // SAFETY: per the contract.
         let (c, name, args, ctl) = unsafe {
             (
@@ -416,9 +385,8 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
             std::pin::pin!(c.client.call_tool_waited(name, args, &ctl)),
             c.client.driver(),
         )??;
-        let tool_error = r.is_error.then(|| tool_error(name, &r));
-        // SAFETY: checked non-NULL.
-        unsafe { *out_result = ptr::into_raw::<mcpc_result_t>(ResultData::new(r)) };
+        let tool_error = r.tool_error(name);
+        out_result.set_handle(ResultData::new(r));
         tool_error.map_or(Ok(Status::MCPC_OK), Err)
     })
 }
@@ -488,333 +456,13 @@ pub unsafe extern "C" fn mcpc_client_connect_transport(
     out_client: *mut *mut mcpc_client_t,
 ) -> mcpc_status_t {
     status("mcpc_client_connect_transport", || {
-        check_out(out_client, "out_client")?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out_client = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let out_client = unsafe { Out::new(out_client, "out_client") }?;
         let o = options_of(opts)?;
         // SAFETY: per the contract.
         let connector = unsafe { transport_connector(transport, &o) }?;
         connect_blocking(o, connector, out_client)
     })
-}
-
-/// Completes mcpc_client_connect_stdio_async or mcpc_client_connect_transport_async:
-/// on MCPC_OK `client` is the new client, owned by the callee (free it with
-/// mcpc_client_free, from any thread); otherwise it is NULL and `error_message` says
-/// why (also in mcpc_last_error_* during the call). `error_message` is borrowed for the
-/// call ("" on success). Runs exactly once, on an mcpc thread.
-pub type mcpc_connect_done_cb = Option<
-    unsafe extern "C" fn(
-        userdata: *mut c_void,
-        status: mcpc_status_t,
-        client: *mut mcpc_client_t,
-        error_message: *const c_char,
-    ),
->;
-
-/// Completes mcpc_client_list_tools_async: on MCPC_OK `list` is owned by the callee
-/// (free with mcpc_tool_list_free); otherwise NULL. Otherwise as mcpc_connect_done_cb.
-pub type mcpc_list_done_cb = Option<
-    unsafe extern "C" fn(
-        userdata: *mut c_void,
-        status: mcpc_status_t,
-        list: *mut mcpc_tool_list_t,
-        error_message: *const c_char,
-    ),
->;
-
-/// Completes mcpc_client_call_tool_async: on MCPC_OK and MCPC_ERR_TOOL `result` is owned
-/// by the callee (free with mcpc_result_free); otherwise NULL. Otherwise as
-/// mcpc_connect_done_cb.
-pub type mcpc_call_done_cb = Option<
-    unsafe extern "C" fn(
-        userdata: *mut c_void,
-        status: mcpc_status_t,
-        result: *mut mcpc_result_t,
-        error_message: *const c_char,
-    ),
->;
-
-/// Userdata carried to a completion callback on an mcpc thread.
-struct SendPtr(*mut c_void);
-// SAFETY: the header documents that completions run on mcpc threads with this userdata.
-unsafe impl Send for SendPtr {}
-
-/// Runs a completion callback: the value on success (or with MCPC_ERR_TOOL), else the
-/// error, which is also this thread's last error during the callback.
-fn finish<T>(
-    cb: unsafe extern "C" fn(*mut c_void, Status, *mut T, *const c_char),
-    ud: SendPtr,
-    value: *mut T,
-    err: Option<Error>,
-) {
-    match &err {
-        None => {
-            super::boundary::clear_last_error();
-            // SAFETY: the caller's callback, with its userdata, an owned value and a
-            // static empty message (a success allocates no message).
-            unsafe { cb(ud.0, Status::MCPC_OK, value, c"".as_ptr()) }
-        }
-        Some(e) => {
-            super::boundary::set_last_error(e);
-            let msg = super::boundary::c_message(&e.message);
-            // SAFETY: as above, with a message borrowed for the callback's duration.
-            unsafe { cb(ud.0, e.status, value, msg.as_ptr()) }
-        }
-    }
-}
-
-fn required<T>(cb: Option<T>) -> Result<T> {
-    cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "on_done is NULL"))
-}
-
-/// Stores the op handle, or drops it when the caller passed no `out_op`.
-fn op_out(op: Arc<super::op::OpState>, out_op: *mut *mut mcpc_op_t) {
-    if !out_op.is_null() {
-        // SAFETY: the caller's writable out-pointer, checked non-NULL.
-        unsafe { *out_op = ptr::into_raw::<mcpc_op_t>(op) };
-    }
-}
-
-fn clear_out_op(out_op: *mut *mut mcpc_op_t) {
-    if !out_op.is_null() {
-        // SAFETY: the caller's writable out-pointer, checked non-NULL.
-        unsafe { *out_op = std::ptr::null_mut() };
-    }
-}
-
-fn connect_async(
-    o: OptionsData,
-    connector: ConnectorBox,
-    on_done: mcpc_connect_done_cb,
-    userdata: *mut c_void,
-    out_op: *mut *mut mcpc_op_t,
-) -> Result<Status> {
-    let cb = required(on_done)?;
-    let ud = SendPtr(userdata);
-    let op = spawn_op(
-        None,
-        None,
-        |token| async move {
-            let ctl = Control {
-                cancel: Some(token),
-                ..Control::default()
-            };
-            Client::connect(&*connector, o.client, &ctl).await
-        },
-        move |outcome| match outcome {
-            Ok(client) => finish(cb, ud, ptr::into_raw::<mcpc_client_t>(ClientHandle::new(client)), None),
-            Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
-        },
-    )?;
-    op_out(op, out_op);
-    Ok(Status::MCPC_OK)
-}
-
-/// Starts mcpc_client_connect_stdio without blocking: returns at once, and `on_done`
-/// gets the client (or the error) exactly once, on an mcpc thread. Cancelling the op
-/// stops the handshake and shuts the server down (`initialize` itself is never sent
-/// `notifications/cancelled`).
-/// Ownership: `argv` and `opts` are read during this call. `*out_op` (when `out_op` is
-/// not NULL) is owned by the caller; free it with mcpc_op_free.
-/// Threads: any thread, also from mcpc callbacks.
-/// Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, argc 0, NULL
-/// on_done), MCPC_ERR_INVALID_UTF8. Later errors go to `on_done`, as for
-/// mcpc_client_connect_stdio.
-///
-/// # Safety
-/// As mcpc_client_connect_stdio; `userdata` is passed to `on_done` untouched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_client_connect_stdio_async(
-    argv: *const *const c_char,
-    argc: usize,
-    opts: *const mcpc_options_t,
-    on_done: mcpc_connect_done_cb,
-    userdata: *mut c_void,
-    out_op: *mut *mut mcpc_op_t,
-) -> mcpc_status_t {
-    status("mcpc_client_connect_stdio_async", || {
-        clear_out_op(out_op);
-        let o = options_of(opts)?;
-        // SAFETY: per the contract.
-        let connector = unsafe { stdio_connector(argv, argc, &o) }?;
-        connect_async(o, connector, on_done, userdata, out_op)
-    })
-}
-
-/// Starts mcpc_client_connect_transport without blocking; as
-/// mcpc_client_connect_stdio_async otherwise.
-/// Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL transport or
-/// on_done).
-///
-/// # Safety
-/// As mcpc_client_connect_transport; `userdata` is passed to `on_done` untouched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_client_connect_transport_async(
-    transport: *const mcpc_transport_t,
-    opts: *const mcpc_options_t,
-    on_done: mcpc_connect_done_cb,
-    userdata: *mut c_void,
-    out_op: *mut *mut mcpc_op_t,
-) -> mcpc_status_t {
-    status("mcpc_client_connect_transport_async", || {
-        clear_out_op(out_op);
-        let o = options_of(opts)?;
-        // SAFETY: per the contract.
-        let connector = unsafe { transport_connector(transport, &o) }?;
-        connect_async(o, connector, on_done, userdata, out_op)
-    })
-}
-
-/// Starts mcpc_client_list_tools without blocking: returns at once, and `on_done` gets
-/// the list (or the error) exactly once, on an mcpc thread. A cancel from `opts.cancel`
-/// or mcpc_op_cancel stops it with MCPC_ERR_CANCELLED. Closing the client completes it
-/// (MCPC_ERR_CLOSED) before the close returns.
-/// Ownership: `opts` is read during this call; its progress userdata must stay valid
-/// until `on_done` runs. `*out_op` (when not NULL) is owned by the caller.
-/// Threads: any thread, also from mcpc callbacks.
-/// Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG, MCPC_ERR_CLOSED.
-///
-/// # Safety
-/// As mcpc_client_list_tools; `userdata` is passed to `on_done` untouched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_client_list_tools_async(
-    client: *const mcpc_client_t,
-    opts: *const mcpc_call_opts_t,
-    on_done: mcpc_list_done_cb,
-    userdata: *mut c_void,
-    out_op: *mut *mut mcpc_op_t,
-) -> mcpc_status_t {
-    status("mcpc_client_list_tools_async", || {
-        clear_out_op(out_op);
-        // SAFETY: per the contract.
-        let (c, mut ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
-        let cb = required(on_done)?;
-        let ud = SendPtr(userdata);
-        let client = c.client.clone();
-        let parent = ctl.cancel.take();
-        let op = spawn_op(
-            Some(&c.ops),
-            parent.as_ref(),
-            |token| async move {
-                ctl.cancel = Some(token);
-                client.list_tools(&ctl).await
-            },
-            move |outcome| match outcome {
-                Ok(tools) => finish(
-                    cb,
-                    ud,
-                    ptr::into_raw::<mcpc_tool_list_t>(ToolListData::new(tools)),
-                    None,
-                ),
-                Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
-            },
-        )?;
-        op_out(op, out_op);
-        Ok(Status::MCPC_OK)
-    })
-}
-
-/// Starts mcpc_client_call_tool without blocking: returns at once, and `on_done` gets
-/// the result (or the error) exactly once, on an mcpc thread. A cancel from
-/// `opts.cancel` or mcpc_op_cancel sends `notifications/cancelled` and completes with
-/// MCPC_ERR_CANCELLED, even when the response races the cancel. Closing the client
-/// completes it (MCPC_ERR_CLOSED) before the close returns.
-/// Ownership: `name`, `arguments_json` and `opts` are read during this call; the
-/// progress userdata must stay valid until `on_done` runs. `*out_op` (when not NULL)
-/// is owned by the caller; free it with mcpc_op_free.
-/// Threads: any thread, also from mcpc callbacks.
-/// Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, arguments not
-/// a JSON object), MCPC_ERR_INVALID_UTF8, MCPC_ERR_CLOSED.
-///
-/// # Safety
-/// As mcpc_client_call_tool; `userdata` is passed to `on_done` untouched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_client_call_tool_async(
-    client: *const mcpc_client_t,
-    name: *const c_char,
-    arguments_json: *const c_char,
-    opts: *const mcpc_call_opts_t,
-    on_done: mcpc_call_done_cb,
-    userdata: *mut c_void,
-    out_op: *mut *mut mcpc_op_t,
-) -> mcpc_status_t {
-    status("mcpc_client_call_tool_async", || {
-        clear_out_op(out_op);
-        // SAFETY: per the contract.
-        let (c, name, args, mut ctl) = unsafe {
-            (
-                ptr::get(client)?,
-                str_in(name, "name")?,
-                opt_str_in(arguments_json, "arguments_json")?,
-                control_from(opts)?,
-            )
-        };
-        let cb = required(on_done)?;
-        let ud = SendPtr(userdata);
-        if c.client.can_call_direct(&ctl) {
-            // No task: the request goes out now, and the thread that routes the
-            // response runs the completion.
-            let args = crate::result::parse_arguments(args)?;
-            let op = direct_op(
-                &c.ops,
-                !out_op.is_null(),
-                |done| {
-                    c.client.call_tool_direct(name, args, &ctl, move |outcome, tool| {
-                        done.finish(outcome.map(|r| {
-                            let err = r.is_error.then(|| tool_error(tool.as_str(), &r));
-                            (r, err)
-                        }))
-                    })
-                },
-                move |outcome| match outcome {
-                    Ok((r, err)) => finish(cb, ud, ptr::into_raw::<mcpc_result_t>(ResultData::new(r)), err),
-                    Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
-                },
-            )?;
-            if let Some(op) = op {
-                op_out(op, out_op);
-            }
-            return Ok(Status::MCPC_OK);
-        }
-        let args = crate::result::parse_arguments(args)?.map(crate::result::Arguments::to_owned);
-        let client = c.client.clone();
-        let name = name.to_string();
-        let parent = ctl.cancel.take();
-        let op = spawn_op(
-            Some(&c.ops),
-            parent.as_ref(),
-            |token| async move {
-                ctl.cancel = Some(token);
-                let r = client
-                    .call_tool(
-                        &name,
-                        args.as_ref().map(crate::result::OwnedArguments::as_arguments),
-                        &ctl,
-                    )
-                    .await?;
-                let tool_error = r.is_error.then(|| tool_error(&name, &r));
-                Ok((r, tool_error))
-            },
-            move |outcome| match outcome {
-                Ok((r, err)) => finish(cb, ud, ptr::into_raw::<mcpc_result_t>(ResultData::new(r)), err),
-                Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
-            },
-        )?;
-        op_out(op, out_op);
-        Ok(Status::MCPC_OK)
-    })
-}
-
-fn tool_error(name: &str, r: &crate::result::CallResult) -> Error {
-    Error::new(
-        Status::MCPC_ERR_TOOL,
-        format!(
-            "tools/call {}: the tool reported an error: {}",
-            quote(name),
-            quote(r.text_str())
-        ),
-    )
 }
 
 /// Connects to a Streamable HTTP endpoint and runs the initialize handshake. `url`
@@ -838,34 +486,11 @@ pub unsafe extern "C" fn mcpc_client_connect_http(
     out_client: *mut *mut mcpc_client_t,
 ) -> mcpc_status_t {
     status("mcpc_client_connect_http", || {
-        check_out(out_client, "out_client")?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out_client = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let out_client = unsafe { Out::new(out_client, "out_client") }?;
         let o = options_of(opts)?;
         // SAFETY: per the contract.
         let connector = unsafe { http_connector(url, &o) }?;
         connect_blocking(o, connector, out_client)
-    })
-}
-
-/// Starts mcpc_client_connect_http without blocking; as mcpc_client_connect_stdio_async
-/// otherwise. URL policy errors are returned here, with no callback.
-///
-/// # Safety
-/// As mcpc_client_connect_http; `userdata` is passed to `on_done` untouched.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_client_connect_http_async(
-    url: *const c_char,
-    opts: *const mcpc_options_t,
-    on_done: mcpc_connect_done_cb,
-    userdata: *mut c_void,
-    out_op: *mut *mut mcpc_op_t,
-) -> mcpc_status_t {
-    status("mcpc_client_connect_http_async", || {
-        clear_out_op(out_op);
-        let o = options_of(opts)?;
-        // SAFETY: per the contract.
-        let connector = unsafe { http_connector(url, &o) }?;
-        connect_async(o, connector, on_done, userdata, out_op)
     })
 }

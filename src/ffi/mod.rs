@@ -8,6 +8,7 @@
 pub mod boundary;
 pub mod cancel;
 pub mod client;
+pub mod client_async;
 pub mod cstr;
 pub mod error;
 pub mod op;

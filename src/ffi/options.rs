@@ -1,17 +1,17 @@
 //! `mcpc_options_t`: the settings a client is made with.
 
-use std::ffi::{c_char, c_void, OsString};
+use std::ffi::{c_char, c_void};
 use std::time::Duration;
 
 use super::boundary::{boundary, status};
 use super::cstr::{opt_str_in, str_in};
 use super::ptr::{self, Handle};
 use super::userdata::{mcpc_free_cb, Userdata};
-use crate::client::Options;
+use crate::config::Config;
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
 use crate::protocol::{self, ClientInfo, Negotiation};
-use crate::transport::http::{is_reserved_header, TokenFn};
+use crate::transport::http::is_reserved_header;
 use crate::transport::stdio::StderrMode;
 use http::header::{HeaderName, HeaderValue};
 
@@ -23,47 +23,8 @@ pub struct mcpc_options_t {
     _private: [u8; 0],
 }
 
-/// Everything a connect function needs besides the transport's address.
-#[derive(Clone)]
-pub(crate) struct OptionsData {
-    pub client: Options,
-    pub env: Vec<(OsString, Option<OsString>)>,
-    pub clear_env: bool,
-    pub cwd: Option<std::path::PathBuf>,
-    pub stderr: StderrMode,
-    pub max_message_size: usize,
-    pub close_grace: Duration,
-    pub term_grace: Duration,
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-    pub bearer: Option<String>,
-    pub token_fn: Option<TokenFn>,
-    pub ca_pem: Vec<Vec<u8>>,
-    pub standalone_stream: bool,
-}
-
-impl Default for OptionsData {
-    fn default() -> Self {
-        let stdio = crate::transport::stdio::StdioConfig::new("");
-        OptionsData {
-            client: Options::default(),
-            env: Vec::new(),
-            clear_env: false,
-            cwd: None,
-            stderr: StderrMode::Discard,
-            max_message_size: stdio.max_message_size,
-            close_grace: stdio.close_grace,
-            term_grace: stdio.term_grace,
-            headers: Vec::new(),
-            bearer: None,
-            token_fn: None,
-            ca_pem: Vec::new(),
-            standalone_stream: false,
-        }
-    }
-}
-
 impl Handle for mcpc_options_t {
-    type Rust = OptionsData;
+    type Rust = Config;
     const NAME: &'static str = "options";
 }
 
@@ -96,11 +57,7 @@ fn positive_ms(ms: i64, what: &str) -> Result<Duration> {
     Ok(Duration::from_millis(ms as u64))
 }
 
-fn with_options(
-    name: &str,
-    opts: *mut mcpc_options_t,
-    f: impl FnOnce(&mut OptionsData) -> Result<()>,
-) -> mcpc_status_t {
+fn with_options(name: &str, opts: *mut mcpc_options_t, f: impl FnOnce(&mut Config) -> Result<()>) -> mcpc_status_t {
     status(name, || {
         // SAFETY: the export's contract: `opts` is NULL or a live options object.
         let o = unsafe { ptr::get_mut(opts) }?;
@@ -117,9 +74,10 @@ fn with_options(
 /// Errors: none (NULL only if allocation panicked).
 #[unsafe(no_mangle)]
 pub extern "C" fn mcpc_options_new() -> *mut mcpc_options_t {
-    boundary("mcpc_options_new", || {
-        ptr::into_raw::<mcpc_options_t>(OptionsData::default())
-    })
+    boundary(
+        "mcpc_options_new",
+        || ptr::into_raw::<mcpc_options_t>(Config::default()),
+    )
 }
 
 /// Frees an options object. NULL is a no-op. Clients made from it are not affected.
@@ -587,7 +545,7 @@ pub unsafe extern "C" fn mcpc_options_add_ca_file(opts: *mut mcpc_options_t, pat
     })
 }
 
-fn add_ca(o: &mut OptionsData, pem: Vec<u8>) -> Result<()> {
+fn add_ca(o: &mut Config, pem: Vec<u8>) -> Result<()> {
     use rustls_pki_types::pem::PemObject;
     let certs = rustls_pki_types::CertificateDer::pem_slice_iter(&pem).collect::<std::result::Result<Vec<_>, _>>();
     match certs {

@@ -43,11 +43,58 @@ pub(crate) unsafe fn take<C: Handle>(p: *mut C) -> Option<Box<C::Rust>> {
     (!p.is_null()).then(|| unsafe { Box::from_raw(p.cast::<C::Rust>()) })
 }
 
-/// Writes `v` through an out-pointer that was checked non-NULL.
-pub(crate) fn check_out<T>(out: *mut T, what: &str) -> Result<()> {
-    if out.is_null() {
-        Err(Error::new(Status::MCPC_ERR_INVALID_ARG, format!("{what} is NULL")))
-    } else {
-        Ok(())
+/// What an out-pointer may carry: cleared to its zero (NULL, 0) on entry.
+pub(crate) trait OutValue: Copy {
+    const ZERO: Self;
+}
+
+impl<T> OutValue for *mut T {
+    const ZERO: Self = std::ptr::null_mut();
+}
+
+impl OutValue for usize {
+    const ZERO: Self = 0;
+}
+
+/// An out-pointer of an export: checked non-NULL and cleared when made, written
+/// once on success. Making it is the one `unsafe` step, with one safety argument;
+/// writing it is safe.
+pub(crate) struct Out<'a, T: OutValue>(&'a mut T);
+
+impl<'a, T: OutValue> Out<'a, T> {
+    /// A required out-pointer: NULL is `MCPC_ERR_INVALID_ARG`, naming `what`.
+    ///
+    /// # Safety
+    /// `p` is NULL or valid for writes for as long as the export runs.
+    pub(crate) unsafe fn new(p: *mut T, what: &str) -> Result<Self> {
+        // SAFETY: per the contract, a non-NULL `p` is writable during the call.
+        let slot =
+            unsafe { p.as_mut() }.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, format!("{what} is NULL")))?;
+        *slot = T::ZERO;
+        Ok(Out(slot))
+    }
+
+    /// An optional out-pointer: `None` for NULL.
+    ///
+    /// # Safety
+    /// As for [`Out::new`].
+    pub(crate) unsafe fn optional(p: *mut T) -> Option<Self> {
+        // SAFETY: per the contract, a non-NULL `p` is writable during the call.
+        let slot = unsafe { p.as_mut() }?;
+        *slot = T::ZERO;
+        Some(Out(slot))
+    }
+
+    /// Writes the value.
+    pub(crate) fn set(self, v: T) {
+        *self.0 = v;
+    }
+}
+
+impl<C: Handle> Out<'_, *mut C> {
+    /// Moves `v` to the heap and hands C its handle (rustls-ffi's
+    /// `set_boxed_mut_ptr`).
+    pub(crate) fn set_handle(self, v: C::Rust) {
+        self.set(into_raw::<C>(v));
     }
 }

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use super::boundary::{boundary, status};
 use super::cstr::string_out;
-use super::ptr::{self, check_out, Handle};
+use super::ptr::{self, Handle, Out};
 use crate::error::mcpc_status_t;
 use crate::error::Status;
 use crate::result::{CallResult, Tool};
@@ -91,14 +91,15 @@ pub unsafe extern "C" fn mcpc_result_text(result: *const mcpc_result_t, out_len:
         let Ok(r) = (unsafe { ptr::get(result) }) else {
             return std::ptr::null();
         };
-        text_out(r.inner.text_nul(), out_len)
+        // SAFETY: per the contract.
+        text_out(r.inner.text_nul(), unsafe { Out::optional(out_len) })
     })
 }
 
-fn text_out(s: &str, out_len: *mut usize) -> *const c_char {
-    if !out_len.is_null() {
-        // SAFETY: the caller's writable out-pointer, checked non-NULL.
-        unsafe { *out_len = s.len() - 1 };
+/// A NUL-terminated text for C, and its length without the NUL through `out_len`.
+fn text_out(s: &str, out_len: Option<Out<'_, usize>>) -> *const c_char {
+    if let Some(out) = out_len {
+        out.set(s.len() - 1);
     }
     s.as_ptr().cast()
 }
@@ -133,9 +134,10 @@ pub unsafe extern "C" fn mcpc_result_text_at(
         let Ok(r) = (unsafe { ptr::get(result) }) else {
             return std::ptr::null();
         };
-        r.inner
-            .text_block(index)
-            .map_or(std::ptr::null(), |t| text_out(t, out_len))
+        r.inner.text_block(index).map_or(std::ptr::null(), |t| {
+            // SAFETY: per the contract.
+            text_out(t, unsafe { Out::optional(out_len) })
+        })
     })
 }
 
@@ -258,9 +260,8 @@ pub unsafe extern "C" fn mcpc_tool_list_to_json(
     out_json: *mut *mut c_char,
 ) -> mcpc_status_t {
     status("mcpc_tool_list_to_json", || {
-        check_out(out_json, "out_json")?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out_json = std::ptr::null_mut() };
+        // SAFETY: per the contract.
+        let out_json = unsafe { Out::new(out_json, "out_json") }?;
         // SAFETY: per the contract.
         let l = unsafe { ptr::get(list) }?;
         let mut s = String::with_capacity(l.tools.iter().map(|t| t.json_nul().len()).sum::<usize>() + 2);
@@ -272,8 +273,7 @@ pub unsafe extern "C" fn mcpc_tool_list_to_json(
             s.push_str(t.json());
         }
         s.push(']');
-        // SAFETY: checked non-NULL.
-        unsafe { *out_json = string_out(&s) };
+        out_json.set(string_out(&s));
         Ok(Status::MCPC_OK)
     })
 }

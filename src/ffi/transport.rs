@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::boundary::{boundary, status};
 use super::cstr::opt_str_in;
-use super::ptr::{self, check_out, Handle};
+use super::ptr::{self, Handle, Out};
 use super::userdata::{mcpc_free_cb, Userdata};
 use crate::error::{mcpc_status_t, Error, Result, Status};
 use crate::transport::callback::{CloseFn, Exchange, HostEnd, Mode};
@@ -75,12 +75,9 @@ fn close_fn(close: mcpc_transport_close_cb, ud: &Arc<Userdata>) -> Option<CloseF
 
 fn new_transport(name: &str, out: *mut *mut mcpc_transport_t, make: impl FnOnce() -> Result<HostEnd>) -> mcpc_status_t {
     status(name, || {
-        check_out(out, "out_transport")?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out = std::ptr::null_mut() };
-        let host = make()?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out = ptr::into_raw::<mcpc_transport_t>(host) };
+        // SAFETY: the exports' contract: `out` is NULL or writable.
+        let out = unsafe { Out::new(out, "out_transport") }?;
+        out.set_handle(make()?);
         Ok(Status::MCPC_OK)
     })
 }

@@ -1,0 +1,107 @@
+//! One configuration for a connection, whatever its transport: what the C options
+//! hold, and the policies that make a stdio or an HTTP configuration from it.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::header::{HeaderName, HeaderValue};
+
+use crate::client::Options;
+use crate::error::{Error, Result, Status};
+use crate::transport::http::{HttpConfig, HttpTransport, TokenFn};
+use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
+use crate::transport::{SinkRef, Transport};
+
+/// The longest an HTTP connection may take to open, whatever the client's timeout.
+const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What makes a client's transport, given the sink it delivers into.
+pub type Connector = Box<dyn Fn(SinkRef) -> Result<Arc<dyn Transport>> + Send + Sync>;
+
+/// Everything a connection needs besides the transport's address: the client's
+/// options and every transport's settings.
+#[derive(Clone)]
+pub struct Config {
+    pub client: Options,
+    pub env: Vec<(OsString, Option<OsString>)>,
+    pub clear_env: bool,
+    pub cwd: Option<std::path::PathBuf>,
+    pub stderr: StderrMode,
+    pub max_message_size: usize,
+    pub close_grace: Duration,
+    pub term_grace: Duration,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub bearer: Option<String>,
+    pub token_fn: Option<TokenFn>,
+    pub ca_pem: Vec<Vec<u8>>,
+    pub standalone_stream: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let stdio = crate::transport::stdio::StdioConfig::new("");
+        Config {
+            client: Options::default(),
+            env: Vec::new(),
+            clear_env: false,
+            cwd: None,
+            stderr: StderrMode::Discard,
+            max_message_size: stdio.max_message_size,
+            close_grace: stdio.close_grace,
+            term_grace: stdio.term_grace,
+            headers: Vec::new(),
+            bearer: None,
+            token_fn: None,
+            ca_pem: Vec::new(),
+            standalone_stream: false,
+        }
+    }
+}
+
+impl Config {
+    /// The stdio settings for `args` (the program, then its arguments).
+    pub fn stdio(&self, args: &[String]) -> Result<StdioConfig> {
+        let Some((program, rest)) = args.split_first() else {
+            return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "argv is NULL or argc is 0"));
+        };
+        let mut cfg = StdioConfig::new(program);
+        cfg.args = rest.iter().map(Into::into).collect();
+        cfg.env = self.env.clone();
+        cfg.clear_env = self.clear_env;
+        cfg.cwd = self.cwd.clone();
+        cfg.stderr = self.stderr.clone();
+        cfg.max_message_size = self.max_message_size;
+        cfg.close_grace = self.close_grace;
+        cfg.term_grace = self.term_grace;
+        Ok(cfg)
+    }
+
+    /// The HTTP settings for `url`, checked by the URL policy before anything
+    /// connects; a connection opens within the client's timeout, and never takes
+    /// longer than [`MAX_CONNECT_TIMEOUT`].
+    pub fn http(&self, url: &str) -> Result<HttpConfig> {
+        Ok(HttpConfig {
+            url: crate::url_policy::check_endpoint(url)?,
+            headers: self.headers.clone(),
+            bearer: self.bearer.clone(),
+            token_fn: self.token_fn.clone(),
+            ca_pem: self.ca_pem.clone(),
+            max_message_size: self.max_message_size,
+            standalone_stream: self.standalone_stream,
+            connect_timeout: self.client.timeout.min(MAX_CONNECT_TIMEOUT),
+        })
+    }
+
+    /// The connector that starts the server in `args` over stdio.
+    pub fn stdio_connector(&self, args: &[String]) -> Result<Connector> {
+        let cfg = self.stdio(args)?;
+        Ok(Box::new(move |sink: SinkRef| StdioTransport::spawn(cfg.clone(), sink)))
+    }
+
+    /// The connector for the Streamable HTTP endpoint `url`.
+    pub fn http_connector(&self, url: &str) -> Result<Connector> {
+        let cfg = self.http(url)?;
+        Ok(Box::new(move |sink: SinkRef| HttpTransport::connect(cfg.clone(), sink)))
+    }
+}
