@@ -1,21 +1,14 @@
 //! HTTP/1.1 exchanges with one endpoint's origin, with a pool of kept-alive
 //! connections.
 //!
-//! Why not a full HTTP client (reqwest, hyper-util's pooled client): there, every
-//! connection runs in a task of its own, so each request handed its bytes to that
-//! task and got the response back from it, a thread hand-off each way; and the
-//! redirect and retry layers parsed the URL twice per request. Here the future that
-//! makes a request reads and writes its connection itself: a request is one task,
-//! and one that a blocked caller polls runs on the caller's own thread.
-//!
-//! Why not hyper's connection API either (which mcpc used before): its dispatcher,
-//! request and body channels took about 17,000 instructions of a 37,000-instruction
-//! call (callgrind), and 30 kB per connection. What is left to write is small: a
-//! request head is the request line, `Host`, `Content-Length` and the header lines
-//! it is given; response heads and chunk sizes are parsed by `httparse` (hyper's
-//! own parser), and the body is framed by
-//! `Content-Length`, chunks or the connection's end (RFC 9112, section 6).
-//! Measured in `make bench` (README.md, Performance).
+//! Why mcpc's own and not a full HTTP client or hyper's connection API: the future
+//! that makes a request reads and writes its connection itself, so a request is one
+//! task, and one that a blocked caller polls runs on the caller's own thread
+//! (docs/decisions/0001-own-http1.md has the measurements). What is left to write is
+//! small: a request head is the request line, `Host`, `Content-Length` and the
+//! header lines it is given; response heads and chunk sizes are parsed by
+//! `httparse` ([`parse`]), and the body is framed by `Content-Length`, chunks or the
+//! connection's end (RFC 9112, section 6).
 //!
 //! A connection belongs to one request at a time: taken from the pool (or opened),
 //! it goes back once the response body has been read to its end. A request dropped
