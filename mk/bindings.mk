@@ -40,12 +40,12 @@ python-wheel: lib $(PY_VENV)/.pins
 	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src $(PY_BUILD)/pkg/
 	MCPC_BUNDLE_LIBRARY=$(CURDIR)/$(RELEASE)/libmcpc.so $(PY_VENV)/bin/python -m pip wheel -q \
 	    --disable-pip-version-check --no-deps --no-build-isolation -w $(PY_BUILD)/dist $(PY_BUILD)/pkg
-	@ls $(PY_BUILD)/dist/mcpc-*-py3-none-*.whl >/dev/null || { echo "python-wheel: expected a platform wheel"; exit 1; }
+	@ls $(PY_BUILD)/dist/libmcpc-*-py3-none-*.whl >/dev/null || { echo "python-wheel: expected a platform wheel"; exit 1; }
 
 # MCPC_EXPECT_BUNDLED: the tests check that the wheel's own copy of the library is the
 # one loaded. pytest exits 5 when it collected no test: make fails on any nonzero exit.
 test-python: python-wheel $(MCP_VENV)/.pins
-	$(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(PY_BUILD)/dist/mcpc-*.whl
+	$(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(PY_BUILD)/dist/libmcpc-*.whl
 	cd $(PY_BUILD) && env -u MCPC_LIBRARY MCPC_REPO=$(CURDIR) MCPC_PYTHON=$(PYTHON) MCPC_EXPECT_BUNDLED=1 \
 	    MCPC_TEST_MCP_PYTHON=$(CURDIR)/$(MCP_VENV)/bin/python MCPC_REQUIRE_MCP=1 PYTHONDONTWRITEBYTECODE=1 \
 	    $(CURDIR)/$(PY_VENV)/bin/python -m pytest -p no:cacheprovider -q $(CURDIR)/bindings/python/tests

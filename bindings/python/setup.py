@@ -36,7 +36,7 @@ class BuildPy(build_py):
     def run(self) -> None:
         super().run()
         lib = library_to_bundle()
-        dest = Path(self.build_lib) / "mcpc" / "libmcpc.so"
+        dest = Path(self.build_lib) / "libmcpc" / "libmcpc.so"
         if lib is not None:
             if not lib.exists():
                 raise FileNotFoundError("MCPC_BUNDLE_LIBRARY: no such file: %s" % lib)
