@@ -1,6 +1,7 @@
 # Installing libmcpc like any C library.
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=] [LIBDIR=$(PREFIX)/lib] [INCLUDEDIR=$(PREFIX)/include]
+#                [BINDIR=$(PREFIX)/bin] [CLI_NAME=mcpc]
 #   make uninstall (same variables)
 #   make test-install   installs into a temporary prefix and builds C and C++ programs
 #                       against it, outside the source tree, through pkg-config and CMake
@@ -11,6 +12,8 @@
 #   LIBDIR/pkgconfig/mcpc.pc
 #   LIBDIR/cmake/mcpc/mcpcConfig.cmake, mcpcConfigVersion.cmake   (imported targets mcpc::mcpc, mcpc::mcpc_static)
 #   INCLUDEDIR/mcpc.h, INCLUDEDIR/mcpc.hpp (the header-only C++17 wrapper)
+#   BINDIR/$(CLI_NAME), the command-line client (cli/mcpc.c), which finds the library in
+#   LIBDIR relative to itself ($ORIGIN), so a moved tree still works
 # SOVERSION is MAJOR, or 0.MINOR while MAJOR is 0 (0.x releases may break the ABI); it
 # must equal the SONAME that build.rs gives the library.
 
@@ -22,6 +25,10 @@ MCPC_SOVERSION     := $(if $(filter 0,$(MCPC_VERSION_MAJOR)),0.$(MCPC_VERSION_MI
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+# The command line is installed as `mcpc`. A global npm install of @apify/mcpc (another
+# MCP command line) also puts an `mcpc` on PATH: CLI_NAME installs ours under another name.
+CLI_NAME   ?= mcpc
 DESTDIR    ?=
 
 # What is installed (override to install other builds of the library).
@@ -34,6 +41,9 @@ _pc_path = $(if $(filter $(PREFIX)/%,$(1)),$${prefix}/$(patsubst $(PREFIX)/%,%,$
 _sizeof_void_p := $(if $(filter 32,$(shell getconf LONG_BIT)),4,8)
 
 .PHONY: install uninstall test-install
+
+# The CLI as installed: built like build/release/mcpc, with an rpath from BINDIR to LIBDIR.
+_cli_rpath = $$ORIGIN/$(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')
 
 install: lib
 	@test -n "$(MCPC_VERSION)" || { echo "install: no version in Cargo.toml's [package]"; exit 1; }
@@ -60,13 +70,19 @@ install: lib
 	    -e 's|@SIZEOF_VOID_P_BITS@|$(shell getconf LONG_BIT)|g' \
 	    packaging/mcpcConfigVersion.cmake.in > "$(DESTDIR)$(LIBDIR)/cmake/mcpc/mcpcConfigVersion.cmake"
 	chmod 644 "$(DESTDIR)$(LIBDIR)/pkgconfig/mcpc.pc" "$(DESTDIR)$(LIBDIR)/cmake/mcpc/"*.cmake
+	@test -n "$(CLI_NAME)" && test "$(notdir $(CLI_NAME))" = "$(CLI_NAME)" || { echo "install: CLI_NAME must be a file name"; exit 1; }
+	mkdir -p build/install
+	$(CC) $(CFLAGS_C) -O2 cli/mcpc.c -L$(RELEASE) -lmcpc -lpthread -Wl,-rpath,'$(_cli_rpath)' -o build/install/mcpc
+	install -d "$(DESTDIR)$(BINDIR)"
+	install -m 755 build/install/mcpc "$(DESTDIR)$(BINDIR)/$(CLI_NAME)"
 
 uninstall:
 	rm -f "$(DESTDIR)$(LIBDIR)/libmcpc.so.$(MCPC_VERSION)" "$(DESTDIR)$(LIBDIR)/libmcpc.so.$(MCPC_SOVERSION)" \
 	      "$(DESTDIR)$(LIBDIR)/libmcpc.so" "$(DESTDIR)$(LIBDIR)/libmcpc.a" \
 	      "$(DESTDIR)$(LIBDIR)/pkgconfig/mcpc.pc" \
 	      "$(DESTDIR)$(LIBDIR)/cmake/mcpc/mcpcConfig.cmake" "$(DESTDIR)$(LIBDIR)/cmake/mcpc/mcpcConfigVersion.cmake" \
-	      "$(DESTDIR)$(INCLUDEDIR)/mcpc.h" "$(DESTDIR)$(INCLUDEDIR)/mcpc.hpp"
+	      "$(DESTDIR)$(INCLUDEDIR)/mcpc.h" "$(DESTDIR)$(INCLUDEDIR)/mcpc.hpp" \
+	      "$(DESTDIR)$(BINDIR)/$(CLI_NAME)"
 	-rmdir "$(DESTDIR)$(LIBDIR)/cmake/mcpc" 2>/dev/null
 
 # Needs cmake and pkg-config (Debian: apt-get install cmake pkg-config).

@@ -1,14 +1,24 @@
 """Build hooks: bundle libmcpc.so into the wheel when one is at hand.
 
-The library bundled is, in order: $MCPC_BUNDLE_LIBRARY (a path; "none" bundles
-nothing), else ../../target/release/libmcpc.so of the source tree. A wheel with the
-library inside is tagged for this platform (py3-none-<platform>: ctypes needs no
-particular Python ABI); without one it is a pure wheel that finds the library at run
-time (MCPC_LIBRARY, the system's library path).
+The library bundled is, in order:
+
+- $MCPC_BUNDLE_LIBRARY (a path; "none" bundles nothing);
+- in the sdist (`make python-sdist`), whose Rust sources are in native/: the library
+  built from them with `cargo build --release --locked` ($CARGO names cargo, and cargo
+  honours $CARGO_TARGET_DIR and $CARGO_BUILD_JOBS). This needs a Rust toolchain, of
+  the version native/Cargo.toml's rust-version names or later, and crates.io;
+- else ../../target/release/libmcpc.so of the source tree.
+
+A wheel with the library inside is tagged for this platform (py3-none-<platform>:
+ctypes needs no particular Python ABI); without one it is a pure wheel that finds the
+library at run time (MCPC_LIBRARY, the system's library path).
 """
 
+import json
 import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Optional
 
@@ -22,24 +32,59 @@ except ImportError:  # setuptools < 70.1
     from wheel.bdist_wheel import bdist_wheel  # type: ignore[no-redef]
 
 HERE = Path(__file__).resolve().parent
+NATIVE = HERE / "native"
+TREE_LIBRARY = HERE.parents[1] / "target" / "release" / "libmcpc.so"
+
+
+def from_sources() -> bool:
+    """An sdist: the Rust sources are in native/."""
+    return (NATIVE / "Cargo.toml").exists()
+
+
+def bundles_library() -> bool:
+    env = os.environ.get("MCPC_BUNDLE_LIBRARY")
+    if env:
+        return env != "none"
+    return from_sources() or TREE_LIBRARY.exists()
+
+
+def build_from_sources() -> Path:
+    """Runs cargo in native/ and returns the library it built."""
+    cargo = os.environ.get("CARGO") or "cargo"
+    if shutil.which(cargo) is None:
+        m = re.search(r'^rust-version\s*=\s*"([^"]+)"', (NATIVE / "Cargo.toml").read_text(), re.M)
+        raise SystemExit(
+            "libmcpc: building from source needs a Rust toolchain (Rust %s or later), and there "
+            "is no `%s` on PATH. Install Rust (https://rustup.rs) or set CARGO to cargo's path, "
+            "or install a prebuilt wheel: pip install --only-binary=libmcpc libmcpc"
+            % (m.group(1) if m else "stable", cargo)
+        )
+    manifest = str(NATIVE / "Cargo.toml")
+    build = [cargo, "build", "--release", "--locked", "--lib", "--manifest-path", manifest]
+    if subprocess.run(build).returncode != 0:
+        raise SystemExit("libmcpc: `%s` failed (its output is above)" % " ".join(build))
+    meta = subprocess.run([cargo, "metadata", "--format-version", "1", "--no-deps", "--manifest-path", manifest],
+                          stdout=subprocess.PIPE, check=True)
+    return Path(json.loads(meta.stdout)["target_directory"]) / "release" / "libmcpc.so"
 
 
 def library_to_bundle() -> Optional[Path]:
     env = os.environ.get("MCPC_BUNDLE_LIBRARY")
     if env:
         return None if env == "none" else Path(env)
-    candidate = HERE.parents[1] / "target" / "release" / "libmcpc.so"
-    return candidate if candidate.exists() else None
+    if from_sources():
+        return build_from_sources()
+    return TREE_LIBRARY if TREE_LIBRARY.exists() else None
 
 
 class BuildPy(build_py):
     def run(self) -> None:
         super().run()
         lib = library_to_bundle()
-        dest = Path(self.build_lib) / "mcpc" / "libmcpc.so"
+        dest = Path(self.build_lib) / "libmcpc" / "libmcpc.so"
         if lib is not None:
             if not lib.exists():
-                raise FileNotFoundError("MCPC_BUNDLE_LIBRARY: no such file: %s" % lib)
+                raise FileNotFoundError("libmcpc: no library to bundle at %s" % lib)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(lib, dest)  # follows symlinks
         elif dest.exists():
@@ -51,7 +96,7 @@ class BinaryDistribution(Distribution):
     platlib, and the wheel's root is not pure)."""
 
     def has_ext_modules(self) -> bool:
-        return library_to_bundle() is not None
+        return bundles_library()
 
 
 class BdistWheel(bdist_wheel):

@@ -4,7 +4,8 @@
 # them against the demo server. Also checks the layout, the soname and its symlinks,
 # the version (mcpc_version() == the header's macros == Cargo.toml), a DESTDIR-staged
 # install that is moved elsewhere (both pkg-config --define-prefix and CMake find it),
-# static linking, find_package's version check, and uninstall.
+# static linking, find_package's version check, the command line (bin/mcpc, or
+# CLI_NAME), and uninstall.
 #
 # Run from the repository root by `make test-install` (which passes CC, CXX,
 # PYTHON, MCPC_VERSION, MCPC_SOVERSION). Needs cmake and pkg-config; as root with
@@ -77,9 +78,10 @@ layout() {
         [ -f "$lib/pkgconfig/mcpc.pc" ] &&
         [ -f "$lib/cmake/mcpc/mcpcConfig.cmake" ] && [ -f "$lib/cmake/mcpc/mcpcConfigVersion.cmake" ] &&
         cmp -s "$inc/mcpc.h" "$REPO/include/mcpc.h" && cmp -s "$inc/mcpc.hpp" "$REPO/bindings/cpp/mcpc.hpp" &&
-        [ "$(stat -c %a "$lib/libmcpc.so.$VERSION")" = 755 ] && [ "$(stat -c %a "$inc/mcpc.h")" = 644 ]
+        [ "$(stat -c %a "$lib/libmcpc.so.$VERSION")" = 755 ] && [ "$(stat -c %a "$inc/mcpc.h")" = 644 ] &&
+        [ -f "$1/bin/mcpc" ] && [ "$(stat -c %a "$1/bin/mcpc")" = 755 ]
 }
-check "layout: libmcpc.so.$VERSION, links .so.$SOVERSION and .so, .a, headers, .pc, CMake files" layout "$P"
+check "layout: libmcpc.so.$VERSION, links .so.$SOVERSION and .so, .a, headers, .pc, CMake files, bin/mcpc" layout "$P"
 
 soname() { readelf -d "$1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'; }
 got=$(soname "$P/lib/libmcpc.so.$VERSION")
@@ -89,6 +91,22 @@ else
     echo "    SONAME is '${got:-none}'; build.rs must pass -Wl,-soname,libmcpc.so.$SOVERSION" >"$WORK/last.log"
     fail "the library's SONAME is libmcpc.so.$SOVERSION"
 fi
+
+# The command line finds the installed library (its rpath is $ORIGIN/../lib).
+cli_works() {  # PREFIX/bin/NAME
+    local found
+    found=$(ldd "$1" | sed -n "s/.*libmcpc\.so\.$SOVERSION => \(.*\) (0x.*/\1/p")
+    echo "loads: ${found:-nothing}"
+    [ -n "$found" ] && [ "$(realpath "$found")" = "$(realpath "$(dirname "$1")/../lib/libmcpc.so.$VERSION")" ] &&
+        (cd "$REPO" && "$1" --stdio "$PYTHON demo/server.py" call add '{"a":2,"b":3}') | grep -F '"structuredContent":{"sum":5}'
+}
+check "bin/mcpc loads the installed library and calls the demo server" cli_works "$P/bin/mcpc"
+N=$WORK/named
+check "make install CLI_NAME=mcpc-c installs bin/mcpc-c, and no bin/mcpc" sh -c \
+    "$MAKE_INSTALL install PREFIX='$N' CLI_NAME=mcpc-c && test -f '$N/bin/mcpc-c' && test ! -e '$N/bin/mcpc'"
+check "bin/mcpc-c works" cli_works "$N/bin/mcpc-c"
+check "make uninstall CLI_NAME=mcpc-c removes every file" sh -c \
+    "$MAKE_INSTALL uninstall PREFIX='$N' CLI_NAME=mcpc-c && test -z \"\$(find '$N' -type f -o -type l)\""
 
 # ---- pkg-config ----------------------------------------------------------------------
 export PKG_CONFIG_PATH=$P/lib/pkgconfig
@@ -194,6 +212,7 @@ cp "$REPO/tests/install/example/CMakeLists.txt" "$SRC/hello.c" "$SRC/hello.cpp" 
 check "moved tree: CMake finds it and builds" sh -c \
     "cmake -S '$C/moved' -B '$C/moved/build' -DCMAKE_PREFIX_PATH='$M' && cmake --build '$C/moved/build'"
 check "moved tree: the CMake-built example runs" runs_hello "$C/moved/build/hello"
+check "moved tree: bin/mcpc finds the moved library" cli_works "$M/bin/mcpc"
 
 # ---- uninstall -----------------------------------------------------------------------------
 check "make uninstall removes every file" sh -c \

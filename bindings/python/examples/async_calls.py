@@ -1,11 +1,11 @@
 """Calls that do not block the event loop; cancelling a task cancels its request."""
 import asyncio
 
-import mcpc
+import libmcpc
 
 
 async def main() -> None:
-    async with await mcpc.Client.stdio_async(["python3", "demo/server.py"]) as client:
+    async with await libmcpc.Client.stdio_async(["python3", "demo/server.py"]) as client:
         # Many calls in flight at once, on one connection.
         results = await asyncio.gather(*(client.call_async("add", {"a": i, "b": i}) for i in range(5)))
         print("sums:", [r.structured["sum"] for r in results])

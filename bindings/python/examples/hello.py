@@ -1,7 +1,7 @@
 """Connect to the demo server over stdio, list its tools, call some."""
-import mcpc
+import libmcpc
 
-with mcpc.Client.stdio(["python3", "demo/server.py"], timeout=10) as client:
+with libmcpc.Client.stdio(["python3", "demo/server.py"], timeout=10) as client:
     for tool in client.tools()[:2]:
         print("tool:", tool["name"], tool["inputSchema"]["properties"])
 
@@ -11,10 +11,10 @@ with mcpc.Client.stdio(["python3", "demo/server.py"], timeout=10) as client:
 
     try:
         client.call("fail", {"message": "no luck"})
-    except mcpc.ToolError as e:
+    except libmcpc.ToolError as e:
         print("tool failed:", e.result.text)
 
     try:
         client.call("slow", {"ms": 5000}, timeout=0.2)
-    except mcpc.TimeoutError as e:
+    except libmcpc.TimeoutError as e:
         print("timed out:", e)

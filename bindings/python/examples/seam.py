@@ -4,10 +4,10 @@ each message it reads, from a thread of its own."""
 import subprocess
 import threading
 
-import mcpc
+import libmcpc
 
 
-class PipeTransport(mcpc.Transport):
+class PipeTransport(libmcpc.Transport):
     def __init__(self, argv: list) -> None:
         super().__init__()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -24,12 +24,12 @@ class PipeTransport(mcpc.Transport):
         for line in self.proc.stdout:
             try:
                 self.deliver(line.rstrip(b"\n"))
-            except mcpc.ClosedError:
+            except libmcpc.ClosedError:
                 break
         self.end("the server closed the channel")
 
 
 transport = PipeTransport(["python3", "demo/server.py"])
-with mcpc.Client.transport(transport) as client:
+with libmcpc.Client.transport(transport) as client:
     print("echo:", client.call("echo", {"text": "over the seam"}).text)
 transport.proc.wait()

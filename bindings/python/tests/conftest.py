@@ -22,7 +22,7 @@ from typing import Iterator, List
 
 import pytest
 
-import mcpc
+import libmcpc
 
 REPO = Path(os.environ.get("MCPC_REPO") or Path(__file__).resolve().parents[3])
 PYTHON = os.environ.get("MCPC_PYTHON") or sys.executable
@@ -42,8 +42,8 @@ def demo() -> List[str]:
 
 
 @pytest.fixture
-def client() -> Iterator[mcpc.Client]:
-    with mcpc.Client.stdio(demo_argv(), timeout=20) as c:
+def client() -> Iterator[libmcpc.Client]:
+    with libmcpc.Client.stdio(demo_argv(), timeout=20) as c:
         yield c
 
 
@@ -145,7 +145,7 @@ def assert_registry_empty(limit: float = 10.0) -> None:
     """Every Python object handed to the library as userdata was released. Some are
     released on an mcpc thread after the call that made them returned (a cancelled
     connect completes once its server is gone), so this waits a little."""
-    from mcpc import _ffi
+    from libmcpc import _ffi
 
     deadline = time.monotonic() + limit
     while len(_ffi.registry) and time.monotonic() < deadline:

@@ -11,7 +11,7 @@ from typing import Any, List, Optional, Tuple
 
 import pytest
 
-import mcpc
+import libmcpc
 
 from conftest import assert_registry_empty, demo_argv
 
@@ -22,18 +22,18 @@ def run(coro: Any) -> Any:
 
 def test_call_async_and_tools_async() -> None:
     async def main() -> None:
-        async with await mcpc.Client.stdio_async(demo_argv(), timeout=20) as c:
+        async with await libmcpc.Client.stdio_async(demo_argv(), timeout=20) as c:
             tools = await c.tools_async()
             assert len(tools) == 25 and tools[0]["name"] == "echo"
             r = await c.call_async("add", {"a": 40, "b": 2})
             assert r.structured == {"sum": 42}
-            with pytest.raises(mcpc.ToolError) as e:
+            with pytest.raises(libmcpc.ToolError) as e:
                 await c.call_async("fail", {"message": "async boom"})
             assert e.value.result.text == "async boom"
-            with pytest.raises(mcpc.RpcError) as r2:
+            with pytest.raises(libmcpc.RpcError) as r2:
                 await c.call_async("nope", {})
             assert r2.value.rpc_code == -32602
-            with pytest.raises(mcpc.InvalidArgumentError):
+            with pytest.raises(libmcpc.InvalidArgumentError):
                 await c.call_async("echo", [1])  # type: ignore[arg-type]
         assert c.closed
 
@@ -43,7 +43,7 @@ def test_call_async_and_tools_async() -> None:
 
 def test_many_calls_in_flight() -> None:
     async def main() -> None:
-        with mcpc.Client.stdio(demo_argv(), timeout=30) as c:
+        with libmcpc.Client.stdio(demo_argv(), timeout=30) as c:
             results = await asyncio.gather(*(c.call_async("echo", {"text": str(i)}) for i in range(300)))
             assert [r.text for r in results] == [str(i) for i in range(300)]
 
@@ -54,7 +54,7 @@ def test_task_cancel_cancels_the_request(tmp_path: Path) -> None:
     log = tmp_path / "demo.log"
 
     async def main() -> None:
-        with mcpc.Client.stdio(demo_argv("--log", str(log)), timeout=30) as c:
+        with libmcpc.Client.stdio(demo_argv("--log", str(log)), timeout=30) as c:
             task = asyncio.ensure_future(c.call_async("slow", {"ms": 30000}))
             await asyncio.sleep(0.2)
             t0 = time.monotonic()
@@ -79,12 +79,12 @@ def test_task_cancel_cancels_the_request(tmp_path: Path) -> None:
 
 def test_library_timeout_and_cancel_handle() -> None:
     async def main() -> None:
-        with mcpc.Client.stdio(demo_argv(), timeout=30) as c:
-            with pytest.raises(mcpc.TimeoutError):
+        with libmcpc.Client.stdio(demo_argv(), timeout=30) as c:
+            with pytest.raises(libmcpc.TimeoutError):
                 await c.call_async("slow", {"ms": 30000}, timeout=0.2)
-            cancel = mcpc.Cancel()
+            cancel = libmcpc.Cancel()
             asyncio.get_running_loop().call_later(0.1, cancel.trigger)
-            with pytest.raises(mcpc.CancelledError):
+            with pytest.raises(libmcpc.CancelledError):
                 await c.call_async("slow", {"ms": 30000}, cancel=cancel)
 
     run(main())
@@ -101,7 +101,7 @@ def test_progress_runs_on_the_loop() -> None:
             assert threading.get_ident() == loop_thread[0]
             seen.append((p, total))
 
-        with mcpc.Client.stdio(demo_argv(), timeout=30) as c:
+        with libmcpc.Client.stdio(demo_argv(), timeout=30) as c:
             r = await c.call_async("slow", {"ms": 200}, on_progress=on_progress)
             await asyncio.sleep(0)  # let the last progress callbacks run
             assert r.structured["slept_ms"] == 200
@@ -113,13 +113,13 @@ def test_progress_runs_on_the_loop() -> None:
 
 def test_close_completes_calls_in_flight() -> None:
     async def main() -> None:
-        c = mcpc.Client.stdio(demo_argv(), timeout=30)
+        c = libmcpc.Client.stdio(demo_argv(), timeout=30)
         task = asyncio.ensure_future(c.call_async("slow", {"ms": 30000}))
         await asyncio.sleep(0.1)
         await c.aclose()
-        with pytest.raises(mcpc.ClosedError):
+        with pytest.raises(libmcpc.ClosedError):
             await task
-        with pytest.raises(mcpc.ClosedError):
+        with pytest.raises(libmcpc.ClosedError):
             await c.call_async("echo", {"text": "x"})
 
     run(main())
@@ -127,17 +127,17 @@ def test_close_completes_calls_in_flight() -> None:
 
 def test_connect_async_errors_and_cancel() -> None:
     async def main() -> None:
-        with pytest.raises(mcpc.SpawnError):
-            await mcpc.Client.stdio_async(["/nonexistent/server"])
-        with pytest.raises(mcpc.HandshakeError):
-            await mcpc.Client.stdio_async(demo_argv("--fault", "init-error"), timeout=10)
-        with pytest.raises(mcpc.InsecureUrlError):
-            await mcpc.Client.http_async("http://example.com/mcp")
+        with pytest.raises(libmcpc.SpawnError):
+            await libmcpc.Client.stdio_async(["/nonexistent/server"])
+        with pytest.raises(libmcpc.HandshakeError):
+            await libmcpc.Client.stdio_async(demo_argv("--fault", "init-error"), timeout=10)
+        with pytest.raises(libmcpc.InsecureUrlError):
+            await libmcpc.Client.http_async("http://example.com/mcp")
         with pytest.raises(TypeError):
-            await mcpc.Client.stdio_async(demo_argv(), bearer="x")
+            await libmcpc.Client.stdio_async(demo_argv(), bearer="x")
         # A handshake that never completes (the server ignores initialize? no: a
         # command that never answers), cancelled by its task.
-        task = asyncio.ensure_future(mcpc.Client.stdio_async(["sleep", "30"], timeout=30))
+        task = asyncio.ensure_future(libmcpc.Client.stdio_async(["sleep", "30"], timeout=30))
         await asyncio.sleep(0.2)
         t0 = time.monotonic()
         task.cancel()
@@ -152,7 +152,7 @@ def test_notifications_during_async_call() -> None:
     notes: List[Tuple[str, Any]] = []
 
     async def main() -> None:
-        c = await mcpc.Client.stdio_async(demo_argv("--fault", "notify-during-call"),
+        c = await libmcpc.Client.stdio_async(demo_argv("--fault", "notify-during-call"),
                                           on_notification=lambda m, p: notes.append((m, p)))
         async with c:
             await c.call_async("echo", {"text": "x"})
@@ -162,8 +162,8 @@ def test_notifications_during_async_call() -> None:
 
 
 def test_results_are_plain_data() -> None:
-    async def main() -> mcpc.CallResult:
-        async with await mcpc.Client.stdio_async(demo_argv()) as c:
+    async def main() -> libmcpc.CallResult:
+        async with await libmcpc.Client.stdio_async(demo_argv()) as c:
             return await c.call_async("multi")
 
     r = run(main())

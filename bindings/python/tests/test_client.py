@@ -13,25 +13,25 @@ from typing import Any, List, Optional, Tuple
 
 import pytest
 
-import mcpc
+import libmcpc
 
 from conftest import assert_registry_empty, REPO, demo_argv
 
 
 def test_version_and_library() -> None:
-    assert re.fullmatch(r"\d+\.\d+\.\d+", mcpc.version())
+    assert re.fullmatch(r"\d+\.\d+\.\d+", libmcpc.version())
     cargo = (REPO / "Cargo.toml").read_text()
     m = re.search(r'^\[package\][^\[]*?^version\s*=\s*"([^"]+)"', cargo, re.M | re.S)
-    assert m and mcpc.version() == m.group(1)
-    assert mcpc.__version__ == mcpc.version()
-    assert os.path.exists(mcpc.library_path)
+    assert m and libmcpc.version() == m.group(1)
+    assert libmcpc.__version__ == libmcpc.version()
+    assert os.path.exists(libmcpc.library_path)
     if os.environ.get("MCPC_EXPECT_BUNDLED") == "1":  # make test-python: the wheel's own copy
-        assert Path(mcpc.library_path).parent == Path(mcpc.__file__).parent
+        assert Path(libmcpc.library_path).parent == Path(libmcpc.__file__).parent
     pyproject = (REPO / "bindings" / "python" / "pyproject.toml").read_text()
-    assert re.search(r'^version = "%s"$' % re.escape(mcpc.version()), pyproject, re.M)
+    assert re.search(r'^version = "%s"$' % re.escape(libmcpc.version()), pyproject, re.M)
 
 
-def test_info_tools_and_results(client: mcpc.Client) -> None:
+def test_info_tools_and_results(client: libmcpc.Client) -> None:
     assert client.protocol_version in ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28")
     info = client.server_info()
     assert "mcpc-demo" in json.dumps(info)
@@ -61,27 +61,27 @@ def test_info_tools_and_results(client: mcpc.Client) -> None:
     assert r.text == "nul\x00inside"
 
 
-def test_tool_error_carries_result(client: mcpc.Client) -> None:
-    with pytest.raises(mcpc.ToolError) as e:
+def test_tool_error_carries_result(client: libmcpc.Client) -> None:
+    with pytest.raises(libmcpc.ToolError) as e:
         client.call("fail", {"message": "boom"})
-    assert e.value.status == mcpc.Status.TOOL
+    assert e.value.status == libmcpc.Status.TOOL
     assert e.value.status_name == "MCPC_ERR_TOOL"
     assert e.value.result.is_error and e.value.result.text == "boom"
-    assert isinstance(e.value, mcpc.McpcError)
+    assert isinstance(e.value, libmcpc.McpcError)
 
 
-def test_rpc_error_code(client: mcpc.Client) -> None:
-    with pytest.raises(mcpc.RpcError) as e:
+def test_rpc_error_code(client: libmcpc.Client) -> None:
+    with pytest.raises(libmcpc.RpcError) as e:
         client.call("no-such-tool", {})
     assert e.value.rpc_code == -32602
     assert "Unknown tool" in str(e.value)
     assert e.value.status_name == "MCPC_ERR_RPC"
 
 
-def test_invalid_arguments(client: mcpc.Client) -> None:
+def test_invalid_arguments(client: libmcpc.Client) -> None:
     with pytest.raises(TypeError):
         client.call("echo", "not a dict")  # type: ignore[arg-type]
-    with pytest.raises(mcpc.InvalidArgumentError) as e:
+    with pytest.raises(libmcpc.InvalidArgumentError) as e:
         client.call("echo", [1, 2])  # type: ignore[arg-type]
     assert isinstance(e.value, ValueError)
     with pytest.raises(ValueError):
@@ -89,31 +89,31 @@ def test_invalid_arguments(client: mcpc.Client) -> None:
     with pytest.raises(ValueError):
         client.call("echo", {"x": float("nan")})
     with pytest.raises(TypeError):
-        mcpc.Client.stdio("python3 demo/server.py")  # type: ignore[arg-type]
-    with pytest.raises(mcpc.InvalidArgumentError):
-        mcpc.Client.stdio([])
-    with pytest.raises(mcpc.InvalidArgumentError):
-        mcpc.Client.stdio(demo_argv(), protocol_version="1999-01-01")
+        libmcpc.Client.stdio("python3 demo/server.py")  # type: ignore[arg-type]
+    with pytest.raises(libmcpc.InvalidArgumentError):
+        libmcpc.Client.stdio([])
+    with pytest.raises(libmcpc.InvalidArgumentError):
+        libmcpc.Client.stdio(demo_argv(), protocol_version="1999-01-01")
     with pytest.raises(ValueError):
-        mcpc.Client.stdio(demo_argv(), stderr="nowhere")
+        libmcpc.Client.stdio(demo_argv(), stderr="nowhere")
     # Still usable.
     assert client.call("echo", {"text": "ok"}).text == "ok"
 
 
 def test_connect_failures() -> None:
-    with pytest.raises(mcpc.SpawnError) as e:
-        mcpc.Client.stdio(["/nonexistent/mcpc-test-server"])
-    assert isinstance(e.value, mcpc.TransportError) and isinstance(e.value, ConnectionError)
-    with pytest.raises(mcpc.HandshakeError) as h:
-        mcpc.Client.stdio(demo_argv("--fault", "init-error"), timeout=10)
+    with pytest.raises(libmcpc.SpawnError) as e:
+        libmcpc.Client.stdio(["/nonexistent/mcpc-test-server"])
+    assert isinstance(e.value, libmcpc.TransportError) and isinstance(e.value, ConnectionError)
+    with pytest.raises(libmcpc.HandshakeError) as h:
+        libmcpc.Client.stdio(demo_argv("--fault", "init-error"), timeout=10)
     assert h.value.rpc_code == -32603
-    with pytest.raises(mcpc.InsecureUrlError):
-        mcpc.Client.http("http://example.com/mcp")
+    with pytest.raises(libmcpc.InsecureUrlError):
+        libmcpc.Client.http("http://example.com/mcp")
 
 
-def test_timeout(client: mcpc.Client) -> None:
+def test_timeout(client: libmcpc.Client) -> None:
     t0 = time.monotonic()
-    with pytest.raises(mcpc.TimeoutError) as e:
+    with pytest.raises(libmcpc.TimeoutError) as e:
         client.call("slow", {"ms": 10000}, timeout=0.2)
     assert time.monotonic() - t0 < 3
     assert isinstance(e.value, TimeoutError)  # the builtin, too
@@ -122,35 +122,35 @@ def test_timeout(client: mcpc.Client) -> None:
 
 
 def test_client_default_timeout() -> None:
-    with mcpc.Client.stdio(demo_argv(), timeout=0.3) as c:
-        with pytest.raises(mcpc.TimeoutError):
+    with libmcpc.Client.stdio(demo_argv(), timeout=0.3) as c:
+        with pytest.raises(libmcpc.TimeoutError):
             c.call("slow", {"ms": 10000})
         assert c.call("slow", {"ms": 500}, timeout=5).structured["slept_ms"] == 500  # a call overrides it
 
 
 def test_cancel_from_another_thread(tmp_path: Path) -> None:
     log = tmp_path / "demo.log"
-    with mcpc.Client.stdio(demo_argv("--log", str(log)), timeout=20) as c:
-        cancel = mcpc.Cancel()
+    with libmcpc.Client.stdio(demo_argv("--log", str(log)), timeout=20) as c:
+        cancel = libmcpc.Cancel()
         assert not cancel.triggered
         threading.Timer(0.1, cancel.trigger).start()
         t0 = time.monotonic()
-        with pytest.raises(mcpc.CancelledError) as e:
+        with pytest.raises(libmcpc.CancelledError) as e:
             c.call("slow", {"ms": 20000}, cancel=cancel)
         assert time.monotonic() - t0 < 5
-        assert cancel.triggered and e.value.status == mcpc.Status.CANCELLED
+        assert cancel.triggered and e.value.status == libmcpc.Status.CANCELLED
         # A triggered handle stays triggered. (With a fast tool the response may
         # race the cancel, so this uses a slow one.)
         t0 = time.monotonic()
-        with pytest.raises(mcpc.CancelledError):
+        with pytest.raises(libmcpc.CancelledError):
             c.call("slow", {"ms": 5000}, cancel=cancel)
         assert time.monotonic() - t0 < 2
-        assert c.call("echo", {"text": "x"}, cancel=mcpc.Cancel()).text == "x"
+        assert c.call("echo", {"text": "x"}, cancel=libmcpc.Cancel()).text == "x"
     events = [json.loads(line) for line in log.read_text().splitlines() if '"event"' in line]
     assert any(ev.get("event") == "cancelled" for ev in events)
 
 
-def test_progress(client: mcpc.Client) -> None:
+def test_progress(client: libmcpc.Client) -> None:
     seen: List[Tuple[float, Optional[float], Optional[str]]] = []
     threads = set()
 
@@ -166,20 +166,20 @@ def test_progress(client: mcpc.Client) -> None:
     assert_registry_empty()  # nothing kept once the call returned
 
 
-def test_progress_restarts_timeout(client: mcpc.Client) -> None:
+def test_progress_restarts_timeout(client: libmcpc.Client) -> None:
     # 400 ms of work with progress every 100 ms: fits a 250 ms timeout only when
     # each progress notification restarts it.
     r = client.call("slow", {"ms": 400}, timeout=0.25, on_progress=lambda *a: None,
                     reset_timeout_on_progress=True, max_total=5)
     assert r.structured["slept_ms"] == 400
-    with pytest.raises(mcpc.TimeoutError):
+    with pytest.raises(libmcpc.TimeoutError):
         client.call("slow", {"ms": 400}, timeout=0.25, on_progress=lambda *a: None)
 
 
 def test_callbacks_stderr_notifications_env(tmp_path: Path) -> None:
     lines: List[bytes] = []
     notes: List[Tuple[str, Any]] = []
-    with mcpc.Client.stdio(demo_argv(), env={"MCPC_DEMO_FAULT": "stderr-flood"}, stderr=lines.append,
+    with libmcpc.Client.stdio(demo_argv(), env={"MCPC_DEMO_FAULT": "stderr-flood"}, stderr=lines.append,
                            timeout=20) as c:
         c.call("echo", {"text": "x"})
     assert len([line for line in lines if line.startswith(b"stderr flood")]) == 1024 * 1024 // 64
@@ -188,7 +188,7 @@ def test_callbacks_stderr_notifications_env(tmp_path: Path) -> None:
     def on_note(method: str, params: Any) -> None:
         notes.append((method, params))
 
-    with mcpc.Client.stdio(demo_argv("--fault", "notify-during-call"), on_notification=on_note) as c:
+    with libmcpc.Client.stdio(demo_argv("--fault", "notify-during-call"), on_notification=on_note) as c:
         c.call("echo", {"text": "x"})
     assert ("notifications/message", {"level": "info", "data": "hello"}) in notes
     assert any(m == "notifications/tools/list_changed" for m, _ in notes)
@@ -197,7 +197,7 @@ def test_callbacks_stderr_notifications_env(tmp_path: Path) -> None:
 
 def test_cwd_and_clear_env(tmp_path: Path) -> None:
     # The server runs from another directory: the script path must be absolute.
-    with mcpc.Client.stdio(demo_argv(), cwd=tmp_path, clear_env=True, env={"PATH": os.environ.get("PATH", "")}) as c:
+    with libmcpc.Client.stdio(demo_argv(), cwd=tmp_path, clear_env=True, env={"PATH": os.environ.get("PATH", "")}) as c:
         assert c.call("echo", {"text": "elsewhere"}).text == "elsewhere"
 
 
@@ -206,25 +206,25 @@ def test_server_stderr_callback_exception_does_not_break_client() -> None:
     def bad(line: bytes) -> None:
         raise RuntimeError("callback bug")
 
-    with mcpc.Client.stdio(demo_argv(), env={"MCPC_DEMO_FAULT": "stderr-flood"}, stderr=bad) as c:
+    with libmcpc.Client.stdio(demo_argv(), env={"MCPC_DEMO_FAULT": "stderr-flood"}, stderr=bad) as c:
         assert c.call("echo", {"text": "still"}).text == "still"
 
 
 def test_close_and_closed(demo: List[str]) -> None:
-    c = mcpc.Client.stdio(demo)
+    c = libmcpc.Client.stdio(demo)
     assert not c.closed
     c.close()
     c.close()  # idempotent
     assert c.closed
-    with pytest.raises(mcpc.ClosedError):
+    with pytest.raises(libmcpc.ClosedError):
         c.call("echo", {"text": "x"})
-    with pytest.raises(mcpc.ClosedError):
+    with pytest.raises(libmcpc.ClosedError):
         c.tools()
     assert "closed" in repr(c)
 
 
 def test_close_while_a_call_is_in_flight(demo: List[str]) -> None:
-    c = mcpc.Client.stdio(demo)
+    c = libmcpc.Client.stdio(demo)
     errors: List[BaseException] = []
 
     def call() -> None:
@@ -240,10 +240,10 @@ def test_close_while_a_call_is_in_flight(demo: List[str]) -> None:
     c.close()
     t.join(10)
     assert not t.is_alive() and time.monotonic() - t0 < 8
-    assert len(errors) == 1 and isinstance(errors[0], mcpc.ClosedError)
+    assert len(errors) == 1 and isinstance(errors[0], libmcpc.ClosedError)
 
 
-def test_many_threads_share_one_client(client: mcpc.Client) -> None:
+def test_many_threads_share_one_client(client: libmcpc.Client) -> None:
     results: List[str] = []
     lock = threading.Lock()
 
@@ -262,7 +262,7 @@ def test_many_threads_share_one_client(client: mcpc.Client) -> None:
 
 
 def test_garbage_collected_client_stops_its_server(tmp_path: Path) -> None:
-    c = mcpc.Client.stdio(demo_argv(), timeout=10)
+    c = libmcpc.Client.stdio(demo_argv(), timeout=10)
     c.call("echo", {"text": "x"})
     del c
     gc.collect()
@@ -273,6 +273,6 @@ def test_garbage_collected_client_stops_its_server(tmp_path: Path) -> None:
 def test_exceptions_pickle() -> None:
     import pickle
 
-    e = mcpc.RpcError("boom", mcpc.Status.RPC, -32602)
+    e = libmcpc.RpcError("boom", libmcpc.Status.RPC, -32602)
     e2 = pickle.loads(pickle.dumps(e))
-    assert type(e2) is mcpc.RpcError and e2.rpc_code == -32602 and str(e2) == "boom"
+    assert type(e2) is libmcpc.RpcError and e2.rpc_code == -32602 and str(e2) == "boom"

@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import pytest
 
-import mcpc
+import libmcpc
 
 from conftest import HTTP_FIXTURE, PYTHON, REPO, Server
 
@@ -22,19 +22,19 @@ def log_requests(server: Server) -> List[dict]:
 
 @pytest.mark.parametrize("http_fixture", [["--mode", "json"], ["--mode", "sse"]], indirect=True, ids=["json", "sse"])
 def test_http_basics(http_fixture: Server) -> None:
-    with mcpc.Client.http(http_fixture.url, headers={"X-Mcpc-Test": "py"}, bearer="secret-token",
+    with libmcpc.Client.http(http_fixture.url, headers={"X-Mcpc-Test": "py"}, bearer="secret-token",
                           timeout=20) as c:
         assert "mcpc-http-fixture" in json.dumps(c.server_info())
         tools = c.tools()
         assert len(tools) == 25 and tools[1]["outputSchema"]["required"] == ["sum"]
         assert c.call("add", {"a": 2, "b": 3}).structured == {"sum": 5}
-        with pytest.raises(mcpc.ToolError) as e:
+        with pytest.raises(libmcpc.ToolError) as e:
             c.call("fail", {"message": "http boom"})
         assert e.value.result.text == "http boom"
-        with pytest.raises(mcpc.RpcError) as r:
+        with pytest.raises(libmcpc.RpcError) as r:
             c.call("nope", {})
         assert r.value.rpc_code == -32602
-        with pytest.raises(mcpc.TimeoutError):
+        with pytest.raises(libmcpc.TimeoutError):
             c.call("slow", {"ms": 10000}, timeout=0.2)
     posts = [r for r in log_requests(http_fixture) if r.get("method") == "POST"]
     assert posts and all(p["headers"].get("x-mcpc-test") == "py" for p in posts)
@@ -50,7 +50,7 @@ def test_token_callback_refreshes_after_401(http_fixture: Server) -> None:
         asked.append(www_authenticate)
         return "good-token" if www_authenticate is not None else "stale-token"
 
-    with mcpc.Client.http(http_fixture.url, token=token, timeout=20) as c:
+    with libmcpc.Client.http(http_fixture.url, token=token, timeout=20) as c:
         seen: List[float] = []
         r = c.call("slow", {"ms": 100}, on_progress=lambda p, t, m: seen.append(p))
         assert r.text == "slept 100 ms" and seen == [1, 2, 3, 4]
@@ -59,28 +59,28 @@ def test_token_callback_refreshes_after_401(http_fixture: Server) -> None:
 
 @pytest.mark.parametrize("http_fixture", [["--fault", "auth"]], indirect=True)
 def test_auth_errors(http_fixture: Server) -> None:
-    with pytest.raises(mcpc.AuthError) as e:
-        mcpc.Client.http(http_fixture.url, bearer="wrong", timeout=10)
-    assert isinstance(e.value, mcpc.HttpError) and "wrong" not in str(e.value)
+    with pytest.raises(libmcpc.AuthError) as e:
+        libmcpc.Client.http(http_fixture.url, bearer="wrong", timeout=10)
+    assert isinstance(e.value, libmcpc.HttpError) and "wrong" not in str(e.value)
 
     def broken(www: Optional[str]) -> Optional[str]:
         raise RuntimeError("token service down")
 
-    with pytest.raises(mcpc.AuthError):
-        mcpc.Client.http(http_fixture.url, token=broken, timeout=10)
+    with pytest.raises(libmcpc.AuthError):
+        libmcpc.Client.http(http_fixture.url, token=broken, timeout=10)
 
 
 @pytest.mark.parametrize("http_fixture", [["--fault", "status-500"]], indirect=True)
 def test_http_status_error(http_fixture: Server) -> None:
-    with mcpc.Client.http(http_fixture.url, timeout=10) as c:
-        with pytest.raises(mcpc.HttpError) as e:
+    with libmcpc.Client.http(http_fixture.url, timeout=10) as c:
+        with pytest.raises(libmcpc.HttpError) as e:
             c.call("echo", {"text": "x"})
         assert "500" in str(e.value)
 
 
 def test_http_async(http_fixture: Server) -> None:
     async def main() -> None:
-        async with await mcpc.Client.http_async(http_fixture.url, timeout=20) as c:
+        async with await libmcpc.Client.http_async(http_fixture.url, timeout=20) as c:
             rs = await asyncio.gather(*(c.call_async("add", {"a": i, "b": 1}) for i in range(20)))
             assert [r.structured["sum"] for r in rs] == [i + 1 for i in range(20)]
             task = asyncio.ensure_future(c.call_async("slow", {"ms": 30000}))
@@ -106,11 +106,11 @@ def test_https_with_cacert(certs: Path) -> None:
     s = Server([PYTHON, HTTP_FIXTURE, "--port", "0", "--tls", str(certs / "server.pem"), str(certs / "server.key")])
     try:
         url = "https://127.0.0.1:%d/mcp" % s.port
-        with pytest.raises(mcpc.TlsError):
-            mcpc.Client.http(url, timeout=10)
-        with mcpc.Client.http(url, cacert=certs / "ca.pem", timeout=10) as c:
+        with pytest.raises(libmcpc.TlsError):
+            libmcpc.Client.http(url, timeout=10)
+        with libmcpc.Client.http(url, cacert=certs / "ca.pem", timeout=10) as c:
             assert c.call("echo", {"text": "tls"}).text == "tls"
-        with mcpc.Client.http(url, ca_pem=(certs / "ca.pem").read_text(), timeout=10) as c:
+        with libmcpc.Client.http(url, ca_pem=(certs / "ca.pem").read_text(), timeout=10) as c:
             assert len(c.tools()) == 25
     finally:
         s.stop()

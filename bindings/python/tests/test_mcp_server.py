@@ -11,12 +11,12 @@ from typing import List
 
 import pytest
 
-import mcpc
+import libmcpc
 
 from conftest import MCP_SERVER, Server
 
 
-def check_server(c: mcpc.Client) -> None:
+def check_server(c: libmcpc.Client) -> None:
     info = c.server_info()
     assert info["serverInfo"]["name"] == "mcpc-binding-tests"
     assert info["instructions"] == "Tools for the mcpc binding tests."
@@ -30,7 +30,7 @@ def check_server(c: mcpc.Client) -> None:
     assert r.structured == {"a": 2, "b": 40, "sum": 42}
     assert json.loads(r.text) == r.structured
 
-    with pytest.raises(mcpc.ToolError) as e:
+    with pytest.raises(libmcpc.ToolError) as e:
         c.call("fail", {"message": "deliberate"})
     assert e.value.result.is_error and "deliberate" in e.value.result.text
 
@@ -40,31 +40,31 @@ def check_server(c: mcpc.Client) -> None:
     assert progress == [1.0, 2.0, 3.0]
 
     t0 = time.monotonic()
-    with pytest.raises(mcpc.TimeoutError):
+    with pytest.raises(libmcpc.TimeoutError):
         c.call("sleep", {"seconds": 10}, timeout=0.3)
     assert time.monotonic() - t0 < 3
 
-    cancel = mcpc.Cancel()
+    cancel = libmcpc.Cancel()
     threading.Timer(0.2, cancel.trigger).start()
-    with pytest.raises(mcpc.CancelledError):
+    with pytest.raises(libmcpc.CancelledError):
         c.call("sleep", {"seconds": 10}, cancel=cancel)
     # mcp 1.30 may still answer the cancelled request; the client drops it and goes on.
     assert c.call("echo", {"text": "after"}).text == "after"
 
 
 def test_stdio(mcp_python: str) -> None:
-    with mcpc.Client.stdio([mcp_python, MCP_SERVER], timeout=30) as c:
+    with libmcpc.Client.stdio([mcp_python, MCP_SERVER], timeout=30) as c:
         check_server(c)
 
 
 def test_http(mcp_http: Server) -> None:
-    with mcpc.Client.http(mcp_http.url, timeout=30) as c:
+    with libmcpc.Client.http(mcp_http.url, timeout=30) as c:
         check_server(c)
 
 
 def test_async_stdio_and_task_cancel(mcp_python: str) -> None:
     async def main() -> None:
-        async with await mcpc.Client.stdio_async([mcp_python, MCP_SERVER], timeout=30) as c:
+        async with await libmcpc.Client.stdio_async([mcp_python, MCP_SERVER], timeout=30) as c:
             rs = await asyncio.gather(*(c.call_async("add", {"a": i, "b": i}) for i in range(20)))
             assert [r.structured["sum"] for r in rs] == [2 * i for i in range(20)]
             task = asyncio.ensure_future(c.call_async("sleep", {"seconds": 10}))
@@ -79,16 +79,16 @@ def test_async_stdio_and_task_cancel(mcp_python: str) -> None:
 
 def test_async_http(mcp_http: Server) -> None:
     async def main() -> None:
-        async with await mcpc.Client.http_async(mcp_http.url, timeout=30) as c:
+        async with await libmcpc.Client.http_async(mcp_http.url, timeout=30) as c:
             tools = await c.tools_async()
             assert len(tools) == 4
-            with pytest.raises(mcpc.ToolError):
+            with pytest.raises(libmcpc.ToolError):
                 await c.call_async("fail", {})
 
     asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def test_pinned_older_protocol(mcp_python: str) -> None:
-    with mcpc.Client.stdio([mcp_python, MCP_SERVER], protocol_version="2025-03-26", timeout=30) as c:
+    with libmcpc.Client.stdio([mcp_python, MCP_SERVER], protocol_version="2025-03-26", timeout=30) as c:
         assert c.protocol_version == "2025-03-26"
         assert c.call("add", {"a": 1, "b": 1}).structured["sum"] == 2

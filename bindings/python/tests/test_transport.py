@@ -1,5 +1,5 @@
 """The caller-supplied transport implemented in Python: the stream form
-(mcpc.Transport) and the request/response form (mcpc.RequestTransport), relaying to a
+(libmcpc.Transport) and the request/response form (libmcpc.RequestTransport), relaying to a
 demo server that the test starts itself."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import List, Optional
 
 import pytest
 
-import mcpc
+import libmcpc
 
 from conftest import assert_registry_empty, PipeChild, demo_argv
 
 
-class PipeTransport(mcpc.Transport):
+class PipeTransport(libmcpc.Transport):
     """Lines over a child's pipes, with a reader thread that delivers."""
 
     def __init__(self, child: PipeChild) -> None:
@@ -47,7 +47,7 @@ class PipeTransport(mcpc.Transport):
                 break
             try:
                 self.deliver(line.rstrip(b"\n"))
-            except mcpc.ClosedError:
+            except libmcpc.ClosedError:
                 break
         self.end("the server closed its stdout")
 
@@ -55,18 +55,18 @@ class PipeTransport(mcpc.Transport):
 def test_stream_transport() -> None:
     child = PipeChild(demo_argv())
     t = PipeTransport(child)
-    with mcpc.Client.transport(t, timeout=20) as c:
+    with libmcpc.Client.transport(t, timeout=20) as c:
         assert c.call("echo", {"text": "over the seam"}).text == "over the seam"
         assert len(c.tools()) == 25
         seen: List[float] = []
         c.call("slow", {"ms": 100}, on_progress=lambda p, total, m: seen.append(p))
         assert seen == [1, 2, 3, 4]
-        with pytest.raises(mcpc.ToolError):
+        with pytest.raises(libmcpc.ToolError):
             c.call("fail")
-        with pytest.raises(mcpc.TimeoutError):
+        with pytest.raises(libmcpc.TimeoutError):
             c.call("slow", {"ms": 5000}, timeout=0.1)
         t.fail_next = True
-        with pytest.raises(mcpc.TransportError) as e:  # that message only
+        with pytest.raises(libmcpc.TransportError) as e:  # that message only
             c.call("echo", {"text": "a"})
         assert "send" in str(e.value) or "transport" in str(e.value).lower()
         assert c.call("echo", {"text": "b"}).text == "b"
@@ -74,7 +74,7 @@ def test_stream_transport() -> None:
     t.reader.join(10)
     assert child.wait() == 0
     assert t.sent[0].startswith(b"{") and b"\n" not in t.sent[0]
-    with pytest.raises(mcpc.ClosedError):
+    with pytest.raises(libmcpc.ClosedError):
         t.deliver(b'{"jsonrpc":"2.0","method":"x"}')
     del t, c
     gc.collect()
@@ -84,8 +84,8 @@ def test_stream_transport() -> None:
 def test_deliver_protocol_error_and_end() -> None:
     child = PipeChild(demo_argv())
     t = PipeTransport(child)
-    c = mcpc.Client.transport(t, timeout=20)
-    with pytest.raises(mcpc.ProtocolError):
+    c = libmcpc.Client.transport(t, timeout=20)
+    with pytest.raises(libmcpc.ProtocolError):
         t.deliver(b"this is not json")
     assert c.call("echo", {"text": "x"}).text == "x"
 
@@ -102,7 +102,7 @@ def test_deliver_protocol_error_and_end() -> None:
     time.sleep(0.2)
     t.end("the test ended the channel")
     th.join(10)
-    assert len(errors) == 1 and isinstance(errors[0], mcpc.TransportError)
+    assert len(errors) == 1 and isinstance(errors[0], libmcpc.TransportError)
     assert "the test ended the channel" in str(errors[0])
     c.close()
     child.wait()
@@ -113,7 +113,7 @@ def test_async_over_the_seam() -> None:
     async def main() -> None:
         child = PipeChild(demo_argv())
         t = PipeTransport(child)
-        async with await mcpc.Client.transport_async(t, timeout=20) as c:
+        async with await libmcpc.Client.transport_async(t, timeout=20) as c:
             results = await asyncio.gather(*(c.call_async("echo", {"text": str(i)}) for i in range(50)))
             assert [r.text for r in results] == [str(i) for i in range(50)]
         child.wait()
@@ -121,7 +121,7 @@ def test_async_over_the_seam() -> None:
     asyncio.run(main())
 
 
-class ExchangeTransport(mcpc.RequestTransport):
+class ExchangeTransport(libmcpc.RequestTransport):
     """Each request is one exchange: write it, read lines up to its response (the
     demo server answers requests in order here, one at a time)."""
 
@@ -133,7 +133,7 @@ class ExchangeTransport(mcpc.RequestTransport):
         self.drop_next = False
         self.count = 0
 
-    def request(self, exchange: mcpc.Exchange, data: bytes) -> None:
+    def request(self, exchange: libmcpc.Exchange, data: bytes) -> None:
         self.count += 1
         if self.drop_next and b'"tools/call"' in data:
             self.drop_next = False
@@ -143,7 +143,7 @@ class ExchangeTransport(mcpc.RequestTransport):
         else:
             self._exchange(exchange, data)
 
-    def _exchange(self, exchange: mcpc.Exchange, data: bytes) -> None:
+    def _exchange(self, exchange: libmcpc.Exchange, data: bytes) -> None:
         with self.lock:
             self.child.write_line(data)
             if not exchange.expects_response:
@@ -168,14 +168,14 @@ class ExchangeTransport(mcpc.RequestTransport):
 def test_request_transport(later: bool) -> None:
     child = PipeChild(demo_argv())
     t = ExchangeTransport(child, later)
-    with mcpc.Client.transport(t, timeout=20) as c:
+    with libmcpc.Client.transport(t, timeout=20) as c:
         assert c.call("add", {"a": 1, "b": 2}).structured == {"sum": 3}
         seen: List[float] = []
         c.call("slow", {"ms": 100}, on_progress=lambda p, total, m: seen.append(p))
         assert seen == [1, 2, 3, 4]
         assert len(c.tools()) == 25
         t.drop_next = True
-        with pytest.raises(mcpc.TransportError) as e:
+        with pytest.raises(libmcpc.TransportError) as e:
             c.call("echo", {"text": "x"})
         assert "dropped by the test" in str(e.value)
         assert c.call("echo", {"text": "y"}).text == "y"
@@ -187,31 +187,31 @@ def test_exchange_completed_twice() -> None:
     done: List[Optional[BaseException]] = []
 
     class Twice(ExchangeTransport):
-        def request(self, exchange: mcpc.Exchange, data: bytes) -> None:
+        def request(self, exchange: libmcpc.Exchange, data: bytes) -> None:
             self._exchange(exchange, data)
             try:
                 exchange.complete(b"")
                 done.append(None)
-            except mcpc.McpcError as e:
+            except libmcpc.McpcError as e:
                 done.append(e)
 
     child = PipeChild(demo_argv())
-    with mcpc.Client.transport(Twice(child), timeout=20) as c:
+    with libmcpc.Client.transport(Twice(child), timeout=20) as c:
         assert c.call("echo", {"text": "x"}).text == "x"
     child.wait()
-    assert done and all(isinstance(e, mcpc.McpcError) for e in done)
+    assert done and all(isinstance(e, libmcpc.McpcError) for e in done)
 
 
 def test_transport_subclass_must_implement_send() -> None:
-    class Lazy(mcpc.Transport):
+    class Lazy(libmcpc.Transport):
         pass
 
     t = Lazy()
-    with pytest.raises(mcpc.TransportError):  # send() raises NotImplementedError: the handshake fails
-        mcpc.Client.transport(t, timeout=2)
+    with pytest.raises(libmcpc.TransportError):  # send() raises NotImplementedError: the handshake fails
+        libmcpc.Client.transport(t, timeout=2)
     t.release()
     t.release()  # idempotent
-    with pytest.raises(mcpc.ClosedError):
+    with pytest.raises(libmcpc.ClosedError):
         t.deliver(b"{}")
     del t
     gc.collect()

@@ -165,7 +165,7 @@ class RpcError(McpcError):
 
 class ToolError(McpcError):
     """The tool ran and reported failure (``isError: true``). ``result`` is the
-    :class:`~mcpc.CallResult`, whose text says what went wrong."""
+    :class:`~libmcpc.CallResult`, whose text says what went wrong."""
 
     result: "CallResult"
 
@@ -184,7 +184,7 @@ class TimeoutError(McpcError, builtins.TimeoutError):  # noqa: A001 - deliberate
 
 
 class CancelledError(McpcError):
-    """Cancelled by a :class:`~mcpc.Cancel`; ``notifications/cancelled`` was sent.
+    """Cancelled by a :class:`~libmcpc.Cancel`; ``notifications/cancelled`` was sent.
     (Cancelling an asyncio task raises ``asyncio.CancelledError`` as usual.)"""
 
 

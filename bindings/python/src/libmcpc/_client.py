@@ -154,7 +154,7 @@ def _tools_from(ptr: int) -> List[Dict[str, Any]]:
 class Cancel:
     """A cancellation handle (mcpc_cancel_t). Pass it as ``cancel=`` to calls and call
     :meth:`trigger` from any thread: every call carrying it sends
-    ``notifications/cancelled`` and raises :class:`~mcpc.CancelledError`. Once
+    ``notifications/cancelled`` and raises :class:`~libmcpc.CancelledError`. Once
     triggered it stays triggered; make a new one for the next call."""
 
     def __init__(self) -> None:
@@ -199,7 +199,7 @@ def _call_opts(timeout: Optional[float], cancel: Optional[Cancel], progress_key:
     opts.timeout_ms = _ms(timeout, "timeout")
     if cancel is not None:
         if not isinstance(cancel, Cancel):
-            raise TypeError("cancel must be an mcpc.Cancel")
+            raise TypeError("cancel must be a libmcpc.Cancel")
         opts.cancel = cancel._handle
     if progress_key is not None:
         opts.on_progress = _progress_trampoline
@@ -572,7 +572,7 @@ class Client:
         params)`` gets server notifications the client does not handle itself.
 
         Callbacks run on mcpc threads: they must not block for long, and blocking
-        calls on a client from inside one raise :class:`~mcpc.WouldDeadlockError`.
+        calls on a client from inside one raise :class:`~libmcpc.WouldDeadlockError`.
         """
         arr, n = _argv(argv)
         o = _build_options(timeout=timeout, env=env, clear_env=clear_env, cwd=cwd, stderr=stderr,
@@ -604,7 +604,7 @@ class Client:
         max_message_size: Optional[int] = None,
     ) -> "Client":
         """Connects to a Streamable HTTP endpoint: ``https://``, or ``http://`` on
-        loopback only (anything else raises :class:`~mcpc.InsecureUrlError` before
+        loopback only (anything else raises :class:`~libmcpc.InsecureUrlError` before
         connecting). TLS is always verified, against the system's roots plus
         ``cacert`` (PEM file paths) and ``ca_pem`` (PEM text).
 
@@ -641,7 +641,7 @@ class Client:
         meanwhile. Closing the client closes the transport (its ``close()`` runs) and
         releases it: a transport serves one client."""
         if not isinstance(transport, Transport):
-            raise TypeError("transport must be an mcpc.Transport")
+            raise TypeError("transport must be a libmcpc.Transport")
         o = _build_options(timeout=timeout, protocol_version=protocol_version, negotiation=negotiation,
                            client_info=client_info, on_notification=on_notification, max_pages=max_pages,
                            max_message_size=max_message_size)
@@ -677,7 +677,7 @@ class Client:
         """As :meth:`transport` (same keyword arguments), without blocking the event loop."""
         _only("transport", options, _STDIO_ONLY + _HTTP_ONLY)
         if not isinstance(transport, Transport):
-            raise TypeError("transport must be an mcpc.Transport")
+            raise TypeError("transport must be a libmcpc.Transport")
         handle = transport._require()
         with _build_options(**options) as o:
             return await cls._connect_async(
@@ -771,10 +771,10 @@ class Client:
     ) -> CallResult:
         """Calls a tool and returns its :class:`CallResult`.
 
-        Raises :class:`~mcpc.ToolError` (with ``.result``) when the tool reports
-        failure, :class:`~mcpc.RpcError` for a JSON-RPC error (``.rpc_code``),
-        :class:`~mcpc.TimeoutError`, :class:`~mcpc.CancelledError` (``cancel`` was
-        triggered), or another :class:`~mcpc.McpcError`. On timeout and cancel the
+        Raises :class:`~libmcpc.ToolError` (with ``.result``) when the tool reports
+        failure, :class:`~libmcpc.RpcError` for a JSON-RPC error (``.rpc_code``),
+        :class:`~libmcpc.TimeoutError`, :class:`~libmcpc.CancelledError` (``cancel`` was
+        triggered), or another :class:`~libmcpc.McpcError`. On timeout and cancel the
         server is sent ``notifications/cancelled``.
 
         ``on_progress(progress, total, message)`` runs on an mcpc thread for each
@@ -856,7 +856,7 @@ class Client:
     # -- closing --
 
     def close(self) -> None:
-        """Closes the client: calls in flight raise :class:`~mcpc.ClosedError`, async
+        """Closes the client: calls in flight raise :class:`~libmcpc.ClosedError`, async
         calls complete, and the transport shuts down (a stdio server is stopped and
         reaped, an HTTP session deleted). Idempotent."""
         with self._lock:
@@ -908,7 +908,7 @@ class Client:
                 pass
 
     def __repr__(self) -> str:
-        return "<mcpc.Client %s>" % ("closed" if self.closed else self.protocol_version)
+        return "<libmcpc.Client %s>" % ("closed" if self.closed else self.protocol_version)
 
 
 # ---- the caller-supplied transport -----------------------------------------------------
@@ -996,8 +996,8 @@ class Transport:
     def deliver(self, data: Union[bytes, str]) -> None:
         """Delivers one message from the server (exactly one JSON-RPC message, no
         framing). It is routed before this returns. Raises
-        :class:`~mcpc.ClosedError` once the client closed the transport,
-        :class:`~mcpc.ProtocolError` for a message that is not JSON-RPC (dropped; the
+        :class:`~libmcpc.ClosedError` once the client closed the transport,
+        :class:`~libmcpc.ProtocolError` for a message that is not JSON-RPC (dropped; the
         connection goes on)."""
         if isinstance(data, str):
             data = data.encode("utf-8")
@@ -1009,7 +1009,7 @@ class Transport:
 
     def end(self, reason: Optional[str] = None) -> None:
         """The channel ended (the server went away): calls in flight and later calls
-        fail with :class:`~mcpc.TransportError` naming ``reason``. Does nothing once
+        fail with :class:`~libmcpc.TransportError` naming ``reason``. Does nothing once
         the client has closed."""
         try:
             handle = self._begin()
@@ -1044,7 +1044,7 @@ class Transport:
 
     def release(self) -> None:
         """Frees the host's handle once no thread is inside :meth:`deliver`; later
-        deliveries raise :class:`~mcpc.ClosedError`. Closing the client does this;
+        deliveries raise :class:`~libmcpc.ClosedError`. Closing the client does this;
         call it for a transport that never got connected. Idempotent."""
         with self._lock:
             handle, self._handle = self._handle, None
@@ -1120,7 +1120,7 @@ class Exchange:
         _check(lib.mcpc_exchange_complete(handle, body or None, len(body)))
 
     def fail(self, reason: Optional[str] = None) -> None:
-        """Fails the exchange: its request raises :class:`~mcpc.TransportError` naming
+        """Fails the exchange: its request raises :class:`~libmcpc.TransportError` naming
         ``reason``. Does nothing if already consumed."""
         handle = self._take()
         if handle is not None:

@@ -1,10 +1,10 @@
-"""mcpc: a Model Context Protocol client, over the C ABI of libmcpc.
+"""libmcpc: mcpc, a Model Context Protocol client, for Python: ctypes over libmcpc.so.
 
 Quick start::
 
-    import mcpc
+    import libmcpc
 
-    with mcpc.Client.stdio(["python3", "demo/server.py"]) as client:
+    with libmcpc.Client.stdio(["python3", "demo/server.py"]) as client:
         for tool in client.tools():
             print(tool["name"], tool["inputSchema"])
         result = client.call("add", {"a": 2, "b": 3})
@@ -16,7 +16,7 @@ Quick start::
 - ``await client.call_async(...)`` / ``await client.tools_async()`` and the
   ``*_async`` connect functions are the asyncio forms, on the library's async API:
   cancelling the awaiting task cancels the request.
-- Failures raise :class:`McpcError` subclasses (see :mod:`mcpc.errors`).
+- Failures raise :class:`McpcError` subclasses (see :mod:`libmcpc.errors`).
 
 The library is found through ``MCPC_LIBRARY`` (a path), else the copy bundled in this
 package, else ``target/release`` or ``target/debug`` of the source tree this package
@@ -65,9 +65,9 @@ from .errors import (
 
 __version__ = "0.1.0"
 
-# TimeoutError is left out of __all__ so that `from mcpc import *` does not shadow the
-# builtin (mcpc.TimeoutError subclasses it, but the builtin would no longer catch
-# other timeouts). Use mcpc.TimeoutError, or catch the builtin TimeoutError.
+# TimeoutError is left out of __all__ so that `from libmcpc import *` does not shadow the
+# builtin (libmcpc.TimeoutError subclasses it, but the builtin would no longer catch
+# other timeouts). Use libmcpc.TimeoutError, or catch the builtin TimeoutError.
 __all__ = [
     "AuthError",
     "CallResult",

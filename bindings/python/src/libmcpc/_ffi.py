@@ -45,7 +45,7 @@ def _candidates() -> List[str]:
     bundled = here / _LIBNAME
     if bundled.exists():
         found.append(str(bundled))
-    # Running from the source tree: bindings/python/src/mcpc -> the repository root.
+    # Running from the source tree: bindings/python/src/libmcpc -> the repository root.
     if len(here.parents) > 3:
         repo = here.parents[3]
         if (repo / "Cargo.toml").exists() and (repo / "include" / "mcpc.h").exists():
@@ -71,7 +71,7 @@ def _load() -> "tuple[ctypes.CDLL, str]":
         except OSError as e:
             errors.append("%s: %s" % (path, e))
     raise ImportError(
-        "mcpc: cannot find libmcpc. Set MCPC_LIBRARY to the path of libmcpc.so, install "
+        "libmcpc: cannot find libmcpc.so. Set MCPC_LIBRARY to the path of libmcpc.so, install "
         "the package from a wheel that bundles it, or build it with `cargo build --release`"
         + ("; tried: " + "; ".join(errors) if errors else "")
     )
