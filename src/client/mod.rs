@@ -17,6 +17,8 @@ use crate::protocol::{self, CancelledParams, ClientInfo, Negotiation, RequestMet
 use crate::result::ResultJson;
 use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 
+#[cfg(test)]
+mod core_tests;
 mod direct;
 mod negotiate;
 pub mod op;
