@@ -115,8 +115,8 @@ impl LineFramer {
             if len > cap {
                 // Half as much again each time, not twice: a 16 MiB line's buffer then
                 // stays below 32 MiB, above which glibc maps every allocation afresh
-                // (and the kernel faults in its pages for every message). Doubling
-                // made the 16 MiB echo cost 2.1 ms of CPU a MiB against 1.0 at 12 MiB.
+                // (and the kernel faults in its pages for every message;
+                // docs/performance.md).
                 let grown = (cap + cap / 2).clamp(len, (self.max + 2).max(len));
                 self.buf.reserve_exact(grown - self.buf.len());
             }

@@ -36,8 +36,8 @@ impl<T: Serialize + ?Sized> Params for Serialized<'_, T> {
 /// `params_len` is roughly how long the params will be (0 if small): a large
 /// request is then written into one buffer of the right size, with room for a line end.
 /// The envelope's fixed keys are written as they are, and only the values go
-/// through serde: serializing the envelope as a struct escaped every key, a tenth
-/// of the instructions of a small call (callgrind).
+/// through serde: serializing the envelope as a struct would escape every key on
+/// every call.
 pub fn encode_request<P: Params + ?Sized>(id: i64, method: &str, params: Option<&P>, params_len: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(params_len + 256);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
@@ -53,8 +53,8 @@ pub fn encode_request<P: Params + ?Sized>(id: i64, method: &str, params: Option<
 }
 
 /// Writes `s` as a JSON string. Text that needs no escape (a method, most tool
-/// names) is copied as it is; serde escapes the rest. serde cost about 100
-/// instructions a string even when nothing needed escaping (callgrind).
+/// names) is copied as it is; serde escapes the rest, and costs as much when nothing
+/// needs escaping.
 pub fn write_json_str(out: &mut Vec<u8>, s: &str) {
     if crate::scan::needs_no_escape(s.as_bytes()) {
         out.push(b'"');
@@ -180,8 +180,8 @@ pub enum Incoming<'a> {
 /// the id and where the result lies, or `None` for anything else (which serde
 /// then reads). Everything but the result is checked here; the result's own
 /// syntax is checked by its reader (see [`ResultJson`]). Reading the envelope with
-/// serde, which parses the whole result on the way, cost 2,000 to 3,000
-/// instructions per small response and 3 per byte of a large one (callgrind).
+/// serde would parse the whole result on the way
+/// (docs/decisions/0002-scanner-for-results.md).
 fn fast_response(b: &[u8]) -> Option<(i64, std::ops::Range<usize>)> {
     fast_envelope(b, false)
 }
@@ -217,7 +217,7 @@ fn fast_envelope(b: &[u8], head_only: bool) -> Option<(i64, std::ops::Range<usiz
     i += 1;
     let (mut id, mut result, mut version) = (None, None, false);
     // The compact start that most servers write, `{"jsonrpc":"2.0","id":N,`, read
-    // at once: member by member it cost about 400 instructions (callgrind).
+    // at once, cheaper than member by member.
     if let Some(rest) = b.strip_prefix(COMPACT_HEAD) {
         if let Some((n, len)) = id_digits(rest).filter(|&(_, len)| rest.get(len) == Some(&b',')) {
             (id, version) = (Some(n), true);
@@ -307,7 +307,7 @@ pub fn decode_in<'a>(bytes: &'a [u8], owner: Option<&bytes::Bytes>) -> Result<In
 }
 
 /// The UTF-8 check of a message's text: simdutf8's (SIMD; std's below 64 bytes),
-/// which took a 1 MiB message in about a third of std's instructions (callgrind).
+/// much cheaper than std's on a large message.
 /// Its error says nothing more, so std checks a failure again for the message.
 pub(crate) fn utf8(bytes: &[u8]) -> std::result::Result<&str, std::str::Utf8Error> {
     simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes))

@@ -21,9 +21,9 @@ fn matches(w: u64, c: u8) -> u64 {
 }
 
 /// The first index from `i` whose byte is one of `set`, eight bytes at a time (the
-/// zero-byte test of "Bit Twiddling Hacks"). memchr costs about 100 instructions of
-/// set-up per call, more than it saved on JSON's short strings and on text escaped
-/// every line (callgrind), and finds at most three bytes.
+/// zero-byte test of "Bit Twiddling Hacks"). memchr's set-up per call costs more than
+/// it saves on JSON's short strings and on text escaped every line, and it finds at
+/// most three bytes (docs/performance.md).
 #[inline(always)]
 fn first_of<const N: usize>(b: &[u8], mut i: usize, set: [u8; N]) -> Option<usize> {
     while let Some(chunk) = b.get(i..i + 8) {
@@ -39,10 +39,9 @@ fn first_of<const N: usize>(b: &[u8], mut i: usize, set: [u8; N]) -> Option<usiz
 
 /// The first index from `i` whose byte stops a run of string text: a quote, a
 /// backslash and, when `CONTROLS`, a byte below 0x20; `b.len()` if none. Sixteen
-/// bytes at a time with SSE2 on x86_64, then eight at a time: a text escaped every
-/// line (72 bytes) took 3.1 instructions a byte eight at a time, 1.0 sixteen at a
-/// time (callgrind); memchr, which finds at most two of these bytes, costs about
-/// 100 instructions of set-up per call, more than a short string takes.
+/// bytes at a time with SSE2 on x86_64 (far fewer instructions a byte), then eight at
+/// a time; memchr, which finds at most two of these bytes, costs more in set-up per
+/// call than a short string takes (docs/performance.md).
 #[inline(always)]
 fn string_stop<const CONTROLS: bool>(b: &[u8], mut i: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -110,9 +109,8 @@ mod sse2 {
 }
 
 /// The first quote or backslash in `b` from `i`, or `b.len()`: in the contents of
-/// a checked JSON string, the next escape. Sixteen bytes at a time with no set-up,
-/// where memchr took about 100 instructions of set-up a call: unescaping the 1 MiB
-/// text escaped every line (72 bytes) called it 14,500 times.
+/// a checked JSON string, the next escape. Sixteen bytes at a time with no set-up:
+/// unescaping a long text calls it at every escape, and memchr's set-up a call adds up.
 #[inline(always)]
 pub(crate) fn quote_or_backslash(b: &[u8], i: usize) -> usize {
     string_stop::<false>(b, i)

@@ -77,9 +77,9 @@ impl SseParser {
 
     /// Says that at least `n` more bytes of the stream follow the next chunk fed (the
     /// rest of an HTTP chunk, or of a body of known length). A long line that must
-    /// grow then takes room for them at once: a 1 MiB message grown by doubling
-    /// moved through blocks of 180 KB, 360 KB, 720 KB and 1.4 MB, whose pages the
-    /// heap kept, and was copied each time.
+    /// grow then takes room for them at once: grown by doubling, a large message
+    /// would move through ever larger blocks, whose pages the heap keeps, and be
+    /// copied each time (docs/performance.md).
     pub fn expect(&mut self, n: usize) {
         self.expect = n;
     }
@@ -170,7 +170,7 @@ impl SseParser {
             b"event" => self.event = Cow::Owned(utf8_lossy(value).into_owned()),
             b"data" => {
                 let value = utf8_lossy(value);
-                // Room for the line end too: grown for it, the text was copied again.
+                // Room for the line end too: grown for it, the text would be copied again.
                 self.data.reserve(value.len() + 1);
                 self.data.push_str(&value);
                 self.data.push('\n');
@@ -217,7 +217,7 @@ fn field_and_value(line: &[u8]) -> (&[u8], usize) {
 }
 
 /// The bytes as text, invalid UTF-8 replaced by U+FFFD. The check comes first:
-/// `String::from_utf8_lossy` walks valid text about seven times slower.
+/// `String::from_utf8_lossy` walks valid text far more slowly.
 fn utf8_lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     match crate::jsonrpc::utf8(bytes) {
         Ok(s) => std::borrow::Cow::Borrowed(s),

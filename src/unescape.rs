@@ -20,10 +20,8 @@ pub(crate) fn json_str(quoted: &str) -> Option<&str> {
 /// stand for, with a trailing NUL, in one buffer of the right size. `None` where
 /// serde refuses the text (a `\u` escape that is half of a surrogate pair without
 /// the other half). serde unescapes into a buffer of its own, grown as it goes,
-/// from which the text is then copied: for the bench's 1 MiB text escaped every 72
-/// bytes, unescaping here took 0.6 M instructions fewer a call (callgrind), and the
-/// echo ran at 350-370 MiB/s against 207-224 (four runs each): the growing buffer's
-/// fresh pages cost page faults that instruction counts do not show.
+/// from which the text is then copied: the growing buffer's fresh pages cost page
+/// faults that instruction counts do not show (docs/performance.md).
 pub(crate) fn unescape_nul(inner: &str) -> Option<String> {
     let mut out = String::with_capacity(inner.len() + 1);
     unescape_into(&mut out, inner)?;
@@ -58,8 +56,8 @@ pub(crate) fn unescape_into(out: &mut String, inner: &str) -> Option<()> {
 /// [`scan::checked_string_end`] checks it and unescaped onto the end of `out` as
 /// [`unescape_into`] unescapes, in one pass over it: where it ends (after its
 /// quote). `None` if it is not valid, or not text serde takes (half a surrogate
-/// pair); `out` then holds part of it. For the bench's 1 MiB text escaped every
-/// line, checking it and then unescaping it were two passes.
+/// pair); `out` then holds part of it. One pass, so that a long text is not walked
+/// twice, to be checked and then unescaped.
 pub(crate) fn unescape_checked_into(out: &mut String, s: &str, mut i: usize) -> Option<usize> {
     let b = s.as_bytes();
     loop {

@@ -133,9 +133,9 @@ impl Client {
     /// [`call_tool`](Self::call_tool) for a caller that waits for it on its own
     /// thread (a blocking call): [direct](Self::call_tool_direct) when it can be, its
     /// deadline one of the client's, so that the call arms no timer of its own and
-    /// waits for nothing but its outcome. (Through `call_tool`, with a timer of its
-    /// own and a select over the outcome, the timeout, the cancel handle and
-    /// progress, a sequential call took about 1,150 instructions more; callgrind.)
+    /// waits for nothing but its outcome. (Through `call_tool` it would have a timer
+    /// of its own and a select over the outcome, the timeout, the cancel handle and
+    /// progress; docs/decisions/0005-direct-blocking-call.md.)
     pub async fn call_tool_waited(
         &self,
         name: &str,

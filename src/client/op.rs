@@ -76,7 +76,7 @@ impl OpState {
 
 /// Counts a client's operations in flight, and refuses new ones once closing.
 /// An atomic count, and a wake-up only when the last operation of a closing client
-/// ends: a watch channel here took about 900 instructions per operation (callgrind).
+/// ends: a watch channel here would cost far more per operation (docs/performance.md).
 pub struct OpTracker {
     /// Operations in flight times two, plus one once closed.
     state: AtomicUsize,

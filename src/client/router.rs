@@ -38,13 +38,13 @@ pub(super) struct Waiter {
 
 /// Results up to this size are read by the router with their response
 /// ([`Shared::route_read`]); larger ones go through [`jsonrpc::decode`] and are read
-/// by their request. A 1 MiB call result read by the router had its copy and its
-/// text allocated while the line buffer still held the message, and glibc then
-/// grew and trimmed the heap around those three buffers on every call (four `brk` a
-/// call, each growth faulting in fresh pages): the 1 MiB echo fell from about 300
-/// to 180 MiB/s, though it took 12% fewer instructions. A larger call result in a
-/// message handed over whole (`Sink::deliver_whole`) is read by the router too: it
-/// is then kept as a slice of that message, with no copy.
+/// by their request. A large call result read by the router would have its copy and
+/// its text allocated while the line buffer still holds the message, and glibc
+/// would grow and trim the heap around those three buffers on every call, each
+/// growth faulting in fresh pages: slower, though with fewer instructions
+/// (docs/performance.md). A larger call result in a message handed over whole
+/// (`Sink::deliver_whole`) is read by the router too: it is then kept as a slice of
+/// that message, with no copy.
 pub(super) const ROUTER_READS_UP_TO: usize = 64 * 1024;
 
 /// What a request's result is, for the router to read it with its response.
@@ -85,8 +85,7 @@ pub(super) struct ProgressState {
 #[derive(Default)]
 pub(super) struct State {
     /// By request id. The ids are this client's own (a server's response only looks
-    /// one up), so a fast non-keyed hash is safe here; SipHash took 500 instructions
-    /// per call (callgrind).
+    /// one up), so a fast non-keyed hash is safe here, and cheaper than SipHash.
     pub(super) pending: rustc_hash::FxHashMap<i64, Waiter>,
     pub(super) closed: Option<Error>,
     /// Direct calls by deadline (see [`Client::call_tool_direct`]).
@@ -171,12 +170,11 @@ impl Shared {
     /// Routes a response to a `tools/call` or a `tools/list` in the usual shape,
     /// read in one pass: the envelope up to the result ([`jsonrpc::response_head`]),
     /// then the rest checked and read as the result ([`result::call_result_read`],
-    /// [`result::page_read`]). Before, the router scanned the result for its end,
-    /// and the reader scanned it again (about 500 instructions a small call, 2 a
-    /// byte of a large result; callgrind). False, with nothing done, for any other
+    /// [`result::page_read`]), so that the result is not scanned for its end by the
+    /// router and then again by its reader. False, with nothing done, for any other
     /// message, for a request whose result is read elsewhere, and for a direct call
     /// when this may be the host's thread (`host`); [`jsonrpc::decode`] then reads
-    /// the message as before.
+    /// the message.
     pub(super) fn route_read(&self, msg: &[u8], host: bool, owner: Option<&bytes::Bytes>) -> bool {
         let Some((id, rest)) = jsonrpc::response_head(msg) else {
             return false;

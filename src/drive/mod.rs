@@ -69,8 +69,8 @@ pub trait Drive {
 /// stdio transport reads its pipe here, so a sequential call is woken by the
 /// server's reply itself; it claims the pipe before the request goes out, so that
 /// a reply that comes fast does not wake a runtime thread first.
-/// The future is pinned by the caller, where it was made: a call's future is a few
-/// KB, and moving it in here cost a copy of it (callgrind).
+/// The future is pinned by the caller, where it was made: a call's future is large,
+/// and moving it in here would copy it.
 pub fn block_on_driven<F: Future>(mut fut: Pin<&mut F>, driver: Option<&dyn Drive>) -> Result<F::Output> {
     runtime::refuse_on_runtime_thread()?;
     let Some(parker) = Parker::current() else {

@@ -41,8 +41,7 @@ pub fn handle() -> &'static Handle {
 /// the frame of the function that awaits it, and that frame is on the stack all
 /// the while the future is polled, taken or not: on a blocked caller's thread the
 /// exchange is polled there, and every page of stack it reaches stays the
-/// caller's thread's (64 threads making blocking HTTP calls: 24 KB of stack each,
-/// 1.5 MB in all, before these went apart).
+/// caller's thread's (docs/performance.md).
 #[inline(never)]
 pub fn boxed_apart<F: Future>(make: impl FnOnce() -> F) -> Pin<Box<F>> {
     Box::pin(make())

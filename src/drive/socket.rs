@@ -143,9 +143,9 @@ impl Tcp {
                 Poll::Pending if recheck => {
                     // Not known to be readable, but the server may have closed it
                     // since the reactor last looked: tried once all the same. (Tried
-                    // before asking the reactor, the socket was read twice a request
-                    // with calls in flight: the reactor still held it readable from
-                    // the last response, so the loop read it again.)
+                    // before asking the reactor, the socket would be read twice a
+                    // request with calls in flight: the reactor may still hold it
+                    // readable from the last response.)
                     match op(w.get_ref().as_fd()) {
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Poll::Pending,
                         done => return Poll::Ready(done),

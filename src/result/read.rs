@@ -24,8 +24,8 @@ pub(super) struct PageFields<'a> {
 }
 
 /// A tool's `name`. The tool's JSON was checked whole when its page was read, so it
-/// is scanned, not parsed, up to `name` (usually the first key); parsing it with
-/// serde up to there cost about 2,500 instructions a tool (callgrind, 1000 tools).
+/// is scanned, not parsed again, up to `name` (usually the first key)
+/// (docs/decisions/0002-scanner-for-results.md).
 pub(crate) fn tool_name(json: &str) -> std::result::Result<String, String> {
     match crate::scan::member(json, "name") {
         // An escaped key: serde reads it.
@@ -120,9 +120,8 @@ pub(crate) fn page_parsed(json: &str) -> Result<PageParts<'_>> {
 /// [`parse_page`]'s reading by one checking scan ([`scan::walk_object`]) that
 /// finds the tools as it goes, of valid JSON in the usual shape: an object whose
 /// keys hold no escapes, with `tools` (an array) once and `nextCursor` (a string
-/// or null) at most once. `None` for anything else, which serde then reads. serde's
-/// reading of a page of 50 tools cost about 142,000 instructions, the scan's about
-/// 105,000 (callgrind); the fuzz target `results` checks that both agree.
+/// or null) at most once. `None` for anything else, which serde then reads. The scan
+/// is cheaper than serde's reading; the fuzz target `results` checks that both agree.
 pub(crate) fn page_scanned(json: &str) -> Option<PageParts<'_>> {
     use scan::Event::{Key, Value};
     /// A member of the page, told apart once, at its key.
@@ -260,8 +259,7 @@ impl<'de> Deserialize<'de> for NulText {
 ///
 /// The usual result with one text block ([`one_text_shape`]), kept whole, is kept
 /// with its text in one allocation ([`Text::Joint`]): a copy of the JSON and the
-/// text apart cost an allocation more a call, about 3% of a call's instructions
-/// with 64 in flight (callgrind).
+/// text apart would cost an allocation more a call.
 pub(crate) fn call_result_read(text: &str, owner: Option<&bytes::Bytes>) -> Option<CallResult> {
     let whole = &text[..scan::skip_ws_back(text.as_bytes(), text.len())];
     let owner = Text::worth_sharing(owner, whole);
@@ -413,9 +411,8 @@ pub(crate) fn call_fields_scanned(json: &str) -> Option<Fields> {
 /// order servers write (`{"content":[{"type":"text","text":"…"}]}`, then at most
 /// `"isError":` `false` or `true`), without white space but at its end: where its
 /// text's contents end, and `isError`. Only the text is then read
-/// ([`one_text_into`]); any other text is `None`, for the walk. The walk spent about
-/// 1,300 instructions on this shape with a 32-byte text, most of them on the fixed
-/// parts (callgrind).
+/// ([`one_text_into`]); any other text is `None`, for the walk, which spends most of
+/// its work on this shape on the fixed parts.
 pub(super) fn one_text_shape(json: &str) -> Option<(usize, bool)> {
     if !json.starts_with(ONE_TEXT_HEAD) {
         return None;

@@ -48,8 +48,7 @@ static RWF_NOSIGNAL_WORKS: AtomicBool = AtomicBool::new(true);
 /// As [`write_nosigpipe`], gathering several buffers into one write.
 ///
 /// With `RWF_NOSIGNAL` a host thread's write is one system call instead of three
-/// (the mask blocked and restored around it): about 0.4 µs of a sequential stdio
-/// call's 8 to 10 on this project's machine (interleaved runs on one CPU).
+/// (the mask blocked and restored around it; docs/decisions/0007-pwritev2-nosignal.md).
 pub fn writev_nosigpipe(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> nix::Result<usize> {
     if SIGPIPE_BLOCKED.with(|b| b.get()) {
         return writev(fd, bufs);

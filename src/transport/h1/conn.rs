@@ -184,10 +184,8 @@ impl Conn {
             match body_step(&mut self.buf, framing)? {
                 Step::Piece(n) => return Ok(Some(n)),
                 Step::End => return Ok(None),
-                // Room for 64 KiB a read, not for all that is left. Measured over SSE,
-                // 100 echoes of 1 MiB: room for up to 1 MiB cost 32,000-37,000 page
-                // faults and 540-580 MiB/s; 64 KiB 690-900 MiB/s; 8 KiB 710-790, with
-                // eight times the reads (and 10-20% more CPU from 1 to 4 MiB).
+                // Room for 64 KiB a read, not for all that is left: more room costs
+                // page faults and throughput, less costs more reads and CPU.
                 Step::More => match self.read_more(PIECE_READ).await {
                     Ok(0) if *framing == Framing::UntilClose => {
                         *framing = Framing::Done;

@@ -113,8 +113,8 @@ impl Client {
                         url::Host::Domain(d) => ServerName::try_from(d.clone())
                             .map_err(|e| Failure::Tls(io::Error::new(io::ErrorKind::InvalidInput, e)))?,
                     };
-                    // Made apart: inline, the handshake's future made this function's
-                    // frame 7 KB, on the stack of every caller's thread that connects.
+                    // Made apart: inline, the handshake's large future would sit in this
+                    // function's frame, on the stack of every caller's thread that connects.
                     let handshake = boxed_apart(|| tls.connect(name, tcp));
                     Stream::Tls(Box::new(handshake.await.map_err(Failure::Tls)?))
                 }
@@ -164,7 +164,7 @@ impl Client {
             let (mut conn, reused) = match self.pool.take() {
                 Some(c) => (c, true),
                 // Boxed: connecting (with TLS) is a large future, and rare; inline, it
-                // made every request's future larger, and moving it cost more.
+                // would make every request's future larger, and dearer to move.
                 None => (boxed_apart(|| self.connect()).await?, false),
             };
             // The server may have closed it while it sat idle, unwatched.

@@ -96,9 +96,9 @@ impl Reply {
 
     /// The same, lent from the connection's buffer until the next call or the
     /// reply's end, for a reader that uses each piece at once (an SSE stream's):
-    /// a piece taken out was copied first, and an allocation made for it (about 300
-    /// instructions a call with SSE replies, callgrind). With the piece, how many
-    /// bytes are sure to follow it in one piece (as [`Reply::piece_left`]).
+    /// a piece taken out would be copied first, into an allocation of its own. With
+    /// the piece, how many bytes are sure to follow it in one piece (as
+    /// [`Reply::piece_left`]).
     pub async fn chunk_lent(&mut self) -> Result<Option<(&[u8], u64)>, Failure> {
         let Some(conn) = Self::past_lent(&mut self.conn, &mut self.lent) else {
             return Ok(None);
@@ -137,11 +137,9 @@ impl Reply {
         if left > GROW_STEP && conn.buf.len() < left && conn.buf.capacity() < left + READ_SIZE {
             // A large body gets a buffer of its own, made at once at its length (and
             // a last read's room) on the thread that reads it. Grown as it came, by
-            // `realloc`, it stayed in the heap of whichever thread first made the
-            // connection's buffer (a runtime thread) and left the growth's holes there:
-            // 1 MiB echo over HTTP, 2.3 MB of two runtime threads' heaps. Made at
-            // once: the run's peak RSS 12.5 → 11.5 MB, 925-997 → 1,066-1,220 MiB/s on
-            // one CPU, 4,000 → 3,760 page faults in 100 calls.
+            // `realloc`, it would stay in the heap of whichever thread first made the
+            // connection's buffer (a runtime thread) and leave the growth's holes
+            // there (docs/performance.md).
             let mut whole = BytesMut::with_capacity(left + READ_SIZE);
             whole.extend_from_slice(&conn.buf);
             conn.buf = whole;

@@ -113,7 +113,7 @@ struct Inner {
     /// Held (write) while a fresh session is being started; requests wait it out.
     renew_gate: tokio::sync::RwLock<()>,
     /// True while the gate is held (write), so that a request waits at the gate
-    /// only then: taking it (read) for every request cost about 180 instructions.
+    /// only then, rather than taking it (read) for every request.
     renewing: AtomicBool,
     token: Mutex<Option<String>>,
     token_fetched: AtomicBool,
@@ -145,8 +145,8 @@ impl HttpTransport {
 impl Inner {
     fn new(cfg: HttpConfig, sink: SinkRef) -> Result<Inner> {
         // A plain-http endpoint (loopback only) never does TLS itself, and redirects stay
-        // within its origin: no need to read the system's certificate store (7-40 ms and
-        // about 4 MB the first time).
+        // within its origin: no need to read the system's certificate store (slow and
+        // large the first time).
         let tls = tls_config(&cfg.ca_pem, cfg.url.scheme() == "https")?;
         let tls = (cfg.url.scheme() == "https").then(|| Arc::new(tls));
         let http = h1::Client::new(&cfg.url, tls, cfg.connect_timeout)

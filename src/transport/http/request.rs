@@ -192,8 +192,8 @@ impl Inner {
     /// The head of a request to the endpoint, but its end (see
     /// `h1::Client::request_head`). The one every classic message sends, a POST with
     /// no fields of its own, is made once and kept while the token, the session id
-    /// and the protocol version it carries stay the same: made for each request, it
-    /// cost about 750 instructions of a sequential call's 13,600 (callgrind).
+    /// and the protocol version it carries stay the same, rather than made again for
+    /// each request.
     pub(super) async fn request_head(&self, method: &Method, posting: bool, extra: &HeaderMap) -> Result<Bytes> {
         let keep = posting && *method == Method::POST && extra.is_empty();
         if keep {
@@ -230,9 +230,8 @@ impl Inner {
     /// the protocol version and what it accepts. Those mcpc sets replace any of the
     /// same name that the caller or the configuration gives; `Content-Type` is left
     /// out entirely when `content_type` is false (a request turned into a GET).
-    /// Written straight from the values, not through a header map: building one
-    /// per request, then writing it, cost about 2,600 instructions a call
-    /// (callgrind).
+    /// Written straight from the values, not through a header map that would be
+    /// built for each request, then written.
     pub(super) fn request_fields(
         &self,
         ident: &Ident,

@@ -121,9 +121,9 @@ impl Inner {
         let id = msg.id;
         // Lent to the HTTP client, never copied (a retry after a 401 resends it).
         let body = std::mem::take(&mut msg.body);
-        // Boxed at once: the exchange's future is a few KB, and moving it unboxed
+        // Boxed at once: the exchange's future is large, and moving it unboxed
         // (into the caller's claim or out again, into a task, its end stored in the
-        // task's cell) copied all of it each time, about 4,500 instructions a call.
+        // task's cell) would copy all of it each time.
         let task: Exchange = Box::pin(async move {
             let outcome = me.exchange(&msg, body).await;
             match (outcome, msg.id) {

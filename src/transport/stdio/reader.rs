@@ -27,11 +27,11 @@ pub(super) fn parker_id(parker: &Parker) -> usize {
 
 /// After a blocking call, the watch on the server's stdout is left disarmed, so
 /// that the next call need not disarm it again: re-arming it after each call and
-/// disarming it before the next cost two `epoll_ctl` a call, 0.5 µs of a 7.5 µs
-/// sequential call on one CPU (interleaved runs of a build without them). A task
-/// ([`rearm_later`]) arms it again when it finds the pipe free, checking every
-/// `REARM_AFTER`; what the server sends between calls is read at most about this
-/// late, and a message sent meanwhile arms it at once ([`Transport::send`](crate::transport::Transport::send)).
+/// disarming it before the next would cost two `epoll_ctl` a call
+/// (docs/performance.md). A task ([`rearm_later`]) arms it again when it finds the
+/// pipe free, checking every `REARM_AFTER`; what the server sends between calls is
+/// read at most about this late, and a message sent meanwhile arms it at once
+/// ([`Transport::send`](crate::transport::Transport::send)).
 pub(super) const REARM_AFTER: Duration = Duration::from_millis(1);
 
 /// Arms the watch once no blocking call holds the pipe (see [`REARM_AFTER`]).
@@ -201,8 +201,8 @@ impl Reader {
     /// [`Drive::claim`](crate::drive::Drive::claim)): `busy` taken and the watch disarmed now, so that
     /// the response cannot wake the reader task's runtime thread in the moment
     /// between the request going out and the caller's first turn. Disarming only
-    /// at that turn lost the race to a fast server on most sequential calls across
-    /// two CPUs (strace: the runtime thread woke about once a call).
+    /// at that turn loses the race to a fast server when there are other CPUs
+    /// (docs/decisions/0003-caller-drives-its-io.md).
     pub(super) fn claim(&self, parker: &Parker) -> bool {
         if !self.try_acquire() {
             return false;

@@ -69,10 +69,9 @@ impl Writer {
         }
         // A small message queued behind another joins the last one queued, and
         // its own buffer is freed at once, on the thread that made it, where the
-        // next request's buffer comes from: with 64 requests in flight, buffers
-        // freed in batches by the writer overflowed glibc's per-thread cache, and
-        // each request's allocation cost about 200 instructions instead of 50
-        // (callgrind).
+        // next request's buffer comes from: with many requests in flight, buffers
+        // freed in batches by the writer overflow glibc's per-thread cache, and
+        // make each request's allocation dearer.
         match st.queue.back_mut() {
             Some(back) if msg.len() <= SMALL && back.len() + msg.len() <= BATCH => back.extend_from_slice(&msg),
             _ => st.queue.push_back(msg),
