@@ -760,6 +760,46 @@ mcpc_status_t mcpc_client_call_tool(const mcpc_client_t *client,
                                     mcpc_result_t **out_result);
 
 /**
+ * Sends the request `method` with `params_json` (a JSON object; NULL for none) and
+ * waits for its result, as mcpc_client_call_tool does: the call options' timeout,
+ * cancel handle and progress callback apply; under 2026-07-28 the client's `_meta`
+ * envelope is added to the params (members the caller set in `_meta` are kept) and
+ * `input_required` rounds are answered. `initialize`, `server/discover` and
+ * `notifications/initialized` belong to the session and are refused.
+ * Ownership: the strings and `opts` are read during the call. On success
+ * `*out_result_json` is the result as the server sent it, owned by the caller: free
+ * it with mcpc_string_free.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, an empty or session method, params not a JSON
+ * object), MCPC_ERR_INVALID_UTF8, MCPC_ERR_RPC (a JSON-RPC error; its code from
+ * mcpc_last_error_rpc_code), MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_CLOSED,
+ * MCPC_ERR_PROTOCOL, MCPC_ERR_INPUT_REQUIRED, MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `client` is NULL or live; the strings are NULL or NUL-terminated; `opts` is NULL or
+ * an initialised mcpc_call_opts_t; `out_result_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_request(const mcpc_client_t *client,
+                                  const char *method,
+                                  const char *params_json,
+                                  const mcpc_call_opts_t *opts,
+                                  char **out_result_json);
+
+/**
+ * Sends the notification `method` with `params_json` (a JSON object; NULL for none).
+ * Returns once it is queued; under 2026-07-28 the client's `_meta` envelope is added.
+ * Threads: any thread, also from mcpc callbacks.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, an empty or session method, params not a JSON
+ * object), MCPC_ERR_INVALID_UTF8, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * `client` is NULL or live; the strings are NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_client_notify(const mcpc_client_t *client,
+                                 const char *method,
+                                 const char *params_json);
+
+/**
  * Fills `opts` with the defaults (client timeout, no cancel, no progress) and sets
  * `struct_size`. Does nothing for NULL.
  *
@@ -968,6 +1008,16 @@ typedef void (*mcpc_call_done_cb)(void *userdata,
                                   const char *error_message);
 
 /**
+ * Completes mcpc_client_request_async: on MCPC_OK `result_json` is the result, owned
+ * by the callee (free with mcpc_string_free); otherwise NULL. Otherwise as
+ * mcpc_connect_done_cb.
+ */
+typedef void (*mcpc_request_done_cb)(void *userdata,
+                                     mcpc_status_t status,
+                                     char *result_json,
+                                     const char *error_message);
+
+/**
  * Starts mcpc_client_connect_stdio without blocking: returns at once, and `on_done`
  * gets the client (or the error) exactly once, on an mcpc thread. Cancelling the op
  * stops the handshake and shuts the server down (`initialize` itself is never sent
@@ -1044,6 +1094,28 @@ mcpc_status_t mcpc_client_call_tool_async(const mcpc_client_t *client,
                                           mcpc_call_done_cb on_done,
                                           void *userdata,
                                           mcpc_op_t **out_op);
+
+/**
+ * Starts mcpc_client_request without blocking; `on_done` gets the result exactly
+ * once, on an mcpc thread. Cancelling the op sends `notifications/cancelled`.
+ * Ownership: the strings and `opts` are read during this call; the progress
+ * userdata must stay valid until `on_done` runs. `*out_op` (when not NULL) is owned
+ * by the caller; free it with mcpc_op_free.
+ * Threads: any thread, also from mcpc callbacks.
+ * Errors (returned here, with no callback): MCPC_ERR_INVALID_ARG (NULL, NULL on_done,
+ * an empty or session method, params not a JSON object), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_CLOSED. Later errors go to `on_done`, as for mcpc_client_request.
+ *
+ * # Safety
+ * As mcpc_client_request; `userdata` is passed to `on_done` untouched.
+ */
+mcpc_status_t mcpc_client_request_async(const mcpc_client_t *client,
+                                        const char *method,
+                                        const char *params_json,
+                                        const mcpc_call_opts_t *opts,
+                                        mcpc_request_done_cb on_done,
+                                        void *userdata,
+                                        mcpc_op_t **out_op);
 
 /**
  * Cancels the operation: its completion reports MCPC_ERR_CANCELLED, unless it had

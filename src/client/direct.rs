@@ -212,7 +212,7 @@ impl Client {
         let sent = self.transport.send(Outgoing {
             body,
             id: Some(id),
-            method: Some("tools/call"),
+            method: Some(Cow::Borrowed("tools/call")),
             headers: Vec::new(),
         });
         if let Err(e) = sent {

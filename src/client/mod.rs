@@ -1,6 +1,7 @@
 //! The client core: request ids, the pending-request table, routing of what the
 //! server sends, and the MCP operations (handshake, tools/list, tools/call).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::sync::atomic::Ordering;
@@ -20,6 +21,7 @@ use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 #[cfg(test)]
 mod core_tests;
 mod direct;
+mod generic;
 mod negotiate;
 pub mod op;
 mod ops;
@@ -171,8 +173,13 @@ impl Client {
     }
 }
 
-fn notify<P: Serialize + ?Sized>(transport: &dyn Transport, method: &'static str, params: Option<&P>) -> Result<()> {
-    let body = jsonrpc::encode_notification(method, params);
+fn notify<P: Serialize + ?Sized>(
+    transport: &dyn Transport,
+    method: impl Into<Cow<'static, str>>,
+    params: Option<&P>,
+) -> Result<()> {
+    let method = method.into();
+    let body = jsonrpc::encode_notification(&method, params);
     transport.send(Outgoing {
         body,
         id: None,

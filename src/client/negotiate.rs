@@ -178,7 +178,7 @@ impl Client {
         let raw = self
             .request(
                 id,
-                "server/discover",
+                "server/discover".into(),
                 &Serialized(&params),
                 None,
                 ctl,
@@ -200,7 +200,16 @@ impl Client {
         };
         let id = self.next_id();
         let raw = self
-            .request(id, "initialize", &Serialized(&params), None, ctl, false, Vec::new(), 0)
+            .request(
+                id,
+                "initialize".into(),
+                &Serialized(&params),
+                None,
+                ctl,
+                false,
+                Vec::new(),
+                0,
+            )
             .await
             .map_err(|e| match e.status {
                 // Errors of the exchange itself are handshake errors; specific ones

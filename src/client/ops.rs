@@ -11,6 +11,7 @@ use crate::result::{self, Arguments, CallResult, Tool};
 use crate::transport::Outgoing;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
@@ -99,7 +100,7 @@ impl Client {
     pub(super) async fn request<P: jsonrpc::Params + ?Sized>(
         &self,
         id: i64,
-        method: &'static str,
+        method: Cow<'static, str>,
         params: &P,
         name: Option<&str>,
         ctl: &Control,
@@ -133,7 +134,7 @@ impl Client {
                     since: start,
                     deadline: None,
                     // Before 2026-07-28 the results of these are always of their type.
-                    reader: match method {
+                    reader: match &*method {
                         "tools/call" if !self.is_modern() => Reader::Call,
                         "tools/list" if !self.is_modern() => Reader::Page,
                         _ => Reader::Json,
@@ -146,12 +147,12 @@ impl Client {
             id,
             done: false,
         };
-        let body = jsonrpc::encode_request(id, method, Some(params), params_len);
+        let body = jsonrpc::encode_request(id, &method, Some(params), params_len);
         self.transport
             .send(Outgoing {
                 body,
                 id: Some(id),
-                method: Some(method),
+                method: Some(method.clone()),
                 headers,
             })
             .map_err(|e| e.context(ctx()))?;
@@ -251,7 +252,7 @@ impl Client {
             let raw = self
                 .request(
                     id,
-                    "tools/list",
+                    "tools/list".into(),
                     &Serialized(&params),
                     None,
                     &page_ctl,
@@ -377,7 +378,7 @@ impl Client {
             let raw = match self
                 .request(
                     id,
-                    "tools/call",
+                    "tools/call".into(),
                     &params,
                     Some(name),
                     &round_ctl,

@@ -55,13 +55,13 @@ pub type mcpc_call_done_cb = Option<
 >;
 
 /// Userdata carried to a completion callback on an mcpc thread.
-struct SendPtr(*mut c_void);
+pub(super) struct SendPtr(pub(super) *mut c_void);
 // SAFETY: the header documents that completions run on mcpc threads with this userdata.
 unsafe impl Send for SendPtr {}
 
 /// Runs a completion callback: the value on success (or with MCPC_ERR_TOOL), else the
 /// error, which is also this thread's last error during the callback.
-fn finish<T>(
+pub(super) fn finish<T>(
     cb: unsafe extern "C" fn(*mut c_void, Status, *mut T, *const c_char),
     ud: SendPtr,
     value: *mut T,
@@ -83,12 +83,12 @@ fn finish<T>(
     }
 }
 
-fn required<T>(cb: Option<T>) -> Result<T> {
+pub(super) fn required<T>(cb: Option<T>) -> Result<T> {
     cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "on_done is NULL"))
 }
 
 /// Stores the op handle, or drops it when the caller passed no `out_op`.
-fn op_out(op: Arc<super::op::OpState>, out_op: Option<Out<'_, *mut mcpc_op_t>>) {
+pub(super) fn op_out(op: Arc<super::op::OpState>, out_op: Option<Out<'_, *mut mcpc_op_t>>) {
     if let Some(out) = out_op {
         out.set_handle(op);
     }

@@ -14,6 +14,7 @@ pub mod error;
 pub mod op;
 pub mod options;
 pub mod ptr;
+pub mod request;
 pub mod result;
 pub mod transport;
 pub mod userdata;

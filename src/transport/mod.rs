@@ -2,6 +2,7 @@
 //! implements [`Transport`] and pushes what it receives into a [`Sink`], so the
 //! client core never knows which one it talks to.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::drive::Drive;
@@ -22,7 +23,7 @@ pub struct Outgoing {
     /// The request id, for requests.
     pub id: Option<i64>,
     /// The method, for requests and notifications (`None` for responses).
-    pub method: Option<&'static str>,
+    pub method: Option<Cow<'static, str>>,
     /// Headers an HTTP transport adds to this message (under 2026-07-28: `Mcp-Name`
     /// and `Mcp-Param-*`). Other transports ignore them.
     pub headers: Vec<(String, String)>,

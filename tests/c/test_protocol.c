@@ -261,6 +261,67 @@ static void test_calls(void) {
     close_and_check_cleanup(c);
 }
 
+/* A request and a notification by method name: results as the server sent them,
+ * JSON-RPC errors with their code, and what the session owns refused. */
+struct request_done {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    mcpc_status_t status;
+    char *json;
+};
+
+static void on_request_done(void *ud, mcpc_status_t st, char *json, const char *msg) {
+    (void)msg;
+    struct request_done *d = ud;
+    pthread_mutex_lock(&d->mu);
+    d->status = st;
+    d->json = json;
+    d->done++;
+    pthread_cond_signal(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+}
+
+static void test_generic_request(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
+    if (!c) return;
+    char *json = NULL;
+    CHECK_STATUS(mcpc_client_request(c, "tools/list", NULL, NULL, &json), MCPC_OK);
+    CHECK(json && json[0] == '{' && strstr(json, "\"tools\"") && strstr(json, "\"echo\""));
+    mcpc_string_free(json);
+    json = NULL;
+    CHECK_STATUS(mcpc_client_request(c, "tools/call", "{\"name\":\"add\",\"arguments\":{\"a\":2,\"b\":3}}", NULL, &json),
+                 MCPC_OK);
+    CHECK(json && strstr(json, "\"sum\":5"));
+    mcpc_string_free(json);
+    json = (char *)1;
+    CHECK_STATUS(mcpc_client_request(c, "x/nothing", "{}", NULL, &json), MCPC_ERR_RPC);
+    CHECK(json == NULL && mcpc_last_error_rpc_code() == -32601);
+    CHECK(strstr(mcpc_last_error_message(), "x/nothing") != NULL);
+    CHECK_STATUS(mcpc_client_request(c, "tools/list", "[1]", NULL, &json), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_request(c, "initialize", NULL, NULL, &json), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_request(c, "", NULL, NULL, &json), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_request(c, "tools/list", NULL, NULL, NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_notify(c, "notifications/x-test", "{\"k\":17}"), MCPC_OK);
+    CHECK_STATUS(mcpc_client_notify(c, "notifications/initialized", NULL), MCPC_ERR_INVALID_ARG);
+    CHECK(wait_for_file_text(log_path, "notifications/x-test", 5000));
+
+    struct request_done d = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, MCPC_OK, NULL};
+    mcpc_op_t *op = NULL;
+    CHECK_STATUS(mcpc_client_request_async(c, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}",
+                                           NULL, on_request_done, &d, &op),
+                 MCPC_OK);
+    pthread_mutex_lock(&d.mu);
+    while (!d.done) pthread_cond_wait(&d.cv, &d.mu);
+    pthread_mutex_unlock(&d.mu);
+    CHECK(d.done == 1 && d.status == MCPC_OK && d.json && strstr(d.json, "\"hi\""));
+    mcpc_string_free(d.json);
+    mcpc_op_free(op);
+    CHECK_STATUS(mcpc_client_request_async(c, "tools/list", NULL, NULL, NULL, &d, NULL), MCPC_ERR_INVALID_ARG);
+    close_and_check_cleanup(c);
+}
+
 static void test_timeout(void) {
     mcpc_client_t *c = NULL;
     CHECK_STATUS(connect_demo(NULL, NULL, &c), MCPC_OK);
@@ -1257,6 +1318,7 @@ int main(int argc, char **argv) {
     RUN(test_duplicate_names);
     RUN(test_page_limit);
     RUN(test_calls);
+    RUN(test_generic_request);
     RUN(test_timeout);
     RUN(test_client_default_timeout);
     RUN(test_cancel_from_another_thread);

@@ -228,7 +228,7 @@ impl Transport for HttpTransport {
             return Err(Error::new(Status::MCPC_ERR_CLOSED, "the HTTP transport is closed"));
         }
         let start_stream = self.inner.cfg.standalone_stream
-            && msg.method == Some("notifications/initialized")
+            && msg.method.as_deref() == Some("notifications/initialized")
             && self.inner.era().is_none();
         self.inner.dispatch(msg);
         if start_stream {

@@ -24,10 +24,10 @@ impl Inner {
     pub(super) async fn exchange(self: &Arc<Self>, msg: &Outgoing, body: Vec<u8>) -> Result<()> {
         if let Some(version) = self.era() {
             // Boxed, so that the future of every exchange is not as large as both.
-            let what = msg.method.unwrap_or("response");
+            let what = msg.method.as_deref().unwrap_or("response");
             return boxed_apart(|| self.exchange_modern(msg, &body, version, what)).await;
         }
-        let is_init = msg.method == Some("initialize");
+        let is_init = msg.method.as_deref() == Some("initialize");
         if is_init {
             self.session.write().unwrap_or_else(|p| p.into_inner()).init_body = Some(Bytes::copy_from_slice(&body));
         }
@@ -82,7 +82,7 @@ impl Inner {
             HeaderName::from_static(MCP_PROTOCOL_VERSION),
             HeaderValue::from_static(version),
         );
-        if let Some(m) = msg.method.and_then(|m| HeaderValue::from_str(m).ok()) {
+        if let Some(m) = msg.method.as_deref().and_then(|m| HeaderValue::from_str(m).ok()) {
             extra.insert(HeaderName::from_static(MCP_METHOD), m);
         }
         for (k, v) in &msg.headers {
