@@ -13,7 +13,6 @@ use super::op::{spawn_op, OpState, OpTracker};
 use super::{Client, Control, MAX_INPUT_ROUNDS};
 use crate::error::{quote, Error, Result, Status};
 use crate::jsonrpc::Serialized;
-use crate::protocol::{self, ResultKind};
 
 /// Methods that belong to the session itself: a generic request or notification
 /// must not send them behind the client's back.
@@ -114,30 +113,13 @@ impl Client {
                 .await?
                 .into_raw()
                 .map_err(|e| e.context(ctx()))?;
-            if self.is_modern() {
-                if let ResultKind::InputRequired {
-                    request_state,
-                    input_requests,
-                } = protocol::result_kind(raw.get()).map_err(|e| e.context(ctx()))?
-                {
-                    responses = match input_requests {
-                        Some(reqs) => Some(
-                            protocol::input_responses(&reqs)
-                                .map_err(|why| Error::new(Status::MCPC_ERR_INPUT_REQUIRED, why).context(ctx()))?,
-                        ),
-                        None => None,
-                    };
-                    state = request_state;
-                    continue;
-                }
+            if let Some(round) = self.input_round(raw.get()).map_err(|e| e.context(ctx()))? {
+                (state, responses) = round;
+                continue;
             }
             return Ok(raw);
         }
-        Err(Error::new(
-            Status::MCPC_ERR_INPUT_REQUIRED,
-            format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds"),
-        )
-        .context(ctx()))
+        Err(super::ops::too_many_rounds().context(ctx()))
     }
 
     /// Sends the notification `method` with `params_json` (a JSON object, or none).

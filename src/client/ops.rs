@@ -69,6 +69,17 @@ impl jsonrpc::Params for CallParams<'_> {
     }
 }
 
+/// The `requestState` and `inputResponses` of an `input_required` round.
+pub(super) type InputRound = (Option<String>, Option<Box<RawValue>>);
+
+/// The error of a request whose server still asks for input after the last round.
+pub(super) fn too_many_rounds() -> Error {
+    Error::new(
+        Status::MCPC_ERR_INPUT_REQUIRED,
+        format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds"),
+    )
+}
+
 /// What a tool call's errors are prefixed with.
 pub(super) fn call_context(name: &str) -> String {
     format!("tools/call {}", quote(name))
@@ -403,31 +414,34 @@ impl Client {
                 }
                 other => other?,
             };
-            if self.is_modern() {
-                match protocol::result_kind(raw.get()).map_err(|e| e.context(ctx()))? {
-                    ResultKind::Complete => {}
-                    ResultKind::InputRequired {
-                        request_state,
-                        input_requests,
-                    } => {
-                        responses = match input_requests {
-                            Some(reqs) => Some(
-                                protocol::input_responses(&reqs)
-                                    .map_err(|why| Error::new(Status::MCPC_ERR_INPUT_REQUIRED, why).context(ctx()))?,
-                            ),
-                            None => None,
-                        };
-                        state = request_state;
-                        continue;
-                    }
-                }
+            if let Some(round) = self.input_round(raw.get()).map_err(|e| e.context(ctx()))? {
+                (state, responses) = round;
+                continue;
             }
             return result::parse_call_result(raw).map_err(|e| e.context(ctx()));
         }
-        Err(Error::new(
-            Status::MCPC_ERR_INPUT_REQUIRED,
-            format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds"),
-        )
-        .context(ctx()))
+        Err(too_many_rounds().context(ctx()))
+    }
+
+    /// Under 2026-07-28, what the next round of an `input_required` result sends
+    /// (its `requestState` and the answers to its `inputRequests`); `None` for a
+    /// complete result, and always before 2026-07-28.
+    pub(super) fn input_round(&self, raw: &str) -> Result<Option<InputRound>> {
+        if !self.is_modern() {
+            return Ok(None);
+        }
+        match protocol::result_kind(raw)? {
+            ResultKind::Complete => Ok(None),
+            ResultKind::InputRequired {
+                request_state,
+                input_requests,
+            } => {
+                let responses = input_requests
+                    .map(|reqs| protocol::input_responses(&reqs))
+                    .transpose()
+                    .map_err(|why| Error::new(Status::MCPC_ERR_INPUT_REQUIRED, why))?;
+                Ok(Some((request_state, responses)))
+            }
+        }
     }
 }
