@@ -154,6 +154,22 @@ typedef enum {
    * roots), or kept asking past the round limit.
    */
   MCPC_ERR_INPUT_REQUIRED = 27,
+  /**
+   * Authorization needs a login that cannot happen now: headless mode with no
+   * usable stored credentials, or no way to open the authorization URL.
+   */
+  MCPC_ERR_LOGIN_REQUIRED = 28,
+  /**
+   * The host cancelled the login (`mcpc_auth_request_cancel`), or the user
+   * denied access at the authorization server.
+   */
+  MCPC_ERR_LOGIN_CANCELLED = 29,
+  /**
+   * The authorization server (or the server's authorization metadata) failed
+   * or broke the OAuth rules: an error response, a wrong issuer, no PKCE S256,
+   * a malformed or oversized answer. The message says which.
+   */
+  MCPC_ERR_AUTH_SERVER = 30,
 } mcpc_status_t;
 
 /**
@@ -236,6 +252,12 @@ const char *mcpc_version(void);
 typedef struct mcpc_options_t mcpc_options_t;
 
 /**
+ * Frees callback userdata. Runs exactly once, on whichever thread drops the
+ * last reference (a caller thread or an mcpc thread).
+ */
+typedef void (*mcpc_free_cb)(void *userdata);
+
+/**
  * Receives one line the server wrote to stderr: `line` (not NUL-terminated, may
  * hold any bytes) of `len` bytes, borrowed for the duration of the call.
  * Runs on an mcpc thread; calls for one client never overlap. It must not block
@@ -244,12 +266,6 @@ typedef struct mcpc_options_t mcpc_options_t;
 typedef void (*mcpc_stderr_cb)(void *userdata,
                                const char *line,
                                size_t len);
-
-/**
- * Frees callback userdata. Runs exactly once, on whichever thread drops the
- * last reference (a caller thread or an mcpc thread).
- */
-typedef void (*mcpc_free_cb)(void *userdata);
 
 /**
  * Receives a server notification the client does not handle itself, such as
@@ -1353,6 +1369,229 @@ mcpc_status_t mcpc_exchange_complete(mcpc_exchange_t *exchange,
  */
 void mcpc_exchange_fail(mcpc_exchange_t *exchange,
                         const char *reason);
+
+/* ===== Authorization ===== */
+/* OAuth for HTTP endpoints: the settings, the host's login and store callbacks. */
+
+/**
+ * The grant: a user logs in (authorization code with PKCE), the default.
+ */
+#define MCPC_OAUTH_AUTHORIZATION_CODE 0
+
+/**
+ * The grant: no user; the client authenticates with its id and secret.
+ */
+#define MCPC_OAUTH_CLIENT_CREDENTIALS 1
+
+/**
+ * One login in progress: the authorization URL to show the user. The host
+ * completes it exactly once, from any thread, now or later, with
+ * mcpc_auth_request_complete or mcpc_auth_request_cancel; either frees it. A
+ * login the host never completes ends with the request's timeout (the handle
+ * must still be completed or cancelled to free it).
+ */
+typedef struct mcpc_auth_request_t mcpc_auth_request_t;
+
+/**
+ * Authorization settings for HTTP endpoints: a builder. Make it with
+ * mcpc_oauth_new, set what applies, attach it with mcpc_options_set_oauth (which
+ * copies it), and free it with mcpc_oauth_free.
+ * Threads: not thread-safe; use one object from one thread at a time.
+ */
+typedef struct mcpc_oauth_t mcpc_oauth_t;
+
+/**
+ * Shows a login to the user: open `mcpc_auth_request_url(request)` in a browser,
+ * then hand back the URL the authorization server redirected to with
+ * mcpc_auth_request_complete (or give up with mcpc_auth_request_cancel). The host
+ * owns `request` until it completes it. Runs on an mcpc blocking-pool thread; it
+ * may block (until the redirect arrives) or return at once and complete later
+ * from any thread. Blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef void (*mcpc_authorize_cb)(void *userdata,
+                                  mcpc_auth_request_t *request);
+
+/**
+ * Loads the stored value of `key` (NUL-terminated): write it NUL-terminated into
+ * `buf` (`buf_len` bytes, 65536) and return 0, or return nonzero when there is
+ * none. Values are JSON holding secrets (tokens, client secrets): keep them
+ * private. Runs on an mcpc thread; calls for one client never overlap.
+ */
+typedef int32_t (*mcpc_store_load_cb)(void *userdata,
+                                      const char *key,
+                                      char *buf,
+                                      size_t buf_len);
+
+/**
+ * Stores `value` under `key` (both NUL-terminated, borrowed for the call); a NULL
+ * `value` deletes the key. Runs on an mcpc thread; calls for one client never overlap.
+ */
+typedef void (*mcpc_store_save_cb)(void *userdata,
+                                   const char *key,
+                                   const char *value);
+
+/**
+ * Makes authorization settings with the defaults: the authorization code grant,
+ * client name "mcpc", no client id (registration is used where the server offers
+ * it), no callbacks, not headless.
+ * Ownership: the caller owns it; free with mcpc_oauth_free. Threads: any thread.
+ * Errors: none (NULL only if allocation panicked).
+ */
+mcpc_oauth_t *mcpc_oauth_new(void);
+
+/**
+ * Frees authorization settings. NULL is a no-op; options it was attached to keep
+ * their copy.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object, freed only once.
+ */
+void mcpc_oauth_free(mcpc_oauth_t *oauth);
+
+/**
+ * Sets a pre-registered client: its id, and its secret (NULL for a public
+ * client). Both are copied; the secret never appears in messages or logs.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL object or id, an empty id), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; the strings are NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_oauth_set_client(mcpc_oauth_t *oauth,
+                                    const char *client_id,
+                                    const char *client_secret);
+
+/**
+ * Sets the redirect URI of logins (for example `http://127.0.0.1:PORT/callback`,
+ * where the host receives the redirect); NULL clears it. Needed by the
+ * authorization code grant. Errors: MCPC_ERR_INVALID_ARG (NULL object, not a
+ * URL), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; `uri` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_oauth_set_redirect_uri(mcpc_oauth_t *oauth,
+                                          const char *uri);
+
+/**
+ * Sets the URL of the client's ID metadata document, used as its client id where
+ * the authorization server supports client ID metadata documents (instead of
+ * registration); NULL clears it. Errors: MCPC_ERR_INVALID_ARG (NULL object, not a
+ * URL), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; `url` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_oauth_set_client_metadata_url(mcpc_oauth_t *oauth,
+                                                 const char *url);
+
+/**
+ * Sets the scope to ask for (space-separated) when neither the server's challenge
+ * nor its metadata names one; NULL clears it.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL object), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; `scope` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_oauth_set_scope(mcpc_oauth_t *oauth,
+                                   const char *scope);
+
+/**
+ * Sets the grant: MCPC_OAUTH_AUTHORIZATION_CODE (the default) or
+ * MCPC_OAUTH_CLIENT_CREDENTIALS (which needs mcpc_oauth_set_client with a secret).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL object, an unknown grant).
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object.
+ */
+mcpc_status_t mcpc_oauth_set_grant(mcpc_oauth_t *oauth,
+                                   int32_t grant);
+
+/**
+ * Headless mode (`headless` nonzero): never log in; use stored or refreshed
+ * credentials only, and fail with MCPC_ERR_LOGIN_REQUIRED when a login is needed.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL object).
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object.
+ */
+mcpc_status_t mcpc_oauth_set_headless(mcpc_oauth_t *oauth,
+                                      int32_t headless);
+
+/**
+ * Sets the login callback (see mcpc_authorize_cb). Without one, a needed login is
+ * MCPC_ERR_LOGIN_REQUIRED. `userdata_free` (may be NULL) runs exactly once, when
+ * the settings and everything made from them are freed (also if this fails).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL object or `cb`).
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; `cb` may be called from mcpc threads
+ * with `userdata` until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_oauth_set_authorize_callback(mcpc_oauth_t *oauth,
+                                                mcpc_authorize_cb cb,
+                                                void *userdata,
+                                                mcpc_free_cb userdata_free);
+
+/**
+ * Sets the credential store (see mcpc_store_load_cb and mcpc_store_save_cb):
+ * tokens are kept under a key naming the server, registrations under one naming
+ * the issuer. `userdata_free` (may be NULL) runs exactly once, when the settings
+ * and everything made from them are freed (also if this fails).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL object, `load` or `save`).
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; the callbacks may be called from mcpc
+ * threads with `userdata` until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_oauth_set_store(mcpc_oauth_t *oauth,
+                                   mcpc_store_load_cb load,
+                                   mcpc_store_save_cb save,
+                                   void *userdata,
+                                   mcpc_free_cb userdata_free);
+
+/**
+ * Uses OAuth for HTTP endpoints of clients made from `opts` (a copy of `oauth`
+ * is taken; NULL turns OAuth off). It replaces a bearer token or token callback.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `oauth` is NULL or a live oauth object.
+ */
+mcpc_status_t mcpc_options_set_oauth(mcpc_options_t *opts,
+                                     const mcpc_oauth_t *oauth);
+
+/**
+ * The authorization URL of a login, NUL-terminated; owned by `request` (valid
+ * until it is completed or cancelled). NULL for a NULL request.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `request` is NULL or a live login handle.
+ */
+const char *mcpc_auth_request_url(const mcpc_auth_request_t *request);
+
+/**
+ * Completes a login with the URL the authorization server redirected to (its
+ * query holds `code`, `state` and `iss`, which mcpc checks). Frees `request`,
+ * also on error. Threads: any thread, exactly once per request.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_INVALID_UTF8 (the login then ends
+ * as cancelled).
+ *
+ * # Safety
+ * `request` is NULL or a live login handle, not used after this call.
+ */
+mcpc_status_t mcpc_auth_request_complete(mcpc_auth_request_t *request,
+                                         const char *redirect_url);
+
+/**
+ * Cancels a login: the request that needed it fails with MCPC_ERR_LOGIN_CANCELLED.
+ * Frees `request`. Threads: any thread, exactly once per request.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `request` is NULL or a live login handle, not used after this call.
+ */
+mcpc_status_t mcpc_auth_request_cancel(mcpc_auth_request_t *request);
 
 #ifdef __cplusplus
 }  // extern "C"

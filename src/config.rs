@@ -9,7 +9,7 @@ use http::header::{HeaderName, HeaderValue};
 
 use crate::client::Options;
 use crate::error::{Error, Result, Status};
-use crate::transport::http::{HttpConfig, HttpTransport, TokenFn};
+use crate::transport::http::{Authorizer, HttpConfig, HttpTransport, TokenFn};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{SinkRef, Transport};
 
@@ -34,6 +34,8 @@ pub struct Config {
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub bearer: Option<String>,
     pub token_fn: Option<TokenFn>,
+    /// OAuth for HTTP endpoints; it replaces `bearer` and `token_fn`.
+    pub oauth: Option<crate::auth::Settings>,
     pub ca_pem: Vec<Vec<u8>>,
     pub standalone_stream: bool,
 }
@@ -53,6 +55,7 @@ impl Default for Config {
             headers: Vec::new(),
             bearer: None,
             token_fn: None,
+            oauth: None,
             ca_pem: Vec::new(),
             standalone_stream: false,
         }
@@ -81,15 +84,25 @@ impl Config {
     /// connects; a connection opens within the client's timeout, and never takes
     /// longer than [`MAX_CONNECT_TIMEOUT`].
     pub fn http(&self, url: &str) -> Result<HttpConfig> {
+        let url = crate::url_policy::check_endpoint(url)?;
+        let connect_timeout = self.client.timeout.min(MAX_CONNECT_TIMEOUT);
+        let authorizer = match &self.oauth {
+            Some(s) => {
+                let a = crate::auth::OAuth::new(s.clone(), &url, &self.ca_pem, connect_timeout)?;
+                Some(Arc::new(a) as Arc<dyn Authorizer>)
+            }
+            None => None,
+        };
         Ok(HttpConfig {
-            url: crate::url_policy::check_endpoint(url)?,
+            url,
             headers: self.headers.clone(),
             bearer: self.bearer.clone(),
             token_fn: self.token_fn.clone(),
+            authorizer,
             ca_pem: self.ca_pem.clone(),
             max_message_size: self.max_message_size,
             standalone_stream: self.standalone_stream,
-            connect_timeout: self.client.timeout.min(MAX_CONNECT_TIMEOUT),
+            connect_timeout,
         })
     }
 

@@ -68,6 +68,16 @@ pub enum mcpc_status_t {
     /// The server asked for input this client cannot give (elicitation, sampling,
     /// roots), or kept asking past the round limit.
     MCPC_ERR_INPUT_REQUIRED = 27,
+    /// Authorization needs a login that cannot happen now: headless mode with no
+    /// usable stored credentials, or no way to open the authorization URL.
+    MCPC_ERR_LOGIN_REQUIRED = 28,
+    /// The host cancelled the login (`mcpc_auth_request_cancel`), or the user
+    /// denied access at the authorization server.
+    MCPC_ERR_LOGIN_CANCELLED = 29,
+    /// The authorization server (or the server's authorization metadata) failed
+    /// or broke the OAuth rules: an error response, a wrong issuer, no PKCE S256,
+    /// a malformed or oversized answer. The message says which.
+    MCPC_ERR_AUTH_SERVER = 30,
 }
 
 pub use mcpc_status_t as Status;
@@ -105,6 +115,9 @@ impl Status {
             MCPC_ERR_HEADER_MISMATCH => "MCPC_ERR_HEADER_MISMATCH",
             MCPC_ERR_MISSING_CAPABILITY => "MCPC_ERR_MISSING_CAPABILITY",
             MCPC_ERR_INPUT_REQUIRED => "MCPC_ERR_INPUT_REQUIRED",
+            MCPC_ERR_LOGIN_REQUIRED => "MCPC_ERR_LOGIN_REQUIRED",
+            MCPC_ERR_LOGIN_CANCELLED => "MCPC_ERR_LOGIN_CANCELLED",
+            MCPC_ERR_AUTH_SERVER => "MCPC_ERR_AUTH_SERVER",
         }
     }
 }

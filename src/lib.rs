@@ -6,6 +6,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod auth;
 pub mod client;
 pub mod config;
 mod deadlines;

@@ -22,9 +22,10 @@ const CALLS: usize = 3;
 const RESULTS: usize = 4;
 const ASYNC: usize = 5;
 const TRANSPORT: usize = 6;
+const AUTHORIZATION: usize = 7;
 
 /// The groups in header order: heading and a one-line description.
-const GROUPS: [(&str, &str); 7] = [
+const GROUPS: [(&str, &str); 8] = [
     (
         "Errors",
         "Status codes, the calling thread's last error, freeing strings, the version.",
@@ -46,6 +47,10 @@ const GROUPS: [(&str, &str); 7] = [
     (
         "Transport seam",
         "A transport whose channel the host owns, in stream or request/response form.",
+    ),
+    (
+        "Authorization",
+        "OAuth for HTTP endpoints: the settings, the host's login and store callbacks.",
     ),
 ];
 
@@ -112,6 +117,19 @@ const RULES: &[(usize, &str)] = &[
     (TRANSPORT, "mcpc_client_connect_transport"),
     (TRANSPORT, "mcpc_client_connect_transport_async"),
     (TRANSPORT, "mcpc_exchange_*"),
+    (AUTHORIZATION, "MCPC_OAUTH_*"),
+    (AUTHORIZATION, "mcpc_oauth_t"),
+    (AUTHORIZATION, "mcpc_auth_request_t"),
+    (AUTHORIZATION, "mcpc_authorize_cb"),
+    (AUTHORIZATION, "mcpc_store_load_cb"),
+    (AUTHORIZATION, "mcpc_store_save_cb"),
+    (AUTHORIZATION, "mcpc_oauth_new"),
+    (AUTHORIZATION, "mcpc_oauth_free"),
+    (AUTHORIZATION, "mcpc_oauth_set_*"),
+    (AUTHORIZATION, "mcpc_options_set_oauth"),
+    (AUTHORIZATION, "mcpc_auth_request_url"),
+    (AUTHORIZATION, "mcpc_auth_request_complete"),
+    (AUTHORIZATION, "mcpc_auth_request_cancel"),
 ];
 
 const CPP_OPEN: &str = "#ifdef __cplusplus\nextern \"C\" {\n#endif // __cplusplus\n";

@@ -3,7 +3,7 @@
 use std::ffi::{c_char, c_void};
 use std::time::Duration;
 
-use super::boundary::{boundary, status};
+use super::boundary::boundary;
 use super::cstr::{opt_str_in, str_in};
 use super::ptr::{self, Handle};
 use super::userdata::{mcpc_free_cb, Userdata};
@@ -58,11 +58,7 @@ fn positive_ms(ms: i64, what: &str) -> Result<Duration> {
 }
 
 fn with_options(name: &str, opts: *mut mcpc_options_t, f: impl FnOnce(&mut Config) -> Result<()>) -> mcpc_status_t {
-    status(name, || {
-        // SAFETY: the export's contract: `opts` is NULL or a live options object.
-        let o = unsafe { ptr::get_mut(opts) }?;
-        f(o).map(|()| Status::MCPC_OK)
-    })
+    ptr::with_builder(name, opts, f)
 }
 
 /// Makes an options object with the defaults: timeout 60000 ms, the newest

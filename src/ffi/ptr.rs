@@ -34,6 +34,23 @@ pub(crate) unsafe fn get_mut<'a, C: Handle>(p: *mut C) -> Result<&'a mut C::Rust
         .ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, format!("{} is NULL", C::NAME)))
 }
 
+/// Runs `f` on the builder behind `p` (NULL is `MCPC_ERR_INVALID_ARG`), as the
+/// status of the export `name`.
+///
+/// The caller's contract: `p` is NULL or came from [`into_raw`] for this type, is
+/// live, and no other reference to the value is.
+pub(crate) fn with_builder<C: Handle>(
+    name: &str,
+    p: *mut C,
+    f: impl FnOnce(&mut C::Rust) -> Result<()>,
+) -> crate::error::mcpc_status_t {
+    super::boundary::status(name, || {
+        // SAFETY: per the export's contract, which its caller documents.
+        let v = unsafe { get_mut(p) }?;
+        f(v).map(|()| Status::MCPC_OK)
+    })
+}
+
 /// Takes back ownership of the value behind a handle; NULL gives `None`.
 ///
 /// # Safety

@@ -12,12 +12,16 @@
  * Nothing here works around the library: each scenario does what an application
  * would do with mcpc (connect, list, call, close). */
 #define _GNU_SOURCE
+#include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "json_scan.h"
 #include "mcpc.h"
@@ -41,10 +45,101 @@ static int failed(const char *what, mcpc_status_t st) {
     return 1;
 }
 
+/* GETs `url` (http:// only: the test authorization server is on loopback) and
+ * returns its Location header, or NULL. */
+static char *get_location(const char *url) {
+    char host[256], port[16] = "80";
+    const char *p = strncmp(url, "http://", 7) == 0 ? url + 7 : NULL;
+    if (!p) return NULL;
+    size_t hl = strcspn(p, ":/");
+    if (hl >= sizeof host) return NULL;
+    memcpy(host, p, hl);
+    host[hl] = 0;
+    p += hl;
+    if (*p == ':') {
+        size_t pl = strcspn(++p, "/");
+        if (pl >= sizeof port) return NULL;
+        memcpy(port, p, pl);
+        port[pl] = 0;
+        p += pl;
+    }
+    const char *path = *p ? p : "/";
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, port, &hints, &res) != 0) return NULL;
+    int fd = -1;
+    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0) return NULL;
+    char req[8192];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n\r\n", path, host, port);
+    if (n <= 0 || (size_t)n >= sizeof req || write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return NULL;
+    }
+    static char buf[65536];
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof buf - 1 && (r = read(fd, buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)r;
+    close(fd);
+    buf[got] = 0;
+    for (char *line = strstr(buf, "\r\n"); line && line[2] != '\r'; line = strstr(line + 2, "\r\n")) {
+        if (strncasecmp(line + 2, "location:", 9) == 0) {
+            char *v = line + 11;
+            while (*v == ' ') v++;
+            return strndup(v, strcspn(v, "\r\n"));
+        }
+    }
+    return NULL;
+}
+
+/* The host's part of a login, as a test harness plays it: the test authorization
+ * server approves at once, so fetch the URL and hand back where it redirects. */
+static void on_authorize(void *userdata, mcpc_auth_request_t *req) {
+    (void)userdata;
+    const char *url = mcpc_auth_request_url(req);
+    say("authorize: %s", url);
+    char *back = get_location(url);
+    if (back) {
+        mcpc_auth_request_complete(req, back);
+        free(back);
+    } else {
+        say("no redirect from the authorization server");
+        mcpc_auth_request_cancel(req);
+    }
+}
+
+/* OAuth as an application configures it: a loopback redirect, a client ID metadata
+ * document where the server supports one, and the pre-registered client (and, for
+ * the client credentials scenarios, that grant) that the runner's context names. */
+static mcpc_oauth_t *oauth_settings(void) {
+    mcpc_oauth_t *a = mcpc_oauth_new();
+    mcpc_oauth_set_redirect_uri(a, "http://localhost:3000/callback");
+    mcpc_oauth_set_client_metadata_url(a, "https://conformance-test.local/client-metadata.json");
+    mcpc_oauth_set_authorize_callback(a, on_authorize, NULL, NULL);
+    const char *ctx = getenv("MCP_CONFORMANCE_CONTEXT");
+    char *id = ctx ? js_get_string(ctx, "client_id") : NULL;
+    char *secret = ctx ? js_get_string(ctx, "client_secret") : NULL;
+    if (id) mcpc_oauth_set_client(a, id, secret);
+    if (strncmp(scenario, "auth/client-credentials", 23) == 0) mcpc_oauth_set_grant(a, MCPC_OAUTH_CLIENT_CREDENTIALS);
+    free(id);
+    free(secret);
+    return a;
+}
+
 static mcpc_status_t connect_to(const char *url, mcpc_client_t **client) {
     mcpc_options_t *o = mcpc_options_new();
     mcpc_options_set_client_info(o, "mcpc-conformance-client", mcpc_version());
     mcpc_options_set_timeout_ms(o, 20000);
+    mcpc_oauth_t *a = oauth_settings();
+    mcpc_options_set_oauth(o, a);
+    mcpc_oauth_free(a);
     mcpc_status_t st = mcpc_client_connect_http(url, o, client);
     mcpc_options_free(o);
     if (st == MCPC_OK) {
@@ -276,7 +371,9 @@ int main(int argc, char **argv) {
     const char *url = argv[argc - 1];
     const char *s = getenv("MCP_CONFORMANCE_SCENARIO");
     scenario = s ? s : "";
-    int (*run)(mcpc_client_t *) = sc_list_only; /* any other scenario: what a tools-only client does */
+    /* any other scenario: what a tools-only client does; an auth scenario also
+     * calls each tool, which may need more scope (step-up) */
+    int (*run)(mcpc_client_t *) = strncmp(scenario, "auth/", 5) == 0 ? sc_standard_headers : sc_list_only;
     for (size_t i = 0; i < sizeof SCENARIOS / sizeof SCENARIOS[0]; i++) {
         if (strcmp(SCENARIOS[i].name, scenario) == 0) run = SCENARIOS[i].run;
     }
@@ -285,9 +382,9 @@ int main(int argc, char **argv) {
     mcpc_client_t *client = NULL;
     mcpc_status_t st = connect_to(url, &client);
     if (st != MCPC_OK) {
-        /* mcpc does no OAuth: it gives up on a 401. For auth/resource-mismatch giving
-         * up before any authorization request is exactly the expected behaviour. */
-        if (st == MCPC_ERR_AUTH && strcmp(scenario, "auth/resource-mismatch") == 0) {
+        /* auth/resource-mismatch: the metadata is for another resource, so mcpc
+         * refuses before any authorization request; that is the expected outcome. */
+        if (st == MCPC_ERR_AUTH_SERVER && strcmp(scenario, "auth/resource-mismatch") == 0) {
             say("refused as expected: %s", mcpc_last_error_message());
             return 0;
         }

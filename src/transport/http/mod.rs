@@ -22,13 +22,17 @@ use crate::drive::park::Parker;
 use crate::drive::Drive;
 use crate::error::{Error, Result, Status};
 
+mod auth;
 mod reply;
 mod request;
 mod session;
 mod tls;
 
+pub use auth::Authorizer;
 use reply::*;
 use request::*;
+pub(crate) use tls::tls_config;
+#[cfg(test)]
 use tls::*;
 
 /// Gives the current bearer token: called with `None` for the first token and with
@@ -43,6 +47,8 @@ pub struct HttpConfig {
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub bearer: Option<String>,
     pub token_fn: Option<TokenFn>,
+    /// Obtains tokens itself (OAuth); when set, `bearer` and `token_fn` are unused.
+    pub authorizer: Option<Arc<dyn Authorizer>>,
     /// Extra trusted CA certificates, PEM.
     pub ca_pem: Vec<Vec<u8>>,
     pub max_message_size: usize,
@@ -330,6 +336,7 @@ mod tests {
             headers,
             bearer: bearer.map(str::to_string),
             token_fn: None,
+            authorizer: None,
             ca_pem: Vec::new(),
             max_message_size: 1 << 20,
             standalone_stream: false,
@@ -338,7 +345,7 @@ mod tests {
     }
 
     fn lines_of(inner: &Inner, method: Method, posting: bool, content_type: bool, extra: &HeaderMap) -> Vec<String> {
-        let ident = crate::drive::runtime::handle().block_on(inner.ident());
+        let ident = crate::drive::runtime::handle().block_on(inner.ident()).unwrap();
         let fields = inner
             .request_fields(&ident, &method, posting, content_type, extra)
             .unwrap();

@@ -20,6 +20,10 @@ use crate::url_policy;
 /// How many redirects a request may follow (within the endpoint's origin only).
 pub(super) const MAX_REDIRECTS: usize = 5;
 
+/// How many 401/403 challenges one request may meet before it fails (the
+/// authorizer bounds its own step-ups within this).
+const MAX_CHALLENGES: usize = 5;
+
 /// Turns a failed exchange into our error: TLS failures are their own status;
 /// messages never carry the URL's query or credentials.
 pub(super) fn classify(e: Failure, url: &Url) -> Error {
@@ -76,8 +80,18 @@ pub(super) async fn status_error(mut resp: Reply) -> Error {
 }
 
 impl Inner {
-    /// Asks the token callback (on a blocking thread) for the first token, once.
-    pub(super) async fn token_ready(&self) {
+    /// Makes the current token ready: the authorizer's for each request (it may
+    /// refresh one), or the token callback's first token, asked once on a blocking
+    /// thread.
+    pub(super) async fn token_ready(&self) -> Result<()> {
+        if let Some(a) = &self.cfg.authorizer {
+            let t = a.token().await?;
+            let mut cur = self.token.lock().unwrap_or_else(|p| p.into_inner());
+            if *cur != t {
+                *cur = t;
+            }
+            return Ok(());
+        }
         if !self.token_fetched.load(Ordering::Acquire) {
             if let Some(f) = self.cfg.token_fn.clone() {
                 let t = tokio::task::spawn_blocking(move || f(None)).await.ok().flatten();
@@ -85,18 +99,19 @@ impl Inner {
             }
             self.token_fetched.store(true, Ordering::Release);
         }
+        Ok(())
     }
 
     /// The token, the session id and the protocol version as they are now.
-    pub(super) async fn ident(&self) -> Ident {
-        self.token_ready().await;
+    pub(super) async fn ident(&self) -> Result<Ident> {
+        self.token_ready().await?;
         let token = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let s = self.session.read().unwrap_or_else(|p| p.into_inner());
-        Ident {
+        Ok(Ident {
             token,
             id: s.id.clone(),
             version: s.version.clone(),
-        }
+        })
     }
 
     /// After a 401: asks the callback once for a fresh token. False when there is none.
@@ -113,23 +128,37 @@ impl Inner {
         ok
     }
 
-    /// One POST with its auth retry. Returns the successful response, or the error.
+    /// One POST with its auth retries. Returns the successful response, or the error.
     pub(super) async fn post(&self, body: &[u8], extra: &HeaderMap) -> Result<(Reply, bool)> {
         let mut refreshed = false;
+        let mut challenges = 0;
         loop {
             let had_session = self.session.read().unwrap_or_else(|p| p.into_inner()).id.is_some();
             let resp = self.request(Method::POST, Some(body), extra).await?;
             let status = resp.status();
-            if status == StatusCode::UNAUTHORIZED {
+            if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
                 let challenge = resp.header_str(WWW_AUTHENTICATE.as_str()).map(str::to_string);
-                if !refreshed && self.refresh_token(challenge).await {
+                if let Some(a) = &self.cfg.authorizer {
+                    // 403 is a challenge only when it asks for more scope (step-up).
+                    let step_up = challenge.as_deref().is_some_and(|c| c.contains("insufficient_scope"));
+                    if status == StatusCode::UNAUTHORIZED || step_up {
+                        challenges += 1;
+                        if challenges > MAX_CHALLENGES {
+                            return Err(Error::new(
+                                Status::MCPC_ERR_AUTH,
+                                format!("HTTP {status} after {MAX_CHALLENGES} authorizations"),
+                            ));
+                        }
+                        let refused = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                        a.challenged(status.as_u16(), challenge.as_deref(), refused.as_deref())
+                            .await?;
+                        continue;
+                    }
+                } else if status == StatusCode::UNAUTHORIZED && !refreshed && self.refresh_token(challenge).await {
                     refreshed = true;
                     continue;
                 }
-                return Err(Error::new(Status::MCPC_ERR_AUTH, "HTTP 401 Unauthorized".to_string()));
-            }
-            if status == StatusCode::FORBIDDEN {
-                return Err(Error::new(Status::MCPC_ERR_AUTH, "HTTP 403 Forbidden"));
+                return Err(Error::new(Status::MCPC_ERR_AUTH, format!("HTTP {status}")));
             }
             if status.is_redirection() {
                 return Err(Error::new(
@@ -184,7 +213,7 @@ impl Inner {
                 body = &[];
             }
             // Made again: the token or the session may have changed meanwhile.
-            let fields = self.request_fields(&self.ident().await, &first, posting, method == first, extra)?;
+            let fields = self.request_fields(&self.ident().await?, &first, posting, method == first, extra)?;
             head = Bytes::from(self.http.request_head(&method, &path, &fields));
         }
     }
@@ -197,12 +226,12 @@ impl Inner {
     pub(super) async fn request_head(&self, method: &Method, posting: bool, extra: &HeaderMap) -> Result<Bytes> {
         let keep = posting && *method == Method::POST && extra.is_empty();
         if keep {
-            self.token_ready().await;
+            self.token_ready().await?;
             if let Some(head) = self.kept_head() {
                 return Ok(head);
             }
         }
-        let ident = self.ident().await;
+        let ident = self.ident().await?;
         let fields = self.request_fields(&ident, method, posting, true, extra)?;
         let head = Bytes::from(self.http.request_head(method, &self.path, &fields));
         if keep {

@@ -26,7 +26,7 @@ pub(super) fn native_roots() -> Arc<rustls::RootCertStore> {
 
 /// The TLS settings: the system's roots (unless `system_roots` is false) plus the
 /// caller's CAs.
-pub(super) fn tls_config(extra_pem: &[Vec<u8>], system_roots: bool) -> Result<rustls::ClientConfig> {
+pub(crate) fn tls_config(extra_pem: &[Vec<u8>], system_roots: bool) -> Result<rustls::ClientConfig> {
     let roots = if extra_pem.is_empty() && system_roots {
         native_roots()
     } else {

@@ -1,0 +1,27 @@
+//! The seam between the HTTP transport and whoever obtains its credentials (the
+//! OAuth client in `crate::auth`, or any other): the transport asks for the token
+//! of each request and reports the challenges it meets; it knows nothing of how a
+//! token is obtained.
+
+use crate::drive::BoxFuture;
+use crate::error::Result;
+
+/// Obtains the access token the transport sends. Called from the runtime's tasks,
+/// concurrently; each method may wait (a login can take minutes), bounded by the
+/// request's own timeout.
+pub trait Authorizer: Send + Sync {
+    /// The token for the next request, or None to send none. Cheap when a token is
+    /// at hand; it may refresh one that is about to expire.
+    fn token(&self) -> BoxFuture<'_, Result<Option<String>>>;
+
+    /// The server answered `status` (401, or 403 with `insufficient_scope`) with the
+    /// `WWW-Authenticate` value `challenge` to a request that carried `refused`.
+    /// Ok means a new token is ready and the request should go again; an error is
+    /// the request's outcome.
+    fn challenged<'a>(
+        &'a self,
+        status: u16,
+        challenge: Option<&'a str>,
+        refused: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<()>>;
+}
