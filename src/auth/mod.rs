@@ -8,6 +8,7 @@
 //! One login or refresh runs at a time per client (the gate): concurrent calls
 //! that meet the same expired token wait for its one refresh and share its outcome.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -115,6 +116,8 @@ struct Gate {
     /// The scope the last step-up was for.
     stepped_for: Option<String>,
     loaded: bool,
+    /// The last failed attempt: its number, the token it was for, its error.
+    failed: Option<(u64, Option<String>, Error)>,
 }
 
 /// The OAuth client of one MCP server endpoint.
@@ -124,6 +127,9 @@ pub struct OAuth {
     net: net::Net,
     current: Mutex<Option<Arc<Tokens>>>,
     gate: tokio::sync::Mutex<Gate>,
+    /// Attempts made (logins and refreshes after a challenge), so that requests
+    /// that waited at the gate for a failed one share its outcome, not retry it.
+    attempts: AtomicU64,
 }
 
 fn tokens_key(server: &Url) -> String {
@@ -146,6 +152,7 @@ impl OAuth {
             net: net::Net::new(ca_pem, connect_timeout)?,
             current: Mutex::new(None),
             gate: tokio::sync::Mutex::new(Gate::default()),
+            attempts: AtomicU64::new(0),
         })
     }
 
@@ -268,6 +275,7 @@ impl OAuth {
 
     async fn challenge(&self, status: u16, header: Option<&str>, refused: Option<&str>) -> Result<()> {
         let c = challenge::parse(header.unwrap_or(""));
+        let seen = self.attempts.load(Ordering::Acquire);
         let mut g = self.gate.lock().await;
         self.load(&mut g);
         let cur = self.current();
@@ -277,6 +285,29 @@ impl OAuth {
                 return Ok(());
             }
         }
+        // An attempt for the same token failed while this request waited: its outcome.
+        if let Some((n, tok, e)) = &g.failed {
+            if *n >= seen && tok.as_deref() == refused {
+                return Err(e.clone());
+            }
+        }
+        let outcome = self.renew(&mut g, status, &c, cur.as_deref()).await;
+        let n = self.attempts.fetch_add(1, Ordering::AcqRel);
+        match outcome {
+            Ok(fresh) => {
+                g.failed = None;
+                self.keep(Some(fresh));
+                Ok(())
+            }
+            Err(e) => {
+                g.failed = Some((n, refused.map(str::to_string), e.clone()));
+                Err(e)
+            }
+        }
+    }
+
+    /// New tokens after a challenge: a refresh when it can serve, else a login.
+    async fn renew(&self, g: &mut Gate, status: u16, c: &challenge::Challenge, cur: Option<&Tokens>) -> Result<Tokens> {
         let hint = c.resource_metadata.as_deref();
         if status == 403 {
             if g.stepped_for != c.scope {
@@ -290,15 +321,12 @@ impl OAuth {
                     format!("HTTP 403: the scope is still insufficient after {MAX_STEP_UPS} step-ups"),
                 ));
             }
-        } else if let Some(t) = &cur {
-            if let Some(fresh) = self.refresh(&mut g, t, hint).await? {
-                self.keep(Some(fresh));
-                return Ok(());
+        } else if let Some(t) = cur {
+            if let Some(fresh) = self.refresh(g, t, hint).await? {
+                return Ok(fresh);
             }
         }
-        let fresh = self.login(&mut g, hint, c.scope.as_deref()).await?;
-        self.keep(Some(fresh));
-        Ok(())
+        self.login(g, hint, c.scope.as_deref()).await
     }
 
     async fn token_now(&self) -> Result<Option<String>> {
