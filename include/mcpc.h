@@ -1379,9 +1379,16 @@ void mcpc_exchange_fail(mcpc_exchange_t *exchange,
 #define MCPC_OAUTH_AUTHORIZATION_CODE 0
 
 /**
- * The grant: no user; the client authenticates with its id and secret.
+ * The grant: no user; the client authenticates with its id and secret (or key).
  */
 #define MCPC_OAUTH_CLIENT_CREDENTIALS 1
+
+/**
+ * The grant: no user; a JWT assertion from the host is exchanged for the token
+ * (RFC 7523): a workload's identity token, or with mcpc_oauth_set_identity_provider
+ * an enterprise ID token, exchanged for an ID-JAG first.
+ */
+#define MCPC_OAUTH_JWT_BEARER 2
 
 /**
  * One login in progress: the authorization URL to show the user. The host
@@ -1399,6 +1406,16 @@ typedef struct mcpc_auth_request_t mcpc_auth_request_t;
  * Threads: not thread-safe; use one object from one thread at a time.
  */
 typedef struct mcpc_oauth_t mcpc_oauth_t;
+
+/**
+ * Gives a fresh assertion for MCPC_OAUTH_JWT_BEARER: write it NUL-terminated into
+ * `buf` (`buf_len` bytes, 65536) and return 0, or return nonzero for none (the
+ * request then fails with MCPC_ERR_LOGIN_REQUIRED). Runs on an mcpc blocking-pool
+ * thread before each token request that needs one; it may block (run a command).
+ */
+typedef int32_t (*mcpc_assertion_cb)(void *userdata,
+                                     char *buf,
+                                     size_t buf_len);
 
 /**
  * Shows a login to the user: open `mcpc_auth_request_url(request)` in a browser,
@@ -1496,8 +1513,9 @@ mcpc_status_t mcpc_oauth_set_scope(mcpc_oauth_t *oauth,
                                    const char *scope);
 
 /**
- * Sets the grant: MCPC_OAUTH_AUTHORIZATION_CODE (the default) or
- * MCPC_OAUTH_CLIENT_CREDENTIALS (which needs mcpc_oauth_set_client with a secret).
+ * Sets the grant: MCPC_OAUTH_AUTHORIZATION_CODE (the default),
+ * MCPC_OAUTH_CLIENT_CREDENTIALS (which needs mcpc_oauth_set_client with a secret,
+ * or mcpc_oauth_set_client_key) or MCPC_OAUTH_JWT_BEARER (which needs an assertion).
  * Errors: MCPC_ERR_INVALID_ARG (NULL object, an unknown grant).
  *
  * # Safety
@@ -1516,6 +1534,60 @@ mcpc_status_t mcpc_oauth_set_grant(mcpc_oauth_t *oauth,
  */
 mcpc_status_t mcpc_oauth_set_headless(mcpc_oauth_t *oauth,
                                       int32_t headless);
+
+/**
+ * Authenticates the client with `private_key_jwt` (RFC 7523): `pem` is its PKCS#8
+ * P-256 private key (ES256), copied; NULL clears it. Assertions are signed for the
+ * authorization server's issuer and live five minutes. The key never appears in
+ * messages. Errors: MCPC_ERR_INVALID_ARG (NULL object, not such a key),
+ * MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; `pem` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_oauth_set_client_key(mcpc_oauth_t *oauth,
+                                        const char *pem);
+
+/**
+ * Sets a fixed assertion (a JWT, copied) for MCPC_OAUTH_JWT_BEARER; NULL clears it.
+ * For assertions that expire, use mcpc_oauth_set_assertion_callback.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL object, an empty assertion), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; `jwt` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_oauth_set_assertion(mcpc_oauth_t *oauth,
+                                       const char *jwt);
+
+/**
+ * Sets the assertion callback (see mcpc_assertion_cb) for MCPC_OAUTH_JWT_BEARER.
+ * `userdata_free` (may be NULL) runs exactly once, when the settings and everything
+ * made from them are freed (also if this fails).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL object or `cb`).
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; `cb` may be called from mcpc threads
+ * with `userdata` until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_oauth_set_assertion_callback(mcpc_oauth_t *oauth,
+                                                mcpc_assertion_cb cb,
+                                                void *userdata,
+                                                mcpc_free_cb userdata_free);
+
+/**
+ * With MCPC_OAUTH_JWT_BEARER: the assertion is an ID token of the enterprise
+ * identity provider whose token endpoint is `token_endpoint` (where this client is
+ * `client_id`); mcpc exchanges it there (RFC 8693) for an ID-JAG naming the MCP
+ * server's authorization server and resource, then presents that. NULL
+ * `token_endpoint` clears it. Errors: MCPC_ERR_INVALID_ARG (NULL object, not a
+ * URL, NULL client_id), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; the strings are NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_oauth_set_identity_provider(mcpc_oauth_t *oauth,
+                                               const char *token_endpoint,
+                                               const char *client_id);
 
 /**
  * Sets the login callback (see mcpc_authorize_cb). Without one, a needed login is

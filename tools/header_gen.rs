@@ -123,6 +123,7 @@ const RULES: &[(usize, &str)] = &[
     (AUTHORIZATION, "mcpc_authorize_cb"),
     (AUTHORIZATION, "mcpc_store_load_cb"),
     (AUTHORIZATION, "mcpc_store_save_cb"),
+    (AUTHORIZATION, "mcpc_assertion_cb"),
     (AUTHORIZATION, "mcpc_oauth_new"),
     (AUTHORIZATION, "mcpc_oauth_free"),
     (AUTHORIZATION, "mcpc_oauth_set_*"),

@@ -93,7 +93,7 @@ fn token_client(id: &Identity, found: &Found) -> Result<TokenClient> {
 }
 
 /// Turns the oauth2 crate's outcome into ours; the token type must be Bearer.
-fn tokens_from(
+pub(super) fn tokens_from(
     r: std::result::Result<
         oauth2::basic::BasicTokenResponse,
         RequestTokenError<NetError, oauth2::basic::BasicErrorResponse>,

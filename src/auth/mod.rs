@@ -18,6 +18,7 @@ use crate::drive::BoxFuture;
 use crate::error::{Error, Result, Status};
 use crate::transport::http::Authorizer;
 
+mod assertion;
 mod challenge;
 mod discover;
 mod flow;
@@ -32,9 +33,18 @@ use flow::{Failed, Tokens};
 pub enum Grant {
     /// A user logs in at the authorization server (authorization code with PKCE).
     AuthorizationCode,
-    /// No user: the client authenticates as itself with its secret.
+    /// No user: the client authenticates as itself (secret or signed assertion).
     ClientCredentials,
+    /// No user: a JWT from the host (a workload's identity token, or an
+    /// enterprise identity provider's ID token to exchange) is the grant.
+    JwtBearer,
 }
+
+/// Gives a fresh assertion (a JWT) for the JWT bearer grant, or None when there
+/// is none. Called on a blocking thread, before each token request that needs one.
+pub type AssertionFn = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
+pub use assertion::{check_key, Idp};
 
 /// What the host hands back for an authorization URL.
 pub enum LoginOutcome {
@@ -84,6 +94,14 @@ pub struct Settings {
     pub store: Option<Arc<dyn Store>>,
     /// Never log in: stored or refreshed credentials only.
     pub headless: bool,
+    /// A PKCS#8 P-256 private key (PEM): the client authenticates with
+    /// `private_key_jwt` instead of a secret.
+    pub client_key_pem: Option<String>,
+    /// The assertion of the JWT bearer grant.
+    pub assertion: Option<AssertionFn>,
+    /// With the JWT bearer grant: the assertion is the identity provider's ID
+    /// token, exchanged there for an ID-JAG first.
+    pub idp: Option<Idp>,
 }
 
 impl Default for Settings {
@@ -99,6 +117,9 @@ impl Default for Settings {
             browser: None,
             store: None,
             headless: false,
+            client_key_pem: None,
+            assertion: None,
+            idp: None,
         }
     }
 }
@@ -138,12 +159,17 @@ fn tokens_key(server: &Url) -> String {
 
 impl OAuth {
     pub fn new(settings: Settings, server: &Url, ca_pem: &[Vec<u8>], connect_timeout: Duration) -> Result<OAuth> {
-        if settings.grant == Grant::ClientCredentials
-            && (settings.client_id.is_none() || settings.client_secret.is_none())
-        {
+        let has_credential = settings.client_secret.is_some() || settings.client_key_pem.is_some();
+        if settings.grant == Grant::ClientCredentials && (settings.client_id.is_none() || !has_credential) {
             return Err(Error::new(
                 Status::MCPC_ERR_INVALID_ARG,
-                "the client credentials grant needs a client id and secret",
+                "the client credentials grant needs a client id and a secret or key",
+            ));
+        }
+        if settings.grant == Grant::JwtBearer && settings.assertion.is_none() {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                "the JWT bearer grant needs an assertion",
             ));
         }
         Ok(OAuth {
@@ -235,7 +261,29 @@ impl OAuth {
         let redirect = self.settings.redirect_uri.as_deref();
         let id = register::identify(&self.net, &self.settings, &found, redirect).await?;
         match self.settings.grant {
+            Grant::ClientCredentials if id.auth_method == "private_key_jwt" => {
+                let form = vec![("grant_type".to_string(), "client_credentials".to_string())];
+                assertion::grant(&self.net, &id, &found, form, &wanted).await
+            }
             Grant::ClientCredentials => flow::client_credentials(&self.net, &id, &found, &wanted).await,
+            Grant::JwtBearer => {
+                let source = self.settings.assertion.clone().expect("checked at creation");
+                let jwt = tokio::task::spawn_blocking(move || source())
+                    .await
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| {
+                        Error::new(
+                            Status::MCPC_ERR_LOGIN_REQUIRED,
+                            "the assertion callback gave no assertion",
+                        )
+                    })?;
+                let jwt = match &self.settings.idp {
+                    Some(idp) => assertion::id_jag(&self.net, idp, &jwt, &found, &wanted).await?,
+                    None => jwt,
+                };
+                assertion::grant(&self.net, &id, &found, assertion::bearer_form(jwt), &wanted).await
+            }
             Grant::AuthorizationCode => {
                 if self.settings.headless {
                     return Err(Error::new(

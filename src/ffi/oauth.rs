@@ -48,8 +48,19 @@ impl Handle for mcpc_auth_request_t {
 
 /// The grant: a user logs in (authorization code with PKCE), the default.
 pub const MCPC_OAUTH_AUTHORIZATION_CODE: i32 = 0;
-/// The grant: no user; the client authenticates with its id and secret.
+/// The grant: no user; the client authenticates with its id and secret (or key).
 pub const MCPC_OAUTH_CLIENT_CREDENTIALS: i32 = 1;
+/// The grant: no user; a JWT assertion from the host is exchanged for the token
+/// (RFC 7523): a workload's identity token, or with mcpc_oauth_set_identity_provider
+/// an enterprise ID token, exchanged for an ID-JAG first.
+pub const MCPC_OAUTH_JWT_BEARER: i32 = 2;
+
+/// Gives a fresh assertion for MCPC_OAUTH_JWT_BEARER: write it NUL-terminated into
+/// `buf` (`buf_len` bytes, 65536) and return 0, or return nonzero for none (the
+/// request then fails with MCPC_ERR_LOGIN_REQUIRED). Runs on an mcpc blocking-pool
+/// thread before each token request that needs one; it may block (run a command).
+pub type mcpc_assertion_cb =
+    Option<unsafe extern "C" fn(userdata: *mut c_void, buf: *mut c_char, buf_len: usize) -> i32>;
 
 /// Shows a login to the user: open `mcpc_auth_request_url(request)` in a browser,
 /// then hand back the URL the authorization server redirected to with
@@ -192,8 +203,9 @@ pub unsafe extern "C" fn mcpc_oauth_set_scope(oauth: *mut mcpc_oauth_t, scope: *
     set_text("mcpc_oauth_set_scope", oauth, scope, "scope", false, |s| &mut s.scope)
 }
 
-/// Sets the grant: MCPC_OAUTH_AUTHORIZATION_CODE (the default) or
-/// MCPC_OAUTH_CLIENT_CREDENTIALS (which needs mcpc_oauth_set_client with a secret).
+/// Sets the grant: MCPC_OAUTH_AUTHORIZATION_CODE (the default),
+/// MCPC_OAUTH_CLIENT_CREDENTIALS (which needs mcpc_oauth_set_client with a secret,
+/// or mcpc_oauth_set_client_key) or MCPC_OAUTH_JWT_BEARER (which needs an assertion).
 /// Errors: MCPC_ERR_INVALID_ARG (NULL object, an unknown grant).
 ///
 /// # Safety
@@ -204,6 +216,7 @@ pub unsafe extern "C" fn mcpc_oauth_set_grant(oauth: *mut mcpc_oauth_t, grant: i
         s.grant = match grant {
             MCPC_OAUTH_AUTHORIZATION_CODE => Grant::AuthorizationCode,
             MCPC_OAUTH_CLIENT_CREDENTIALS => Grant::ClientCredentials,
+            MCPC_OAUTH_JWT_BEARER => Grant::JwtBearer,
             g => return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, format!("unknown grant {g}"))),
         };
         Ok(())
@@ -220,6 +233,115 @@ pub unsafe extern "C" fn mcpc_oauth_set_grant(oauth: *mut mcpc_oauth_t, grant: i
 pub unsafe extern "C" fn mcpc_oauth_set_headless(oauth: *mut mcpc_oauth_t, headless: i32) -> mcpc_status_t {
     with_oauth("mcpc_oauth_set_headless", oauth, |s| {
         s.headless = headless != 0;
+        Ok(())
+    })
+}
+
+/// Authenticates the client with `private_key_jwt` (RFC 7523): `pem` is its PKCS#8
+/// P-256 private key (ES256), copied; NULL clears it. Assertions are signed for the
+/// authorization server's issuer and live five minutes. The key never appears in
+/// messages. Errors: MCPC_ERR_INVALID_ARG (NULL object, not such a key),
+/// MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `oauth` is NULL or a live oauth object; `pem` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_oauth_set_client_key(oauth: *mut mcpc_oauth_t, pem: *const c_char) -> mcpc_status_t {
+    with_oauth("mcpc_oauth_set_client_key", oauth, |s| {
+        // SAFETY: per the contract.
+        let pem = unsafe { opt_str_in(pem, "pem") }?;
+        if let Some(p) = pem {
+            crate::auth::check_key(p)?;
+        }
+        s.client_key_pem = pem.map(str::to_string);
+        Ok(())
+    })
+}
+
+/// Sets a fixed assertion (a JWT, copied) for MCPC_OAUTH_JWT_BEARER; NULL clears it.
+/// For assertions that expire, use mcpc_oauth_set_assertion_callback.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL object, an empty assertion), MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `oauth` is NULL or a live oauth object; `jwt` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_oauth_set_assertion(oauth: *mut mcpc_oauth_t, jwt: *const c_char) -> mcpc_status_t {
+    with_oauth("mcpc_oauth_set_assertion", oauth, |s| {
+        // SAFETY: per the contract.
+        let jwt = unsafe { opt_str_in(jwt, "jwt") }?.map(str::to_string);
+        if jwt.as_deref() == Some("") {
+            return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "jwt is empty"));
+        }
+        s.assertion = jwt.map(|j| Arc::new(move || Some(j.clone())) as crate::auth::AssertionFn);
+        Ok(())
+    })
+}
+
+/// Sets the assertion callback (see mcpc_assertion_cb) for MCPC_OAUTH_JWT_BEARER.
+/// `userdata_free` (may be NULL) runs exactly once, when the settings and everything
+/// made from them are freed (also if this fails).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL object or `cb`).
+///
+/// # Safety
+/// `oauth` is NULL or a live oauth object; `cb` may be called from mcpc threads
+/// with `userdata` until `userdata_free` runs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_oauth_set_assertion_callback(
+    oauth: *mut mcpc_oauth_t,
+    cb: mcpc_assertion_cb,
+    userdata: *mut c_void,
+    userdata_free: mcpc_free_cb,
+) -> mcpc_status_t {
+    let ud = Userdata::new(userdata, userdata_free);
+    with_oauth("mcpc_oauth_set_assertion_callback", oauth, |s| {
+        let cb = cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "cb is NULL"))?;
+        s.assertion = Some(Arc::new(move || {
+            let mut buf = vec![0u8; STORE_BUF];
+            let _scope = crate::drive::runtime::CallbackScope::enter();
+            // SAFETY: the host's callback with its userdata and a writable buffer.
+            let rc = unsafe { cb(ud.ptr(), buf.as_mut_ptr().cast(), STORE_BUF) };
+            let end = buf.iter().position(|b| *b == 0)?;
+            (rc == 0 && end > 0)
+                .then(|| String::from_utf8(buf[..end].to_vec()).ok())
+                .flatten()
+        }));
+        Ok(())
+    })
+}
+
+/// With MCPC_OAUTH_JWT_BEARER: the assertion is an ID token of the enterprise
+/// identity provider whose token endpoint is `token_endpoint` (where this client is
+/// `client_id`); mcpc exchanges it there (RFC 8693) for an ID-JAG naming the MCP
+/// server's authorization server and resource, then presents that. NULL
+/// `token_endpoint` clears it. Errors: MCPC_ERR_INVALID_ARG (NULL object, not a
+/// URL, NULL client_id), MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `oauth` is NULL or a live oauth object; the strings are NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_oauth_set_identity_provider(
+    oauth: *mut mcpc_oauth_t,
+    token_endpoint: *const c_char,
+    client_id: *const c_char,
+) -> mcpc_status_t {
+    with_oauth("mcpc_oauth_set_identity_provider", oauth, |s| {
+        // SAFETY: per the contract.
+        let Some(endpoint) = unsafe { opt_str_in(token_endpoint, "token_endpoint") }? else {
+            s.idp = None;
+            return Ok(());
+        };
+        // SAFETY: per the contract.
+        let client_id = unsafe { str_in(client_id, "client_id") }?;
+        url::Url::parse(endpoint).map_err(|e| {
+            Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                format!("token_endpoint is not a URL: {e}"),
+            )
+        })?;
+        s.idp = Some(crate::auth::Idp {
+            token_endpoint: endpoint.to_string(),
+            client_id: client_id.to_string(),
+        });
         Ok(())
     })
 }

@@ -116,20 +116,38 @@ static void on_authorize(void *userdata, mcpc_auth_request_t *req) {
 }
 
 /* OAuth as an application configures it: a loopback redirect, a client ID metadata
- * document where the server supports one, and the pre-registered client (and, for
- * the client credentials scenarios, that grant) that the runner's context names. */
+ * document where the server supports one, and what the runner's context names: a
+ * pre-registered client, its private key (private_key_jwt), a workload's JWT, or an
+ * enterprise identity provider's ID token to exchange. */
 static mcpc_oauth_t *oauth_settings(void) {
     mcpc_oauth_t *a = mcpc_oauth_new();
     mcpc_oauth_set_redirect_uri(a, "http://localhost:3000/callback");
     mcpc_oauth_set_client_metadata_url(a, "https://conformance-test.local/client-metadata.json");
     mcpc_oauth_set_authorize_callback(a, on_authorize, NULL, NULL);
     const char *ctx = getenv("MCP_CONFORMANCE_CONTEXT");
-    char *id = ctx ? js_get_string(ctx, "client_id") : NULL;
-    char *secret = ctx ? js_get_string(ctx, "client_secret") : NULL;
+    if (!ctx) return a;
+    char *id = js_get_string(ctx, "client_id");
+    char *secret = js_get_string(ctx, "client_secret");
+    char *key = js_get_string(ctx, "private_key_pem");
+    char *workload = js_get_string(ctx, "valid_jwt");
+    char *id_token = js_get_string(ctx, "idp_id_token");
+    char *idp = js_get_string(ctx, "idp_token_endpoint");
+    char *idp_client = js_get_string(ctx, "idp_client_id");
     if (id) mcpc_oauth_set_client(a, id, secret);
+    if (key) mcpc_oauth_set_client_key(a, key);
     if (strncmp(scenario, "auth/client-credentials", 23) == 0) mcpc_oauth_set_grant(a, MCPC_OAUTH_CLIENT_CREDENTIALS);
+    if (workload || id_token) {
+        mcpc_oauth_set_grant(a, MCPC_OAUTH_JWT_BEARER);
+        mcpc_oauth_set_assertion(a, workload ? workload : id_token);
+    }
+    if (id_token && idp && idp_client) mcpc_oauth_set_identity_provider(a, idp, idp_client);
     free(id);
     free(secret);
+    free(key);
+    free(workload);
+    free(id_token);
+    free(idp);
+    free(idp_client);
     return a;
 }
 
