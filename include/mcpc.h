@@ -1590,6 +1590,30 @@ mcpc_status_t mcpc_oauth_set_identity_provider(mcpc_oauth_t *oauth,
                                                const char *client_id);
 
 /**
+ * DPoP (RFC 9449), on by default: when the authorization server accepts ES256
+ * proofs, tokens are bound to the client's key and every request carries a fresh
+ * proof; otherwise bearer tokens are used. `enabled` zero turns it off.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL object).
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object.
+ */
+mcpc_status_t mcpc_oauth_set_dpop(mcpc_oauth_t *oauth,
+                                  int32_t enabled);
+
+/**
+ * Uses the host's DPoP key (PKCS#8 P-256 PEM, copied) instead of a fresh key per
+ * client, so that a stored DPoP-bound token stays usable; NULL goes back to a
+ * fresh key. Errors: MCPC_ERR_INVALID_ARG (NULL object, not such a key),
+ * MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; `pem` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_oauth_set_dpop_key(mcpc_oauth_t *oauth,
+                                      const char *pem);
+
+/**
  * Sets the login callback (see mcpc_authorize_cb). Without one, a needed login is
  * MCPC_ERR_LOGIN_REQUIRED. `userdata_free` (may be NULL) runs exactly once, when
  * the settings and everything made from them are freed (also if this fails).

@@ -59,7 +59,7 @@ pub fn check_key(pem: &str) -> Result<()> {
     })
 }
 
-fn key_der(pem: &str) -> Result<Vec<u8>> {
+pub fn key_der(pem: &str) -> Result<Vec<u8>> {
     PrivatePkcs8KeyDer::from_pem_slice(pem.as_bytes())
         .map(|k| k.secret_pkcs8_der().to_vec())
         .map_err(|_| Error::new(Status::MCPC_ERR_INVALID_ARG, "the key is not a PKCS#8 PEM private key"))
@@ -116,11 +116,14 @@ pub fn client_auth(id: &Identity, found: &Found) -> Result<(Form, Option<String>
 }
 
 /// POSTs a form to `url` and returns the whole answer.
+/// `token` marks a token endpoint of the authorization server, where DPoP applies
+/// as [`Net::token_post`] does it.
 async fn post_form(
     net: &Net,
     url: &str,
     form: &[(String, String)],
     authorization: Option<&str>,
+    token: bool,
 ) -> Result<(StatusCode, Vec<u8>)> {
     let url = Url::parse(url).map_err(|e| as_error(format!("the token endpoint is not a URL: {e}")))?;
     let body = url::form_urlencoded::Serializer::new(String::new())
@@ -133,7 +136,11 @@ async fn post_form(
     if let Some(a) = authorization {
         fields.push(("authorization", a));
     }
-    let a = net.send(Method::POST, &url, &fields, body.as_bytes()).await?;
+    let a = if token {
+        net.token_post(&url, &fields, body.as_bytes()).await?
+    } else {
+        net.send(Method::POST, &url, &fields, body.as_bytes()).await?
+    };
     Ok((a.status, a.body))
 }
 
@@ -157,7 +164,7 @@ pub async fn grant(
     }
     let (auth, header) = client_auth(id, found)?;
     form.extend(auth);
-    let (status, body) = post_form(net, endpoint, &form, header.as_deref()).await?;
+    let (status, body) = post_form(net, endpoint, &form, header.as_deref(), true).await?;
     let parsed = if status.is_success() {
         serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&body))
             .map_err(|e| RequestTokenError::Parse(e, body.clone()))
@@ -167,7 +174,7 @@ pub async fn grant(
             Err(_) => RequestTokenError::Other(format!("HTTP {status}")),
         })
     };
-    tokens_from(parsed, &found.issuer, None).map_err(super::flow::Failed::into_error)
+    tokens_from(parsed, &found.issuer, None, net.dpop_active().is_some()).map_err(super::flow::Failed::into_error)
 }
 
 /// Where the identity provider is, for the ID-JAG grant.
@@ -193,7 +200,7 @@ pub async fn id_jag(net: &Net, idp: &Idp, id_token: &str, found: &Found, scopes:
     if !scopes.is_empty() {
         form.push(("scope".into(), scopes.join(" ")));
     }
-    let (status, body) = post_form(net, &idp.token_endpoint, &form, None).await?;
+    let (status, body) = post_form(net, &idp.token_endpoint, &form, None, false).await?;
     #[derive(Deserialize)]
     struct Answer {
         access_token: Option<String>,

@@ -1,5 +1,5 @@
 //! The `WWW-Authenticate` challenge of a 401 or 403 (RFC 9110 §11.6.1, RFC 6750
-//! §3): the parameters mcpc acts on, from the `Bearer` challenge.
+//! §3): the parameters mcpc acts on, from the `Bearer` or `DPoP` challenge.
 
 /// What a Bearer challenge says.
 #[derive(Debug, Default, PartialEq)]
@@ -12,8 +12,9 @@ pub struct Challenge {
     pub error: Option<String>,
 }
 
-/// Reads the Bearer challenge of a `WWW-Authenticate` value (others, such as a
-/// second scheme's, are skipped). Malformed text yields what could be read.
+/// Reads the Bearer and DPoP challenges of a `WWW-Authenticate` value (the first
+/// value of each parameter wins; other schemes are skipped). Malformed text
+/// yields what could be read.
 pub fn parse(value: &str) -> Challenge {
     let mut out = Challenge::default();
     let mut in_bearer = false;
@@ -49,7 +50,7 @@ pub fn parse(value: &str) -> Challenge {
             rest = next;
         } else {
             // A scheme name (or a token68, which mcpc does not use).
-            in_bearer = token.eq_ignore_ascii_case("bearer");
+            in_bearer = token.eq_ignore_ascii_case("bearer") || token.eq_ignore_ascii_case("dpop");
             // Past the token, or past one stray character when there is none.
             let skip = if end == 0 {
                 rest.chars().next().map_or(0, char::len_utf8)
@@ -96,6 +97,10 @@ mod tests {
     #[test]
     fn skips_other_schemes_and_reads_tokens_and_escapes() {
         let c = parse(r#"Basic realm="a", Bearer error=invalid_token, scope="a \"b\"", DPoP scope="x""#);
+        assert_eq!(
+            parse(r#"DPoP error="use_dpop_nonce""#).error.as_deref(),
+            Some("use_dpop_nonce")
+        );
         assert_eq!(c.error.as_deref(), Some("invalid_token"));
         assert_eq!(c.scope.as_deref(), Some("a \"b\""));
         assert_eq!(parse("Bearer"), Challenge::default());

@@ -32,6 +32,7 @@ pub struct ServerMetadata {
     #[serde(default)]
     pub client_id_metadata_document_supported: bool,
     pub authorization_response_iss_parameter_supported: Option<bool>,
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// What discovery found: the authorization server to use and the resource to

@@ -31,6 +31,9 @@ pub struct Tokens {
     pub scope: Option<String>,
     /// The issuer that gave them (credentials never cross authorization servers).
     pub issuer: String,
+    /// A DPoP-bound token: presented only with a proof, never as a bearer token.
+    #[serde(default)]
+    pub dpop: bool,
 }
 
 /// How long before its expiry a token is refreshed.
@@ -92,7 +95,8 @@ fn token_client(id: &Identity, found: &Found) -> Result<TokenClient> {
     Ok(c)
 }
 
-/// Turns the oauth2 crate's outcome into ours; the token type must be Bearer.
+/// Turns the oauth2 crate's outcome into ours; the token type must be Bearer, or
+/// DPoP when the request carried a proof (`dpop`).
 pub(super) fn tokens_from(
     r: std::result::Result<
         oauth2::basic::BasicTokenResponse,
@@ -100,6 +104,7 @@ pub(super) fn tokens_from(
     >,
     issuer: &str,
     prior_refresh: Option<&str>,
+    dpop: bool,
 ) -> std::result::Result<Tokens, Failed> {
     let t = r.map_err(|e| match e {
         RequestTokenError::ServerResponse(e) => {
@@ -119,7 +124,8 @@ pub(super) fn tokens_from(
         RequestTokenError::Parse(e, _) => Failed::Other(auth_error(format!("the token response is malformed: {e}"))),
         RequestTokenError::Other(e) => Failed::Other(auth_error(format!("the token request failed: {e}"))),
     })?;
-    if *t.token_type() != BasicTokenType::Bearer {
+    let bound = matches!(t.token_type(), BasicTokenType::Extension(e) if e.eq_ignore_ascii_case("dpop"));
+    if *t.token_type() != BasicTokenType::Bearer && !(bound && dpop) {
         return Err(Failed::Other(auth_error(format!(
             "the token type {} is not supported",
             quote(t.token_type().as_ref())
@@ -137,6 +143,7 @@ pub(super) fn tokens_from(
             .scopes()
             .map(|s| s.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")),
         issuer: issuer.to_string(),
+        dpop: bound,
     })
 }
 
@@ -149,7 +156,7 @@ pub async fn refresh(net: &Net, id: &Identity, found: &Found, refresh: &str) -> 
         .add_extra_param("resource", found.resource.clone())
         .request_async(net)
         .await;
-    tokens_from(r, &found.issuer, Some(refresh))
+    tokens_from(r, &found.issuer, Some(refresh), net.dpop_active().is_some())
 }
 
 /// The client credentials grant (no user).
@@ -161,7 +168,7 @@ pub async fn client_credentials(net: &Net, id: &Identity, found: &Found, scopes:
         .add_extra_param("resource", found.resource.clone())
         .request_async(net)
         .await;
-    tokens_from(r, &found.issuer, None).map_err(Failed::into_error)
+    tokens_from(r, &found.issuer, None, net.dpop_active().is_some()).map_err(Failed::into_error)
 }
 
 /// The authorization request's URL, with its state and PKCE challenge.
@@ -284,7 +291,7 @@ pub async fn authorization_code(
         .add_extra_param("resource", found.resource.clone())
         .request_async(net)
         .await;
-    tokens_from(r, &found.issuer, None).map_err(Failed::into_error)
+    tokens_from(r, &found.issuer, None, net.dpop_active().is_some()).map_err(Failed::into_error)
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use crate::transport::http::Authorizer;
 mod assertion;
 mod challenge;
 mod discover;
+mod dpop;
 mod flow;
 mod net;
 mod register;
@@ -102,6 +103,10 @@ pub struct Settings {
     /// With the JWT bearer grant: the assertion is the identity provider's ID
     /// token, exchanged there for an ID-JAG first.
     pub idp: Option<Idp>,
+    /// Use DPoP where the authorization server offers it (ES256).
+    pub dpop: bool,
+    /// The DPoP key (PKCS#8 P-256 PEM); a fresh one per client when None.
+    pub dpop_key_pem: Option<String>,
 }
 
 impl Default for Settings {
@@ -120,6 +125,8 @@ impl Default for Settings {
             client_key_pem: None,
             assertion: None,
             idp: None,
+            dpop: true,
+            dpop_key_pem: None,
         }
     }
 }
@@ -172,10 +179,15 @@ impl OAuth {
                 "the JWT bearer grant needs an assertion",
             ));
         }
+        let dpop = match (settings.dpop, &settings.dpop_key_pem) {
+            (false, _) => None,
+            (true, Some(pem)) => Some(Arc::new(dpop::Dpop::new(Some(&assertion::key_der(pem)?))?)),
+            (true, None) => Some(Arc::new(dpop::Dpop::new(None)?)),
+        };
         Ok(OAuth {
             settings,
             server: server.clone(),
-            net: net::Net::new(ca_pem, connect_timeout)?,
+            net: net::Net::new(ca_pem, connect_timeout, dpop)?,
             current: Mutex::new(None),
             gate: tokio::sync::Mutex::new(Gate::default()),
             attempts: AtomicU64::new(0),
@@ -212,7 +224,15 @@ impl OAuth {
 
     async fn found<'g>(&self, g: &'g mut Gate, hint: Option<&str>) -> Result<&'g Found> {
         if g.found.is_none() || hint.is_some() {
-            g.found = Some(discover::discover(&self.net, &self.server, hint).await?);
+            let f = discover::discover(&self.net, &self.server, hint).await?;
+            // DPoP where the authorization server accepts ES256 proofs; bearer otherwise.
+            let es256 = f
+                .metadata
+                .dpop_signing_alg_values_supported
+                .as_ref()
+                .is_some_and(|a| a.iter().any(|a| a == "ES256"));
+            self.net.dpop_on.store(es256, Ordering::Release);
+            g.found = Some(f);
         }
         Ok(g.found.as_ref().expect("discovery ran"))
     }
@@ -321,8 +341,20 @@ impl OAuth {
         }
     }
 
-    async fn challenge(&self, status: u16, header: Option<&str>, refused: Option<&str>) -> Result<()> {
+    async fn challenge(
+        &self,
+        status: u16,
+        header: Option<&str>,
+        nonce: Option<&str>,
+        refused: Option<&str>,
+    ) -> Result<()> {
         let c = challenge::parse(header.unwrap_or(""));
+        // RFC 9449 §9: the server wants its nonce in the proof; the transport bounds
+        // how often a request may be sent again.
+        if let (Some("use_dpop_nonce"), Some(n), Some(d)) = (c.error.as_deref(), nonce, &self.net.dpop) {
+            *d.rs_nonce.lock().unwrap_or_else(|p| p.into_inner()) = Some(n.to_string());
+            return Ok(());
+        }
         let seen = self.attempts.load(Ordering::Acquire);
         let mut g = self.gate.lock().await;
         self.load(&mut g);
@@ -415,8 +447,22 @@ impl Authorizer for OAuth {
         &'a self,
         status: u16,
         challenge: Option<&'a str>,
+        nonce: Option<&'a str>,
         refused: Option<&'a str>,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(self.challenge(status, challenge, refused))
+        Box::pin(self.challenge(status, challenge, nonce, refused))
+    }
+
+    fn proof(&self, method: &str, url: &Url, token: &str) -> Result<Option<String>> {
+        let Some(t) = self.current() else { return Ok(None) };
+        let (true, Some(d)) = (t.dpop && t.access_token == token, &self.net.dpop) else {
+            return Ok(None);
+        };
+        let nonce = d.rs_nonce.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        d.proof(method, url, Some(token), nonce.as_deref()).map(Some)
+    }
+
+    fn binds_requests(&self) -> bool {
+        self.net.dpop.is_some()
     }
 }

@@ -3,6 +3,7 @@
 //! MCP requests. Every such URL must be `https://`, or `http://` on loopback.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ pub const MAX_BODY: usize = 256 * 1024;
 pub struct Answer {
     pub status: StatusCode,
     pub content_type: Option<String>,
+    pub dpop_nonce: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -29,6 +31,10 @@ pub struct Net {
     tls: Arc<rustls::ClientConfig>,
     connect_timeout: Duration,
     clients: Mutex<HashMap<String, Arc<h1::Client>>>,
+    /// The client's DPoP key, used on token requests once the authorization
+    /// server is known to accept DPoP (`dpop_on`).
+    pub dpop: Option<Arc<super::dpop::Dpop>>,
+    pub dpop_on: AtomicBool,
 }
 
 /// The status for a failure to reach or read an authorization server.
@@ -56,13 +62,46 @@ pub fn check_url(url: &Url) -> Result<()> {
 }
 
 impl Net {
-    pub fn new(ca_pem: &[Vec<u8>], connect_timeout: Duration) -> Result<Net> {
+    pub fn new(ca_pem: &[Vec<u8>], connect_timeout: Duration, dpop: Option<Arc<super::dpop::Dpop>>) -> Result<Net> {
         let tls = crate::transport::http::tls_config(ca_pem, true)?;
         Ok(Net {
             tls: Arc::new(tls),
             connect_timeout,
             clients: Mutex::new(HashMap::new()),
+            dpop,
+            dpop_on: AtomicBool::new(false),
         })
+    }
+
+    /// The DPoP key, when token requests carry proofs.
+    pub fn dpop_active(&self) -> Option<&super::dpop::Dpop> {
+        self.dpop.as_deref().filter(|_| self.dpop_on.load(Ordering::Acquire))
+    }
+
+    /// POSTs to a token endpoint: with a DPoP proof when DPoP is on, made again
+    /// once with the server's nonce after a `use_dpop_nonce` error (RFC 9449 §8).
+    pub async fn token_post(&self, url: &Url, fields: &[(&str, &str)], body: &[u8]) -> Result<Answer> {
+        let Some(dpop) = self.dpop_active() else {
+            return self.send(Method::POST, url, fields, body).await;
+        };
+        let mut retried = false;
+        loop {
+            let nonce = dpop.as_nonce.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let proof = dpop.proof("POST", url, None, nonce.as_deref())?;
+            let mut all = fields.to_vec();
+            all.push(("dpop", &proof));
+            let a = self.send(Method::POST, url, &all, body).await?;
+            if let Some(n) = &a.dpop_nonce {
+                *dpop.as_nonce.lock().unwrap_or_else(|p| p.into_inner()) = Some(n.clone());
+            }
+            let wants_nonce = a.status == StatusCode::BAD_REQUEST
+                && a.dpop_nonce.is_some()
+                && serde_json::from_slice::<serde_json::Value>(&a.body).is_ok_and(|v| v["error"] == "use_dpop_nonce");
+            if !wants_nonce || retried {
+                return Ok(a);
+            }
+            retried = true;
+        }
     }
 
     fn client(&self, url: &Url) -> Result<Arc<h1::Client>> {
@@ -109,6 +148,7 @@ impl Net {
             .map_err(|e| as_error(format!("request to {where_} failed: {e}")))?;
         let status = reply.status();
         let content_type = reply.header_str("content-type").map(str::to_string);
+        let dpop_nonce = reply.header_str("dpop-nonce").map(str::to_string);
         let mut out = Vec::new();
         if let Some(n) = reply.content_length() {
             if n > MAX_BODY as u64 {
@@ -128,6 +168,7 @@ impl Net {
         Ok(Answer {
             status,
             content_type,
+            dpop_nonce,
             body: out,
         })
     }
@@ -167,10 +208,7 @@ impl Net {
             .filter(|(k, _)| k != "content-length")
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        let a = self
-            .send(req.method().clone(), &url, &refs, req.body())
-            .await
-            .map_err(NetError)?;
+        let a = self.token_post(&url, &refs, req.body()).await.map_err(NetError)?;
         let mut resp = ::http::Response::builder().status(a.status);
         if let Some(ct) = &a.content_type {
             resp = resp.header("content-type", ct);

@@ -346,6 +346,41 @@ pub unsafe extern "C" fn mcpc_oauth_set_identity_provider(
     })
 }
 
+/// DPoP (RFC 9449), on by default: when the authorization server accepts ES256
+/// proofs, tokens are bound to the client's key and every request carries a fresh
+/// proof; otherwise bearer tokens are used. `enabled` zero turns it off.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL object).
+///
+/// # Safety
+/// `oauth` is NULL or a live oauth object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_oauth_set_dpop(oauth: *mut mcpc_oauth_t, enabled: i32) -> mcpc_status_t {
+    with_oauth("mcpc_oauth_set_dpop", oauth, |s| {
+        s.dpop = enabled != 0;
+        Ok(())
+    })
+}
+
+/// Uses the host's DPoP key (PKCS#8 P-256 PEM, copied) instead of a fresh key per
+/// client, so that a stored DPoP-bound token stays usable; NULL goes back to a
+/// fresh key. Errors: MCPC_ERR_INVALID_ARG (NULL object, not such a key),
+/// MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `oauth` is NULL or a live oauth object; `pem` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_oauth_set_dpop_key(oauth: *mut mcpc_oauth_t, pem: *const c_char) -> mcpc_status_t {
+    with_oauth("mcpc_oauth_set_dpop_key", oauth, |s| {
+        // SAFETY: per the contract.
+        let pem = unsafe { opt_str_in(pem, "pem") }?;
+        if let Some(p) = pem {
+            crate::auth::check_key(p)?;
+        }
+        s.dpop_key_pem = pem.map(str::to_string);
+        Ok(())
+    })
+}
+
 struct CBrowser {
     cb: unsafe extern "C" fn(*mut c_void, *mut mcpc_auth_request_t),
     ud: Arc<Userdata>,

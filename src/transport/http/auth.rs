@@ -3,6 +3,8 @@
 //! of each request and reports the challenges it meets; it knows nothing of how a
 //! token is obtained.
 
+use url::Url;
+
 use crate::drive::BoxFuture;
 use crate::error::Result;
 
@@ -15,13 +17,26 @@ pub trait Authorizer: Send + Sync {
     fn token(&self) -> BoxFuture<'_, Result<Option<String>>>;
 
     /// The server answered `status` (401, or 403 with `insufficient_scope`) with the
-    /// `WWW-Authenticate` value `challenge` to a request that carried `refused`.
-    /// Ok means a new token is ready and the request should go again; an error is
-    /// the request's outcome.
+    /// `WWW-Authenticate` value `challenge` (and a `DPoP-Nonce` value `nonce`) to a
+    /// request that carried `refused`. Ok means the request should go again (a new
+    /// token or nonce is ready); an error is the request's outcome.
     fn challenged<'a>(
         &'a self,
         status: u16,
         challenge: Option<&'a str>,
+        nonce: Option<&'a str>,
         refused: Option<&'a str>,
     ) -> BoxFuture<'a, Result<()>>;
+
+    /// For a token bound to a key (DPoP): the proof for one request of `method`
+    /// to `url` with `token`. Ok(None): a bearer token.
+    fn proof(&self, _method: &str, _url: &Url, _token: &str) -> Result<Option<String>> {
+        Ok(None)
+    }
+
+    /// True when requests may carry a per-request proof, so that no request head
+    /// may be kept for use again.
+    fn binds_requests(&self) -> bool {
+        false
+    }
 }

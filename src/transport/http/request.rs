@@ -150,8 +150,14 @@ impl Inner {
                             ));
                         }
                         let refused = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                        a.challenged(status.as_u16(), challenge.as_deref(), refused.as_deref())
-                            .await?;
+                        let nonce = resp.header_str("dpop-nonce").map(str::to_string);
+                        a.challenged(
+                            status.as_u16(),
+                            challenge.as_deref(),
+                            nonce.as_deref(),
+                            refused.as_deref(),
+                        )
+                        .await?;
                         continue;
                     }
                 } else if status == StatusCode::UNAUTHORIZED && !refreshed && self.refresh_token(challenge).await {
@@ -224,7 +230,10 @@ impl Inner {
     /// and the protocol version it carries stay the same, rather than made again for
     /// each request.
     pub(super) async fn request_head(&self, method: &Method, posting: bool, extra: &HeaderMap) -> Result<Bytes> {
-        let keep = posting && *method == Method::POST && extra.is_empty();
+        let keep = posting
+            && *method == Method::POST
+            && extra.is_empty()
+            && !self.cfg.authorizer.as_ref().is_some_and(|a| a.binds_requests());
         if keep {
             self.token_ready().await?;
             if let Some(head) = self.kept_head() {
@@ -278,10 +287,20 @@ impl Inner {
         };
         let token = &ident.token;
         if let Some(token) = token {
-            let v = format!("Bearer {token}");
+            let proof = match &self.cfg.authorizer {
+                Some(a) => a.proof(method.as_str(), &self.cfg.url, token)?,
+                None => None,
+            };
+            let v = match &proof {
+                Some(_) => format!("DPoP {token}"),
+                None => format!("Bearer {token}"),
+            };
             HeaderValue::from_str(&v)
-                .map_err(|_| Error::new(Status::MCPC_ERR_AUTH, "the bearer token is not a valid header value"))?;
+                .map_err(|_| Error::new(Status::MCPC_ERR_AUTH, "the access token is not a valid header value"))?;
             field(AUTHORIZATION.as_str().as_bytes(), v.as_bytes());
+            if let Some(p) = proof {
+                field(b"dpop", p.as_bytes());
+            }
         }
         if let Some(id) = &ident.id {
             field(MCP_SESSION_ID.as_bytes(), id.as_bytes());
