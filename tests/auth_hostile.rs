@@ -137,8 +137,10 @@ enum Fault {
     TokenError,
     NoTokenType,
     Oversized,
-    /// The first token expires at once; refreshing it fails with HTTP 500.
+    /// Refreshing a token fails with HTTP 500.
     RefreshFails,
+    /// The server accepts DPoP proofs (ES256) and binds tokens to them.
+    Dpop,
 }
 
 struct Auth {
@@ -167,6 +169,9 @@ fn auth_server(fault: Fault) -> (Server, Arc<Auth>) {
                     "authorization_response_iss_parameter_supported": true,
                     "token_endpoint_auth_methods_supported": ["client_secret_post"],
                 });
+                if s.fault == Fault::Dpop {
+                    m["dpop_signing_alg_values_supported"] = serde_json::json!(["ES256"]);
+                }
                 if s.fault == Fault::NoS256 {
                     m.as_object_mut().unwrap().remove("code_challenge_methods_supported");
                 }
@@ -190,11 +195,18 @@ fn auth_server(fault: Fault) -> (Server, Arc<Auth>) {
                         serde_json::json!({"access_token": "x".repeat(300 * 1024), "token_type": "Bearer"}),
                     ),
                     Fault::RefreshFails if refresh => json(500, serde_json::json!({"error": "server_error"})),
-                    _ => json(
-                        200,
-                        serde_json::json!({"access_token": format!("secret-token-{n}"), "token_type": "Bearer",
-                            "expires_in": 3600, "refresh_token": format!("refresh-{n}")}),
-                    ),
+                    _ => {
+                        let kind = if s.fault == Fault::Dpop && r.headers.contains_key("dpop") {
+                            "DPoP"
+                        } else {
+                            "Bearer"
+                        };
+                        json(
+                            200,
+                            serde_json::json!({"access_token": format!("secret-token-{n}"), "token_type": kind,
+                                "expires_in": 3600, "refresh_token": format!("refresh-{n}")}),
+                        )
+                    }
                 }
             }
             _ => json(404, serde_json::json!({})),
@@ -204,9 +216,34 @@ fn auth_server(fault: Fault) -> (Server, Arc<Auth>) {
     (server, st)
 }
 
-/// The MCP server: wants a token the authorization server issued (`valid` says
-/// which), speaks the initialize revisions, and names its metadata in 401s.
-fn mcp_server(as_url: String, valid: Arc<dyn Fn(&str) -> bool + Send + Sync>, resource: Option<String>) -> Server {
+/// Judges a request's credentials: None lets it through, else the answer.
+type Gatekeeper = Arc<dyn Fn(&Seen, &str) -> Option<Reply> + Send + Sync>;
+
+/// The 401 that names the resource metadata at `base`.
+fn unauthorized(base: &str) -> Reply {
+    let mut rep = json(401, serde_json::json!({"error": "invalid_token"}));
+    rep.headers.push((
+        "www-authenticate".into(),
+        format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""),
+    ));
+    rep
+}
+
+/// A gatekeeper for bearer tokens that `valid` accepts.
+fn bearer(valid: impl Fn(&str) -> bool + Send + Sync + 'static) -> Gatekeeper {
+    Arc::new(move |r: &Seen, base: &str| {
+        let token = r
+            .headers
+            .get("authorization")
+            .and_then(|a| a.strip_prefix("Bearer "))
+            .unwrap_or("");
+        (!valid(token)).then(|| unauthorized(base))
+    })
+}
+
+/// The MCP server: lets through what `gate` accepts, speaks the initialize
+/// revisions, and names its metadata in 401s.
+fn mcp_server(as_url: String, gate: Gatekeeper, resource: Option<String>) -> Server {
     let me = Arc::new(Mutex::new(String::new()));
     let m = me.clone();
     let server = Server::start(Arc::new(move |r: &Seen| {
@@ -218,18 +255,8 @@ fn mcp_server(as_url: String, valid: Arc<dyn Fn(&str) -> bool + Send + Sync>, re
                 serde_json::json!({"resource": res, "authorization_servers": [as_url]}),
             );
         }
-        let token = r
-            .headers
-            .get("authorization")
-            .and_then(|a| a.strip_prefix("Bearer "))
-            .unwrap_or("");
-        if !valid(token) {
-            let mut rep = json(401, serde_json::json!({"error": "invalid_token"}));
-            rep.headers.push((
-                "www-authenticate".into(),
-                format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""),
-            ));
-            return rep;
+        if let Some(refused) = gate(r, &base) {
+            return refused;
         }
         let msg: serde_json::Value = serde_json::from_str(&r.body).unwrap_or_default();
         let Some(id) = msg.get("id").cloned() else {
@@ -411,7 +438,7 @@ fn token_stayed(servers: &[&Server]) {
 #[test]
 fn a_login_works_and_the_token_goes_only_to_the_server() {
     let (a, _) = auth_server(Fault::None);
-    let m = mcp_server(a.url.clone(), Arc::new(issued), None);
+    let m = mcp_server(a.url.clone(), bearer(issued), None);
     let h = host(User::Approve);
     let (st, msg, c) = connect(&m.url, &h, false);
     assert_eq!(st, Status::MCPC_OK, "{msg}");
@@ -434,7 +461,7 @@ fn a_login_works_and_the_token_goes_only_to_the_server() {
 #[test]
 fn stored_tokens_serve_headless_and_none_is_login_required() {
     let (a, _) = auth_server(Fault::None);
-    let m = mcp_server(a.url.clone(), Arc::new(issued), None);
+    let m = mcp_server(a.url.clone(), bearer(issued), None);
     let h = host(User::Approve);
     let (st, msg, _) = connect(&m.url, &h, true);
     assert_eq!(st, Status::MCPC_ERR_LOGIN_REQUIRED, "{msg}");
@@ -455,7 +482,7 @@ fn stored_tokens_serve_headless_and_none_is_login_required() {
 #[test]
 fn a_cancelled_login_is_its_own_status() {
     let (a, _) = auth_server(Fault::None);
-    let m = mcp_server(a.url.clone(), Arc::new(issued), None);
+    let m = mcp_server(a.url.clone(), bearer(issued), None);
     let (st, msg, _) = connect(&m.url, &host(User::Cancel), false);
     assert_eq!(st, Status::MCPC_ERR_LOGIN_CANCELLED, "{msg}");
     assert_eq!(a.count("/token"), 0);
@@ -464,7 +491,7 @@ fn a_cancelled_login_is_its_own_status() {
 #[test]
 fn a_wrong_iss_is_refused_before_the_code_is_redeemed() {
     let (a, _) = auth_server(Fault::None);
-    let m = mcp_server(a.url.clone(), Arc::new(issued), None);
+    let m = mcp_server(a.url.clone(), bearer(issued), None);
     let (st, msg, _) = connect(&m.url, &host(User::WrongIss), false);
     assert_eq!(st, Status::MCPC_ERR_AUTH_SERVER, "{msg}");
     assert!(msg.contains("iss"), "{msg}");
@@ -474,7 +501,7 @@ fn a_wrong_iss_is_refused_before_the_code_is_redeemed() {
 #[test]
 fn a_server_without_s256_is_refused_before_any_login() {
     let (a, _) = auth_server(Fault::NoS256);
-    let m = mcp_server(a.url.clone(), Arc::new(issued), None);
+    let m = mcp_server(a.url.clone(), bearer(issued), None);
     let h = host(User::Approve);
     let (st, msg, _) = connect(&m.url, &h, false);
     assert_eq!(st, Status::MCPC_ERR_AUTH_SERVER, "{msg}");
@@ -490,7 +517,7 @@ fn bad_token_responses_are_authorization_server_errors() {
         (Fault::Oversized, "bytes"),
     ] {
         let (a, _) = auth_server(fault);
-        let m = mcp_server(a.url.clone(), Arc::new(issued), None);
+        let m = mcp_server(a.url.clone(), bearer(issued), None);
         let (st, msg, _) = connect(&m.url, &host(User::Approve), false);
         assert_eq!(st, Status::MCPC_ERR_AUTH_SERVER, "{msg}");
         assert!(msg.contains(words), "{words}: {msg}");
@@ -501,7 +528,7 @@ fn bad_token_responses_are_authorization_server_errors() {
 #[test]
 fn metadata_for_another_resource_is_refused() {
     let (a, _) = auth_server(Fault::None);
-    let m = mcp_server(a.url.clone(), Arc::new(issued), Some("http://127.0.0.1:1/mcp".into()));
+    let m = mcp_server(a.url.clone(), bearer(issued), Some("http://127.0.0.1:1/mcp".into()));
     let h = host(User::Approve);
     let (st, msg, _) = connect(&m.url, &h, false);
     assert_eq!(st, Status::MCPC_ERR_AUTH_SERVER, "{msg}");
@@ -519,7 +546,7 @@ fn revoked_under_load(fault: Fault) -> (Vec<(Status, String)>, usize) {
             .and_then(|n| n.parse::<usize>().ok())
             .is_some_and(|n| r.load(Ordering::SeqCst) != n)
     };
-    let m = mcp_server(a.url.clone(), Arc::new(valid), None);
+    let m = mcp_server(a.url.clone(), bearer(valid), None);
     let h = host(User::Approve);
     let (s, msg, c) = connect(&m.url, &h, false);
     assert_eq!(s, Status::MCPC_OK, "{msg}");
@@ -553,4 +580,80 @@ fn a_failed_refresh_is_one_refresh_and_every_call_sees_it() {
         assert_eq!(*st, Status::MCPC_ERR_AUTH_SERVER, "{msg}");
         assert!(msg.contains("refreshing"), "{msg}");
     }
+}
+
+/// The claims of a DPoP proof, verified with the key it embeds.
+fn proof_claims(proof: &str) -> serde_json::Value {
+    let header = jsonwebtoken::decode_header(proof).unwrap();
+    assert_eq!(header.typ.as_deref(), Some("dpop+jwt"));
+    let key = jsonwebtoken::DecodingKey::from_jwk(&header.jwk.unwrap()).unwrap();
+    let mut v = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+    v.required_spec_claims.clear();
+    v.validate_exp = false;
+    jsonwebtoken::decode::<serde_json::Value>(proof, &key, &v)
+        .unwrap()
+        .claims
+}
+
+#[test]
+fn a_dpop_bound_token_goes_only_with_a_fresh_proof() {
+    use base64::Engine;
+    let (a, _) = auth_server(Fault::Dpop);
+    let jtis = Arc::new(Mutex::new(Vec::new()));
+    let seen = jtis.clone();
+    let gate: Gatekeeper = Arc::new(move |r: &Seen, base: &str| {
+        let Some(auth) = r.headers.get("authorization") else {
+            return Some(unauthorized(base));
+        };
+        let token = auth
+            .strip_prefix("DPoP ")
+            .expect("a DPoP-bound token is never sent as bearer");
+        let c = proof_claims(&r.headers["dpop"]);
+        assert_eq!(c["htm"], "POST");
+        assert_eq!(c["htu"], format!("{base}/mcp"));
+        let hash = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+        assert_eq!(
+            c["ath"],
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(hash.as_ref())
+        );
+        seen.lock().unwrap().push(c["jti"].as_str().unwrap().to_string());
+        None
+    });
+    let m = mcp_server(a.url.clone(), gate, None);
+    let (st, msg, c) = connect(&m.url, &host(User::Approve), false);
+    assert_eq!(st, Status::MCPC_OK, "{msg}");
+    for _ in 0..3 {
+        assert_eq!(call(c.as_ref().unwrap()).0, Status::MCPC_OK);
+    }
+    // The token request carried a proof for the token endpoint, without a token.
+    let t = a.seen().into_iter().find(|s| s.path() == "/token").unwrap();
+    let tc = proof_claims(&t.headers["dpop"]);
+    assert_eq!(tc["htu"], format!("{}/token", a.url));
+    assert!(tc.get("ath").is_none());
+    let jtis = jtis.lock().unwrap();
+    assert!(jtis.len() >= 4, "{jtis:?}");
+    let unique: std::collections::HashSet<_> = jtis.iter().collect();
+    assert_eq!(unique.len(), jtis.len(), "a proof was used twice");
+}
+
+#[test]
+fn a_nonce_that_changes_every_time_is_bounded() {
+    let (a, _) = auth_server(Fault::Dpop);
+    let n = Arc::new(AtomicUsize::new(0));
+    let count = n.clone();
+    let gate: Gatekeeper = Arc::new(move |r: &Seen, base: &str| {
+        if !r.headers.contains_key("authorization") {
+            return Some(unauthorized(base));
+        }
+        let i = count.fetch_add(1, Ordering::SeqCst);
+        let mut rep = json(401, serde_json::json!({"error": "use_dpop_nonce"}));
+        rep.headers
+            .push(("www-authenticate".into(), "DPoP error=\"use_dpop_nonce\"".into()));
+        rep.headers.push(("dpop-nonce".into(), format!("nonce-{i}")));
+        Some(rep)
+    });
+    let m = mcp_server(a.url.clone(), gate, None);
+    let (st, msg, _) = connect(&m.url, &host(User::Approve), false);
+    assert_eq!(st, Status::MCPC_ERR_AUTH, "{msg}");
+    assert!(n.load(Ordering::SeqCst) <= 6, "{} tries", n.load(Ordering::SeqCst));
 }
