@@ -83,7 +83,9 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
     exit-during-call    tools/call: os._exit(3) without replying
     garbage-line        "this is not json" line before each tools/call response
     bad-responses       before each tools/call response: a response with unknown
-                        id 987654, then one with both result and error
+                        id 987654, then one with the call's id and both result and
+                        error (neither, for an echo of text "neither"; none, for
+                        an echo of text "fine")
     long-line           tools/call echo answers a 2 MiB text block
     stderr-flood        tools/call first writes 1 MiB of lines to stderr
     truncate-exit       tools/call: writes half a response line, then exits 4
@@ -412,9 +414,13 @@ class Server:
         if self.fault == "garbage-line":
             before = [b"this is not json"]
         elif self.fault == "bad-responses":
-            before = [{"jsonrpc": "2.0", "id": 987654, "result": {}},
-                      {"jsonrpc": "2.0", "id": rid, "result": {},
-                       "error": {"code": 1, "message": "x"}}]
+            text = (params.get("arguments") or {}).get("text")
+            before = [{"jsonrpc": "2.0", "id": 987654, "result": {}}]
+            if text == "neither":
+                before.append({"jsonrpc": "2.0", "id": rid})
+            elif text != "fine":
+                before.append({"jsonrpc": "2.0", "id": rid, "result": {},
+                               "error": {"code": 1, "message": "x"}})
         elif self.fault == "invalid-utf8":
             before = [b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode()
                       + b',"result":{"content":[{"type":"text","text":"bad \xff\xfe bytes"}]}}']

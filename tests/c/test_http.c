@@ -184,6 +184,8 @@ static void test_sse_stream_shapes(void) {
     call_under_fault("sse", "sse-priming", MCPC_OK, NULL);
     call_under_fault("sse", "split-sse", MCPC_OK, NULL);
     call_under_fault("sse", "garbage-sse", MCPC_OK, NULL);
+    /* A malformed response to the call fails it; the valid one after it is late. */
+    call_under_fault("sse", "malformed-sse", MCPC_ERR_PROTOCOL, "both result and error");
     call_under_fault("sse", "huge-sse", MCPC_OK, NULL);
 }
 

@@ -481,23 +481,41 @@ static void test_close_stdout(void) {
 }
 
 static void test_garbage_and_bad_responses(void) {
-    const char *faults[] = {"garbage-line", "bad-responses"};
-    /* A request/response host hands over the first line with the request's id as its
-     * response; when that line is malformed the request fails (its response is lost),
-     * as it would over HTTP. So the second fault is for stream transports. */
-    int n = mode == MODE_EXCHANGE ? 1 : 2;
-    for (int i = 0; i < n; i++) {
-        mcpc_client_t *c = NULL;
-        CHECK_STATUS(connect_demo(faults[i], NULL, &c), MCPC_OK);
-        if (!c) continue;
+    /* A garbage line is dropped on its own, and the call gets its real answer. */
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("garbage-line", NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"ok\"}", NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "ok") == 0);
+    mcpc_result_free(r);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"again\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+static void test_malformed_response_fails_its_call_at_once(void) {
+    /* A response to a pending call with both result and error, or neither, fails
+     * that call at once, naming what was wrong; the valid response that follows is
+     * late and dropped, and one to an id nobody asked for is only dropped. */
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("bad-responses", NULL, &c), MCPC_OK);
+    if (!c) return;
+    const char *args[] = {"{\"text\":\"both\"}", "{\"text\":\"neither\"}"};
+    const char *why[] = {"both result and error", "neither result nor error"};
+    for (int i = 0; i < 2; i++) {
         mcpc_result_t *r = NULL;
-        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"ok\"}", NULL, &r), MCPC_OK);
-        CHECK(r && strcmp(mcpc_result_text(r, NULL), "ok") == 0);
+        mcpc_call_opts_t o = opts_timeout(30000);
+        double t0 = now_ms();
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", args[i], &o, &r), MCPC_ERR_PROTOCOL);
+        CHECK(r == NULL);
+        CHECK(now_ms() - t0 < 5000);
+        CHECK(strstr(mcpc_last_error_message(), why[i]) != NULL);
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"fine\"}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "fine") == 0);
         mcpc_result_free(r);
-        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"again\"}", NULL, &r), MCPC_OK);
-        mcpc_result_free(r);
-        close_and_check_cleanup(c);
     }
+    close_and_check_cleanup(c);
 }
 
 static void test_long_line(void) {
@@ -1326,6 +1344,7 @@ int main(int argc, char **argv) {
     RUN(test_exit_during_call);
     RUN(test_close_stdout);
     RUN(test_garbage_and_bad_responses);
+    RUN(test_malformed_response_fails_its_call_at_once);
     RUN(test_long_line);
     RUN(test_stderr_flood);
     RUN(test_server_requests_answered);
