@@ -768,6 +768,20 @@ static void test_caller_errors(void) {
     const char *argv_bad[] = {bad_utf8};
     CHECK_STATUS(mcpc_client_connect_stdio(argv_bad, 1, NULL, &c), MCPC_ERR_INVALID_UTF8);
     CHECK(strstr(mcpc_last_error_message(), "argv[0]") != NULL);
+    /* The checks made before anything starts. */
+    CHECK_STATUS(mcpc_check_url("https://example.com/mcp"), MCPC_OK);
+    CHECK_STATUS(mcpc_check_url("http://[::1]:9/mcp"), MCPC_OK);
+    CHECK_STATUS(mcpc_check_url("http://example.com/mcp"), MCPC_ERR_INSECURE_URL);
+    CHECK_STATUS(mcpc_check_url("http://u:secret@127.0.0.1/mcp"), MCPC_ERR_INVALID_ARG);
+    CHECK(strstr(mcpc_last_error_message(), "secret") == NULL);
+    CHECK_STATUS(mcpc_check_url(NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_check_url(bad_utf8), MCPC_ERR_INVALID_UTF8);
+    CHECK_STATUS(mcpc_check_arguments(NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_check_arguments(" {\"a\":[1]} "), MCPC_OK);
+    CHECK_STATUS(mcpc_check_arguments("null"), MCPC_OK);
+    CHECK_STATUS(mcpc_check_arguments("[1]"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_check_arguments("{\"a\":"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_check_arguments(bad_utf8), MCPC_ERR_INVALID_UTF8);
 
     mcpc_result_t *r = NULL;
     mcpc_tool_list_t *l = NULL;
