@@ -307,6 +307,19 @@ mcpc_status_t mcpc_options_set_timeout_ms(mcpc_options_t *opts,
                                           int64_t timeout_ms);
 
 /**
+ * Sets how long, in milliseconds, the `server/discover` probe of the default
+ * negotiation waits for an answer over stdio or the caller-supplied stream transport
+ * before it also sends `initialize` (10000 by default). The connect timeout still
+ * bounds the whole handshake. HTTP servers always answer, so HTTP ignores it.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or `window_ms` not positive).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_probe_window_ms(mcpc_options_t *opts,
+                                               int64_t window_ms);
+
+/**
  * Sets the `clientInfo` sent in the handshake. Both strings are copied.
  * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_INVALID_UTF8.
  *

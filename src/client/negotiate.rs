@@ -121,7 +121,7 @@ impl Client {
                 let kind = self.transport.probe_kind();
                 let probe_ctl = match kind {
                     ProbeKind::Stream { .. } => Control {
-                        timeout: Some(self.timeout_of(ctl).min(PROBE_TIMEOUT)),
+                        timeout: Some(self.timeout_of(ctl).min(self.options.probe_window)),
                         ..ctl.clone()
                     },
                     ProbeKind::Http => ctl.clone(),
