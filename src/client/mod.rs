@@ -23,6 +23,8 @@ mod core_tests;
 mod direct;
 mod generic;
 mod negotiate;
+#[cfg(test)]
+mod negotiate_tests;
 pub mod op;
 mod ops;
 mod router;

@@ -1250,6 +1250,47 @@ static void test_probe_fallback_branches(void) {
     }
 }
 
+/* Connects to the demo server of `era` (via MCPC_DEMO_ERA) with `fault` and `extra`,
+ * a probe window of 300 ms and a connect timeout of 5 s; checks the version chosen. */
+static void expect_negotiated(const char *era, const char *fault, const char *extra, const char *version,
+                              const char *how) {
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_probe_window_ms(o, 300), MCPC_OK);
+    CHECK_STATUS(mcpc_options_set_timeout_ms(o, 5000), MCPC_OK);
+    setenv("MCPC_DEMO_ERA", era, 1);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo_args(fault, extra, o, &c), MCPC_OK);
+    unsetenv("MCPC_DEMO_ERA");
+    mcpc_options_free(o);
+    if (!c) {
+        fprintf(stderr, "  era %s, fault %s, %s\n", era, fault ? fault : "none", extra);
+        return;
+    }
+    if (strcmp(mcpc_client_protocol_version(c), version) != 0 || strcmp(mcpc_client_negotiated_by(c), how) != 0) {
+        fprintf(stderr, "  era %s, %s: got %s by %s\n", era, extra, mcpc_client_protocol_version(c),
+                mcpc_client_negotiated_by(c));
+        CHECK(0);
+    }
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+static void test_negotiation_survives_slow_servers(void) {
+    /* Servers of each generation that start reading late: after the probe window
+     * initialize goes out too, and whatever answers first shows the generation. */
+    const char *starts[] = {"--start-delay=0", "--start-delay=1000"};
+    for (int i = 0; i < 2; i++) {
+        expect_negotiated("legacy", NULL, starts[i], "2025-11-25", "fallback");
+        expect_negotiated("legacy", "silent-discover", starts[i], "2025-11-25", "fallback");
+        expect_negotiated("modern", NULL, starts[i], "2026-07-28", "discover");
+        expect_negotiated("dual", NULL, starts[i], "2026-07-28", "discover");
+    }
+    /* The probe answered after initialize was refused with -32022 listing 2026-07-28. */
+    expect_negotiated("modern", NULL, "--discover-delay=1000", "2026-07-28", "discover");
+}
+
 /* ---- tests of the seam itself ---- */
 
 static void test_seam_send_failure(void) {
@@ -1386,6 +1427,7 @@ int main(int argc, char **argv) {
     RUN(test_empty_string_cursor);
     RUN(test_modern_timeout_sends_cancel);
     RUN(test_probe_fallback_branches);
+    RUN(test_negotiation_survives_slow_servers);
     RUN(test_seam_send_failure);
     RUN(test_seam_garbage_and_late_delivery);
     RUN(test_seam_caller_errors);
