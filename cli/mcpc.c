@@ -816,13 +816,35 @@ static int connect_client(const struct config *cfg, const struct words *server_a
     return -1;
 }
 
+/*
+ * What the library can check without starting or connecting to anything: the URL
+ * policy and the call's arguments. A failure is a usage error. Returns -1 to go
+ * on, or an exit status.
+ */
+static int check_before_start(const struct config *cfg)
+{
+    mcpc_status_t st = MCPC_OK;
+    if (cfg->url != NULL)
+        st = mcpc_check_url(cfg->url);
+    if (st == MCPC_OK && cfg->command == CMD_CALL)
+        st = mcpc_check_arguments(cfg->tool_args);
+    if (st != MCPC_OK) {
+        report_status(st);
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
 /* Everything from the first mcpc call on. Returns the exit status. */
 static int run(const struct config *cfg, const struct words *server_argv,
                const mcpc_cancel_t *cancel)
 {
     mcpc_options_t *opts = NULL;
     mcpc_client_t *client = NULL;
-    int code = make_options(cfg, &opts);
+    int code = check_before_start(cfg);
+    if (code >= 0)
+        return code;
+    code = make_options(cfg, &opts);
     if (code >= 0)
         return code;
 

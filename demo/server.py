@@ -9,6 +9,7 @@ and the command line are here.
 
 Usage:
     python3 demo/server.py [--era legacy|modern|dual] [--fault MODE] [--log FILE]
+                           [--start-delay MS] [--discover-delay MS]
                            [--page-size N] [--extra-tools N]
 
 Framing: one JSON object per line on stdin/stdout (compact JSON + "\\n").
@@ -83,7 +84,9 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
     exit-during-call    tools/call: os._exit(3) without replying
     garbage-line        "this is not json" line before each tools/call response
     bad-responses       before each tools/call response: a response with unknown
-                        id 987654, then one with both result and error
+                        id 987654, then one with the call's id and both result and
+                        error (neither, for an echo of text "neither"; none, for
+                        an echo of text "fine")
     long-line           tools/call echo answers a 2 MiB text block
     stderr-flood        tools/call first writes 1 MiB of lines to stderr
     truncate-exit       tools/call: writes half a response line, then exits 4
@@ -153,6 +156,7 @@ class Server:
         self.inflight = {}        # json.dumps(request id) -> threading.Event (cancel)
         self.awaiting = {}        # json.dumps(server request id) -> threading.Event
         self.srv_ids = itertools.count(1)
+        self.discover_delay = 0.0
 
     # ---- output -------------------------------------------------------------
 
@@ -257,7 +261,9 @@ class Server:
     def dispatch_modern(self, rid, method, raw_params):
         params = self.core.check_modern(method, raw_params)
         self.core.record_client_info(params["_meta"].get(META_CLIENT_INFO))
-        if method == "server/discover":
+        if method == "server/discover" and self.discover_delay > 0:
+            threading.Timer(self.discover_delay, self.respond, (rid, self.core.discover())).start()
+        elif method == "server/discover":
             self.respond(rid, self.core.discover())
         elif method == "tools/list":
             self.respond(rid, modern_list(self.list_tools(params.get("cursor"))))
@@ -412,9 +418,13 @@ class Server:
         if self.fault == "garbage-line":
             before = [b"this is not json"]
         elif self.fault == "bad-responses":
-            before = [{"jsonrpc": "2.0", "id": 987654, "result": {}},
-                      {"jsonrpc": "2.0", "id": rid, "result": {},
-                       "error": {"code": 1, "message": "x"}}]
+            text = (params.get("arguments") or {}).get("text")
+            before = [{"jsonrpc": "2.0", "id": 987654, "result": {}}]
+            if text == "neither":
+                before.append({"jsonrpc": "2.0", "id": rid})
+            elif text != "fine":
+                before.append({"jsonrpc": "2.0", "id": rid, "result": {},
+                               "error": {"code": 1, "message": "x"}})
         elif self.fault == "invalid-utf8":
             before = [b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode()
                       + b',"result":{"content":[{"type":"text","text":"bad \xff\xfe bytes"}]}}']
@@ -447,6 +457,11 @@ def main():
     ap.add_argument("--fault", default=os.environ.get("MCPC_DEMO_FAULT") or None,
                     help="fault mode (see module docstring)")
     ap.add_argument("--log", help="append received messages and events to FILE")
+    ap.add_argument("--start-delay", type=int, default=0, metavar="MS",
+                    help="read nothing for MS milliseconds after starting (a slow start)")
+    ap.add_argument("--discover-delay", type=int, default=0, metavar="MS",
+                    help="answer server/discover MS milliseconds late (modern and dual eras), "
+                         "serving the requests after it meanwhile")
     ap.add_argument("--page-size", type=int, default=5, help="tools per tools/list page")
     ap.add_argument("--extra-tools", type=int, default=20, help="number of item_NN filler tools")
     opts = ap.parse_args()
@@ -456,7 +471,10 @@ def main():
         ap.error("unknown era: %s (legacy, modern or dual)" % opts.era)
     if opts.page_size < 1 or opts.extra_tools < 0:
         ap.error("--page-size must be >= 1 and --extra-tools >= 0")
-    Server(opts.fault, opts.log, opts.page_size, opts.extra_tools, opts.era).run()
+    server = Server(opts.fault, opts.log, opts.page_size, opts.extra_tools, opts.era)
+    server.discover_delay = opts.discover_delay / 1000.0
+    time.sleep(opts.start_delay / 1000.0)
+    server.run()
 
 
 if __name__ == "__main__":

@@ -323,6 +323,19 @@ mcpc_status_t mcpc_options_set_timeout_ms(mcpc_options_t *opts,
                                           int64_t timeout_ms);
 
 /**
+ * Sets how long, in milliseconds, the `server/discover` probe of the default
+ * negotiation waits for an answer over stdio or the caller-supplied stream transport
+ * before it also sends `initialize` (10000 by default). The connect timeout still
+ * bounds the whole handshake. HTTP servers always answer, so HTTP ignores it.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or `window_ms` not positive).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_probe_window_ms(mcpc_options_t *opts,
+                                               int64_t window_ms);
+
+/**
  * Sets the `clientInfo` sent in the handshake. Both strings are copied.
  * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_INVALID_UTF8.
  *
@@ -600,6 +613,19 @@ mcpc_status_t mcpc_client_connect_http(const char *url,
                                        mcpc_client_t **out_client);
 
 /**
+ * Checks an endpoint URL as mcpc_client_connect_http would, without connecting:
+ * `https://` to any host, `http://` only to loopback, no credentials in the URL.
+ * Ownership: `url` is read during the call. Threads: any thread.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, not a URL, credentials in it, no host),
+ * MCPC_ERR_INVALID_UTF8, MCPC_ERR_INSECURE_URL (plain http:// to a host that is not
+ * loopback, or another scheme).
+ *
+ * # Safety
+ * `url` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_check_url(const char *url);
+
+/**
  * The server's initialize result as JSON (`protocolVersion`, `capabilities`,
  * `serverInfo`, `instructions`), or under 2026-07-28 its `server/discover` result
  * (`supportedVersions`, `capabilities`, `_meta` with the server info, `instructions`),
@@ -774,6 +800,18 @@ mcpc_status_t mcpc_client_call_tool(const mcpc_client_t *client,
                                     const char *arguments_json,
                                     const mcpc_call_opts_t *opts,
                                     mcpc_result_t **out_result);
+
+/**
+ * Checks a tool call's arguments as mcpc_client_call_tool would, without a client:
+ * a JSON object, or NULL (or JSON `null`) for none.
+ * Ownership: `arguments_json` is read during the call. Threads: any thread.
+ * Errors: MCPC_ERR_INVALID_ARG (not JSON, or JSON that is not an object),
+ * MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `arguments_json` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_check_arguments(const char *arguments_json);
 
 /**
  * Sends the request `method` with `params_json` (a JSON object; NULL for none) and

@@ -172,6 +172,10 @@ pub enum Incoming<'a> {
         method: std::borrow::Cow<'a, str>,
         params: Option<&'a RawValue>,
     },
+    /// A message with a response's integer id that is no valid response (both
+    /// `result` and `error`, neither, or a malformed error object): it fails that
+    /// request, if pending, with `why`.
+    Malformed { id: i64, why: Error },
 }
 
 /// The usual shape of a response, read without serde: an object whose members are
@@ -344,26 +348,20 @@ pub(crate) fn decode_parsed(text: &str) -> Result<Incoming<'_>> {
         )
     })?;
     let result = env.result.filter(|raw| raw.get() != "null");
+    let malformed = |why: String| {
+        Ok(Incoming::Malformed {
+            id,
+            why: Error::new(Status::MCPC_ERR_PROTOCOL, why),
+        })
+    };
     let outcome = match (result, env.error) {
-        (Some(_), Some(_)) => {
-            return Err(Error::new(
-                Status::MCPC_ERR_PROTOCOL,
-                format!("response {id} carries both result and error"),
-            ))
-        }
+        (Some(_), Some(_)) => return malformed(format!("response {id} carries both result and error")),
         (Some(r), None) => Ok(RawResult::Checked(r.to_owned())),
-        (None, Some(e)) => Err(serde_json::from_str::<RpcError>(e.get()).map_err(|e| {
-            Error::new(
-                Status::MCPC_ERR_PROTOCOL,
-                format!("response {id} has a malformed error object: {e}"),
-            )
-        })?),
-        (None, None) => {
-            return Err(Error::new(
-                Status::MCPC_ERR_PROTOCOL,
-                format!("response {id} carries neither result nor error"),
-            ))
-        }
+        (None, Some(e)) => match serde_json::from_str::<RpcError>(e.get()) {
+            Ok(e) => Err(e),
+            Err(e) => return malformed(format!("response {id} has a malformed error object: {e}")),
+        },
+        (None, None) => return malformed(format!("response {id} carries neither result nor error")),
     };
     Ok(Incoming::Response { id, outcome })
 }
@@ -464,14 +462,34 @@ mod tests {
         }
     }
 
+    /// A message with a response's id that is no valid response names its id and
+    /// what is wrong, so that it fails that request.
+    #[test]
+    fn malformed_responses_name_their_id() {
+        for (bad, why) in [
+            (
+                &br#"{"id":1,"result":{},"error":{"code":1,"message":"x"}}"#[..],
+                "both result and error",
+            ),
+            (br#"{"jsonrpc":"2.0","id":1}"#, "neither result nor error"),
+            (br#"{"id":1,"result":null}"#, "neither result nor error"),
+            (br#"{"id":1,"error":"nope"}"#, "malformed error object"),
+        ] {
+            match decode(bad).unwrap() {
+                Incoming::Malformed { id: 1, why: e } => {
+                    assert_eq!(e.status, Status::MCPC_ERR_PROTOCOL);
+                    assert!(e.message.contains(why), "{}", e.message);
+                }
+                other => panic!("{}: {other:?}", String::from_utf8_lossy(bad)),
+            }
+        }
+    }
+
     #[test]
     fn rejects_bad_responses() {
         for bad in [
-            &br#"{"id":1,"result":{},"error":{"code":1,"message":"x"}}"#[..],
-            br#"{"id":1}"#,
-            br#"{"id":"abc","result":{}}"#,
+            &br#"{"id":"abc","result":{}}"#[..],
             br#"{"result":{}}"#,
-            br#"{"id":1,"error":"nope"}"#,
             b"not json",
             b"[1,2]",
         ] {

@@ -47,6 +47,30 @@ expect usage-unterminated-quote 1 '' -- --stdio "$PYTHON 'demo/server.py" info
 expect bad-json-args 1 '' -- --stdio "$SERVER" call echo '{"text":'
 expect help 0 'Usage' -- --help
 
+# What can be checked is checked before anything starts: the server command (which
+# would leave a marker file) never runs, and the usage error comes at once.
+marker="$tmp/started"
+starts="touch $marker"
+expect_nothing_started() {  # NAME ARGS...
+    local name=$1 t0 ms
+    shift
+    rm -f "$marker"
+    t0=$(date +%s%N)
+    expect "$name" 1 '' -- "$@"
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    if [ -e "$marker" ] || [ "$ms" -ge 1000 ]; then
+        echo "FAIL $name-before-start: marker $([ -e "$marker" ] && echo present || echo absent), ${ms} ms"
+        failed=$((failed + 1))
+    fi
+}
+expect_nothing_started args-not-json --stdio "$starts" call echo not-json
+expect_nothing_started args-truncated --stdio "$starts" call echo '{"text":'
+expect_nothing_started args-not-object --stdio "$starts" call echo '[1,2]'
+expect_nothing_started args-string --stdio "$starts" call echo '"x"'
+expect_nothing_started bad-protocol-version --protocol-version 1999-01-01 --stdio "$starts" info
+expect_nothing_started url-credentials --url "http://user:pw@127.0.0.1:9/mcp" info
+expect_nothing_started url-bad-scheme --url "ftp://127.0.0.1/mcp" info
+
 # Protocol 2026-07-28: chosen with no flag against a server that speaks it, initialize
 # against one that does not; info says which and how.
 expect modern-info 0 '"mcpc":{"protocolVersion":"2026-07-28","negotiatedBy":"discover"}' -- --stdio "$SERVER --era=modern" info
@@ -111,7 +135,7 @@ expect http-call 0 '"structuredContent":{"sum":5}' -- --url "$url" call add '{"a
 expect http-tool-error 2 '"isError":true' -- --url "$url" call fail '{}'
 expect http-timeout 4 '' -- --timeout 300 --url "$url" call slow '{"ms":20000}'
 stop_fixture
-expect http-insecure-refused 3 '' -- --url http://example.com/mcp info
+expect_nothing_started http-insecure-refused --url http://example.com/mcp call echo '{}'
 
 start_fixture --era modern
 url="http://127.0.0.1:$fixture_port/mcp"

@@ -270,3 +270,58 @@ fn close_fails_what_is_in_flight_and_refuses_what_comes_after() {
     let after = runtime::block_on(client.list_tools(&Control::default())).unwrap();
     assert_eq!(after.unwrap_err().status, Status::MCPC_ERR_CLOSED);
 }
+
+#[test]
+fn a_malformed_response_fails_its_request_at_once() {
+    // Each malformed answer is followed by a valid one to the same id, which comes
+    // too late; one with an id nobody asked for is only dropped.
+    let (client, _sent) = connect(
+        server(|m| {
+            let id = &m["id"];
+            let valid = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}"#);
+            let bad = match m["params"]["name"].as_str() {
+                Some("both") => {
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}},"error":{{"code":1,"message":"x"}}}}"#)
+                }
+                Some("neither") => format!(r#"{{"jsonrpc":"2.0","id":{id}}}"#),
+                _ => return vec![],
+            };
+            vec![r#"{"jsonrpc":"2.0","id":987654}"#.into(), bad, valid]
+        }),
+        None,
+    );
+    let ctl = Control {
+        timeout: Some(Duration::from_secs(30)),
+        ..Control::default()
+    };
+    for (name, why) in [
+        ("both", "carries both result and error"),
+        ("neither", "carries neither result nor error"),
+    ] {
+        let started = std::time::Instant::now();
+        let args = parse_arguments(Some("{}")).unwrap();
+        let err = runtime::block_on(client.call_tool(name, args, &ctl))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(err.status, Status::MCPC_ERR_PROTOCOL, "{}", err.message);
+        assert!(err.message.contains(why), "{}", err.message);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "at once, not at the timeout"
+        );
+        // The same for a direct call.
+        let (tx, rx) = mpsc::channel();
+        let _call = direct(&client, name, Duration::from_secs(30), "direct", &tx);
+        let (_, outcome) = rx.recv_timeout(WAIT).expect("the call completes");
+        let err = outcome.unwrap_err();
+        assert_eq!(err.status, Status::MCPC_ERR_PROTOCOL);
+        assert!(err.message.contains(why), "{}", err.message);
+        // The late valid response completed nothing a second time.
+        assert!(rx.recv_timeout(Duration::from_millis(50)).is_err());
+        let args = parse_arguments(Some("{}")).unwrap();
+        let ok = runtime::block_on(client.call_tool("echo", args, &ctl))
+            .unwrap()
+            .unwrap();
+        assert_eq!(ok.text_blocks().as_slice(), ["hi\0"]);
+    }
+}

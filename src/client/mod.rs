@@ -23,6 +23,8 @@ mod core_tests;
 mod direct;
 mod generic;
 mod negotiate;
+#[cfg(test)]
+mod negotiate_tests;
 pub mod op;
 mod ops;
 mod router;
@@ -50,6 +52,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Most `tools/list` pages followed in one listing.
     pub max_pages: usize,
+    /// How long the version probe waits on a stream transport before silence
+    /// counts.
+    pub probe_window: Duration,
     pub on_notification: Option<NotificationFn>,
 }
 
@@ -64,6 +69,7 @@ impl Default for Options {
             negotiation: Negotiation::default(),
             timeout: DEFAULT_TIMEOUT,
             max_pages: DEFAULT_MAX_PAGES,
+            probe_window: negotiate::PROBE_TIMEOUT,
             on_notification: None,
         }
     }

@@ -12,12 +12,16 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::time::Instant;
+
+use crate::drive::BoxFuture;
 
 /// Most `input_required` rounds one call may take.
 pub const MAX_INPUT_ROUNDS: usize = 10;
 
-/// The longest a version probe waits on a stream transport before taking silence
-/// for an older server (which may ignore requests that come before `initialize`).
+/// The longest a version probe waits alone on a stream transport before the
+/// fallback `initialize` goes out too (some older servers ignore requests that
+/// come before `initialize`).
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the version probe showed.
@@ -32,6 +36,54 @@ pub(super) enum Probe {
     Fail(Error),
 }
 
+/// How a stream probe ended.
+enum Step {
+    /// The race of the probe and the fallback chose the session.
+    Decided(Session),
+    /// What the probe alone showed.
+    Probe(Probe),
+}
+
+/// What a stream probe waits for.
+enum Event {
+    /// An answer to the probe (`true`: to the probe asked again).
+    Probe(Result<Discovered>, bool),
+    /// The outcome of the fallback `initialize`.
+    Init(Result<Session>),
+    /// The window of silence passed.
+    Silence,
+}
+
+/// The output of `f`, or never when there is none.
+async fn next<T>(f: &mut Option<BoxFuture<'_, T>>) -> T {
+    match f {
+        Some(f) => f.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `ctl` with what is left until `deadline` as its timeout.
+fn until(ctl: &Control, deadline: Instant) -> Control {
+    Control {
+        timeout: Some(deadline.saturating_duration_since(Instant::now())),
+        ..ctl.clone()
+    }
+}
+
+/// True for a -32022 whose data lists 2026-07-28 among the supported versions.
+fn lists_modern(e: &Error) -> bool {
+    #[derive(Deserialize)]
+    struct Data {
+        #[serde(default)]
+        supported: Vec<String>,
+    }
+    e.status == Status::MCPC_ERR_UNSUPPORTED_VERSION
+        && e.rpc_data
+            .as_deref()
+            .and_then(|d| serde_json::from_str::<Data>(d).ok())
+            .is_some_and(|d| d.supported.iter().any(|v| protocol::is_modern(v)))
+}
+
 /// Decides what a failed `server/discover` says about the server. Only answers
 /// that show an older server lead to `initialize`: authentication, TLS, server
 /// errors and HTTP timeouts never do.
@@ -41,19 +93,8 @@ pub(super) fn classify_probe_error(e: Error, kind: ProbeKind) -> Probe {
         Status::MCPC_ERR_HEADER_MISMATCH | Status::MCPC_ERR_MISSING_CAPABILITY => Probe::Fail(e),
         // -32022: if the versions it lists include ours, ask again; else it may speak
         // an older version.
-        Status::MCPC_ERR_UNSUPPORTED_VERSION => {
-            #[derive(Deserialize)]
-            struct Data {
-                #[serde(default)]
-                supported: Vec<String>,
-            }
-            let supported = e.rpc_data.as_deref().and_then(|d| serde_json::from_str::<Data>(d).ok());
-            if supported.is_some_and(|d| d.supported.iter().any(|v| protocol::is_modern(v))) {
-                Probe::Retry
-            } else {
-                Probe::Legacy { restart: false }
-            }
-        }
+        Status::MCPC_ERR_UNSUPPORTED_VERSION if lists_modern(&e) => Probe::Retry,
+        Status::MCPC_ERR_UNSUPPORTED_VERSION => Probe::Legacy { restart: false },
         // Any other JSON-RPC error: an older server (they answer -32601, -32602, -32600...).
         Status::MCPC_ERR_RPC => Probe::Legacy { restart: false },
         Status::MCPC_ERR_HTTP if matches!(e.http_status, Some(400 | 404 | 405)) => Probe::Legacy { restart: false },
@@ -118,25 +159,32 @@ impl Client {
             Negotiation::Pinned(v) => self.initialize(&v, negotiated::PINNED, ctl).await,
             Negotiation::Auto => {
                 self.set_modern(true);
+                // The connect timeout bounds the whole: probe, fallback and retries.
+                let deadline = Instant::now() + self.timeout_of(ctl);
                 let kind = self.transport.probe_kind();
-                let probe_ctl = match kind {
-                    ProbeKind::Stream { .. } => Control {
-                        timeout: Some(self.timeout_of(ctl).min(PROBE_TIMEOUT)),
-                        ..ctl.clone()
+                let probe = match kind {
+                    ProbeKind::Stream { .. } => match self.probe_stream(ctl, deadline, kind).await? {
+                        Step::Decided(session) => {
+                            self.set_modern(session.modern);
+                            return Ok(session);
+                        }
+                        Step::Probe(probe) => probe,
                     },
-                    ProbeKind::Http => ctl.clone(),
-                };
-                let mut probe = Probe::Retry;
-                for attempt in 0..2 {
-                    probe = match self.discover(&probe_ctl, false).await {
-                        Ok(Discovered::Modern(s)) => Probe::Modern(s),
-                        Ok(Discovered::LegacyOnly) => Probe::Legacy { restart: false },
-                        Err(e) => classify_probe_error(e, kind),
-                    };
-                    if !matches!(probe, Probe::Retry) || attempt == 1 {
-                        break;
+                    ProbeKind::Http => {
+                        let mut probe = Probe::Retry;
+                        for attempt in 0..2 {
+                            probe = match self.discover(&until(ctl, deadline), false).await {
+                                Ok(Discovered::Modern(s)) => Probe::Modern(s),
+                                Ok(Discovered::LegacyOnly) => Probe::Legacy { restart: false },
+                                Err(e) => classify_probe_error(e, kind),
+                            };
+                            if !matches!(probe, Probe::Retry) || attempt == 1 {
+                                break;
+                            }
+                        }
+                        probe
                     }
-                }
+                };
                 match probe {
                     Probe::Modern(s) => Ok(s),
                     Probe::Retry => Err(Error::new(
@@ -149,12 +197,97 @@ impl Client {
                             self.restart(connector).await?;
                         }
                         self.set_modern(false);
-                        self.initialize(protocol::LATEST_INITIALIZE_VERSION, negotiated::FALLBACK, ctl)
-                            .await
+                        self.fallback_until(ctl, deadline).await
                     }
                 }
             }
         }
+    }
+
+    /// The probe on a stream transport, where a server may be slow to start and a
+    /// few older ones ignore requests before `initialize`. The probe stays pending
+    /// until the deadline; after the window of silence `initialize` goes out too,
+    /// and the first answer that shows the server's generation decides: a probe
+    /// answer listing 2026-07-28 (whenever it comes), an `initialize` result, or a
+    /// -32022 to `initialize` listing 2026-07-28 (then the probe is asked again
+    /// once, in case the first was lost). Gives the session when that race decided
+    /// it, else what the probe showed, for [`Client::negotiate`] to act on.
+    async fn probe_stream(&self, ctl: &Control, deadline: Instant, kind: ProbeKind) -> Result<Step> {
+        let mut probe: Option<BoxFuture<'_, Result<Discovered>>> = Some(Box::pin(self.discover_until(ctl, deadline)));
+        let mut again: Option<BoxFuture<'_, Result<Discovered>>> = None;
+        let mut init: Option<BoxFuture<'_, Result<Session>>> = None;
+        let (mut asked_again, mut init_sent) = (false, false);
+        // What a failed `initialize` said, while a probe may still answer.
+        let mut init_err: Option<Error> = None;
+        // At most half the connect timeout, which leaves the fallback time to answer.
+        let now = Instant::now();
+        let half = deadline.saturating_duration_since(now) / 2;
+        let window = tokio::time::sleep_until(now + half.min(self.options.probe_window));
+        tokio::pin!(window);
+        loop {
+            let event = tokio::select! {
+                biased;
+                d = next(&mut probe) => Event::Probe(d, false),
+                d = next(&mut again) => Event::Probe(d, true),
+                i = next(&mut init) => Event::Init(i),
+                () = &mut window, if !init_sent => Event::Silence,
+            };
+            match event {
+                Event::Probe(answer, second) => {
+                    if second {
+                        again = None;
+                    } else {
+                        probe = None;
+                    }
+                    let shown = match answer {
+                        Ok(Discovered::Modern(s)) => return Ok(Step::Decided(s)),
+                        Ok(Discovered::LegacyOnly) => Probe::Legacy { restart: false },
+                        Err(e) => classify_probe_error(e, kind),
+                    };
+                    match shown {
+                        Probe::Retry if !asked_again => {
+                            asked_again = true;
+                            again = Some(Box::pin(self.discover_until(ctl, deadline)));
+                        }
+                        // An older server: the fallback decides, if it went out.
+                        Probe::Legacy { restart: false } if init_sent => {
+                            if probe.is_none() && again.is_none() {
+                                if let Some(e) = init_err.take() {
+                                    return Err(e);
+                                }
+                            }
+                        }
+                        shown => return Ok(Step::Probe(shown)),
+                    }
+                }
+                Event::Init(Ok(session)) => return Ok(Step::Decided(session)),
+                Event::Init(Err(e)) => {
+                    init = None;
+                    if lists_modern(&e) && !asked_again {
+                        asked_again = true;
+                        again = Some(Box::pin(self.discover_until(ctl, deadline)));
+                    }
+                    if probe.is_none() && again.is_none() {
+                        return Err(e);
+                    }
+                    init_err = Some(e);
+                }
+                Event::Silence => {
+                    init_sent = true;
+                    init = Some(Box::pin(self.fallback_until(ctl, deadline)));
+                }
+            }
+        }
+    }
+
+    async fn discover_until(&self, ctl: &Control, deadline: Instant) -> Result<Discovered> {
+        self.discover(&until(ctl, deadline), false).await
+    }
+
+    async fn fallback_until(&self, ctl: &Control, deadline: Instant) -> Result<Session> {
+        let ctl = until(ctl, deadline);
+        self.initialize(protocol::LATEST_INITIALIZE_VERSION, negotiated::FALLBACK, &ctl)
+            .await
     }
 
     /// Switches the connection (and its transport) between the two generations.

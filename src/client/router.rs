@@ -167,6 +167,23 @@ impl Shared {
         }
     }
 
+    /// A malformed response to request `id` fails that request at once (a later
+    /// valid response to it is then late, and dropped); one that matches no pending
+    /// request is only dropped.
+    fn route_malformed(&self, id: i64, why: Error) -> Result<Delivered> {
+        match self.take(id) {
+            Some(w) => {
+                log::warn!("failed request {id}: {why}");
+                w.complete(Err(why), crate::sys::on_mcpc_thread());
+                Ok(Delivered::Done)
+            }
+            None => {
+                log::warn!("dropped a message from the server: {why}");
+                Err(why)
+            }
+        }
+    }
+
     /// Routes a response to a `tools/call` or a `tools/list` in the usual shape,
     /// read in one pass: the envelope up to the result ([`jsonrpc::response_head`]),
     /// then the rest checked and read as the result ([`result::call_result_read`],
@@ -263,6 +280,7 @@ impl Shared {
                 self.route_response(id, outcome);
                 Ok(Delivered::Done)
             }
+            Ok(Incoming::Malformed { id, why }) => self.route_malformed(id, why),
             Ok(Incoming::Request { method, .. }) if self.modern.load(Ordering::Acquire) => {
                 log::debug!("dropped a server request ({method}): 2026-07-28 servers send none");
                 Ok(Delivered::Done)
@@ -287,6 +305,16 @@ impl Shared {
         }
     }
 
+    fn is_direct_call(&self, id: i64) -> bool {
+        matches!(
+            self.lock().pending.get(&id),
+            Some(Waiter {
+                reply: Reply::Call(_),
+                ..
+            })
+        )
+    }
+
     /// A response only, on a caller's thread: anything else is left to the
     /// transport's own thread.
     fn deliver_on_caller(&self, msg: &[u8], whole: Option<&bytes::Bytes>) -> Result<Delivered> {
@@ -296,18 +324,14 @@ impl Shared {
         match jsonrpc::decode_in(msg, whole) {
             Ok(Incoming::Response { id, outcome }) => {
                 // A direct call's completion is the host's code: never on the host's thread.
-                if matches!(
-                    self.lock().pending.get(&id),
-                    Some(Waiter {
-                        reply: Reply::Call(_),
-                        ..
-                    })
-                ) {
+                if self.is_direct_call(id) {
                     return Ok(Delivered::Left);
                 }
                 self.route_response(id, outcome);
                 Ok(Delivered::Done)
             }
+            Ok(Incoming::Malformed { id, .. }) if self.is_direct_call(id) => Ok(Delivered::Left),
+            Ok(Incoming::Malformed { id, why }) => self.route_malformed(id, why),
             Ok(_) => Ok(Delivered::Left),
             Err(e) => {
                 log::warn!("dropped a message from the server: {e}");

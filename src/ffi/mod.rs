@@ -7,6 +7,7 @@
 
 pub mod boundary;
 pub mod cancel;
+pub mod check;
 pub mod client;
 pub mod client_async;
 pub mod cstr;

@@ -100,6 +100,22 @@ pub unsafe extern "C" fn mcpc_options_set_timeout_ms(opts: *mut mcpc_options_t, 
     })
 }
 
+/// Sets how long, in milliseconds, the `server/discover` probe of the default
+/// negotiation waits for an answer over stdio or the caller-supplied stream transport
+/// before it also sends `initialize` (10000 by default). The connect timeout still
+/// bounds the whole handshake. HTTP servers always answer, so HTTP ignores it.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, or `window_ms` not positive).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_probe_window_ms(opts: *mut mcpc_options_t, window_ms: i64) -> mcpc_status_t {
+    with_options("mcpc_options_set_probe_window_ms", opts, |o| {
+        o.client.probe_window = positive_ms(window_ms, "window_ms")?;
+        Ok(())
+    })
+}
+
 /// Sets the `clientInfo` sent in the handshake. Both strings are copied.
 /// Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_INVALID_UTF8.
 ///

@@ -180,10 +180,58 @@ static void call_under_fault(const char *mode, const char *fault, mcpc_status_t 
     fixture_stop(&f);
 }
 
+static atomic_int cancel_close_done;
+
+static void on_cancelled_call(void *ud, mcpc_status_t st, mcpc_result_t *r, const char *msg) {
+    (void)msg;
+    if (st == MCPC_ERR_CANCELLED) atomic_fetch_add((atomic_int *)ud, 1);
+    mcpc_result_free(r);
+}
+
+static void test_cancel_then_close_delivers_the_cancel(void) {
+    /* Cancel, then close at once (as the CLI does on Ctrl-C): every cancel was
+     * decided before the close, so the server sees every notifications/cancelled.
+     * MCPC_CANCEL_CLOSE_RUNS sets how many times (1000 by default). */
+    const char *env = getenv("MCPC_CANCEL_CLOSE_RUNS");
+    int runs = env && *env ? atoi(env) : 1000;
+    struct fixture f;
+    if (start(&f, "json", NULL) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY), MCPC_OK);
+    atomic_store(&cancel_close_done, 0);
+    int connected = 0;
+    for (int i = 0; i < runs; i++) {
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+        if (!c) break;
+        connected++;
+        mcpc_op_t *op = NULL;
+        CHECK_STATUS(mcpc_client_call_tool_async(c, "slow", "{\"ms\":30000}", NULL, on_cancelled_call,
+                                                 &cancel_close_done, &op),
+                     MCPC_OK);
+        mcpc_op_cancel(op);
+        CHECK(mcpc_client_close(c) == MCPC_OK);
+        mcpc_op_free(op);
+        mcpc_client_free(c);
+    }
+    mcpc_options_free(o);
+    CHECK(atomic_load(&cancel_close_done) == connected);
+    const char *cancels[] = {"\"method\":\"notifications/cancelled\"", NULL};
+    int seen = log_count(&f, cancels);
+    if (seen != connected) fprintf(stderr, "  %d of %d cancels reached the server\n", seen, connected);
+    CHECK(seen == connected && connected == runs);
+    fixture_stop(&f);
+}
+
 static void test_sse_stream_shapes(void) {
     call_under_fault("sse", "sse-priming", MCPC_OK, NULL);
     call_under_fault("sse", "split-sse", MCPC_OK, NULL);
     call_under_fault("sse", "garbage-sse", MCPC_OK, NULL);
+    /* A malformed response to the call fails it; the valid one after it is late. */
+    call_under_fault("sse", "malformed-sse", MCPC_ERR_PROTOCOL, "both result and error");
     call_under_fault("sse", "huge-sse", MCPC_OK, NULL);
 }
 
@@ -695,6 +743,7 @@ int main(int argc, char **argv) {
     RUN(test_protocol_sse);
     RUN(test_timeout_and_cancel_json);
     RUN(test_timeout_and_cancel_sse);
+    RUN(test_cancel_then_close_delivers_the_cancel);
     RUN(test_sse_progress_before_response);
     RUN(test_sse_stream_shapes);
     RUN(test_sse_resume);

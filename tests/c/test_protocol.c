@@ -481,23 +481,41 @@ static void test_close_stdout(void) {
 }
 
 static void test_garbage_and_bad_responses(void) {
-    const char *faults[] = {"garbage-line", "bad-responses"};
-    /* A request/response host hands over the first line with the request's id as its
-     * response; when that line is malformed the request fails (its response is lost),
-     * as it would over HTTP. So the second fault is for stream transports. */
-    int n = mode == MODE_EXCHANGE ? 1 : 2;
-    for (int i = 0; i < n; i++) {
-        mcpc_client_t *c = NULL;
-        CHECK_STATUS(connect_demo(faults[i], NULL, &c), MCPC_OK);
-        if (!c) continue;
+    /* A garbage line is dropped on its own, and the call gets its real answer. */
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("garbage-line", NULL, &c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"ok\"}", NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "ok") == 0);
+    mcpc_result_free(r);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"again\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+static void test_malformed_response_fails_its_call_at_once(void) {
+    /* A response to a pending call with both result and error, or neither, fails
+     * that call at once, naming what was wrong; the valid response that follows is
+     * late and dropped, and one to an id nobody asked for is only dropped. */
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo("bad-responses", NULL, &c), MCPC_OK);
+    if (!c) return;
+    const char *args[] = {"{\"text\":\"both\"}", "{\"text\":\"neither\"}"};
+    const char *why[] = {"both result and error", "neither result nor error"};
+    for (int i = 0; i < 2; i++) {
         mcpc_result_t *r = NULL;
-        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"ok\"}", NULL, &r), MCPC_OK);
-        CHECK(r && strcmp(mcpc_result_text(r, NULL), "ok") == 0);
+        mcpc_call_opts_t o = opts_timeout(30000);
+        double t0 = now_ms();
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", args[i], &o, &r), MCPC_ERR_PROTOCOL);
+        CHECK(r == NULL);
+        CHECK(now_ms() - t0 < 5000);
+        CHECK(strstr(mcpc_last_error_message(), why[i]) != NULL);
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"fine\"}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "fine") == 0);
         mcpc_result_free(r);
-        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"again\"}", NULL, &r), MCPC_OK);
-        mcpc_result_free(r);
-        close_and_check_cleanup(c);
     }
+    close_and_check_cleanup(c);
 }
 
 static void test_long_line(void) {
@@ -750,6 +768,20 @@ static void test_caller_errors(void) {
     const char *argv_bad[] = {bad_utf8};
     CHECK_STATUS(mcpc_client_connect_stdio(argv_bad, 1, NULL, &c), MCPC_ERR_INVALID_UTF8);
     CHECK(strstr(mcpc_last_error_message(), "argv[0]") != NULL);
+    /* The checks made before anything starts. */
+    CHECK_STATUS(mcpc_check_url("https://example.com/mcp"), MCPC_OK);
+    CHECK_STATUS(mcpc_check_url("http://[::1]:9/mcp"), MCPC_OK);
+    CHECK_STATUS(mcpc_check_url("http://example.com/mcp"), MCPC_ERR_INSECURE_URL);
+    CHECK_STATUS(mcpc_check_url("http://u:secret@127.0.0.1/mcp"), MCPC_ERR_INVALID_ARG);
+    CHECK(strstr(mcpc_last_error_message(), "secret") == NULL);
+    CHECK_STATUS(mcpc_check_url(NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_check_url(bad_utf8), MCPC_ERR_INVALID_UTF8);
+    CHECK_STATUS(mcpc_check_arguments(NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_check_arguments(" {\"a\":[1]} "), MCPC_OK);
+    CHECK_STATUS(mcpc_check_arguments("null"), MCPC_OK);
+    CHECK_STATUS(mcpc_check_arguments("[1]"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_check_arguments("{\"a\":"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_check_arguments(bad_utf8), MCPC_ERR_INVALID_UTF8);
 
     mcpc_result_t *r = NULL;
     mcpc_tool_list_t *l = NULL;
@@ -1218,6 +1250,47 @@ static void test_probe_fallback_branches(void) {
     }
 }
 
+/* Connects to the demo server of `era` (via MCPC_DEMO_ERA) with `fault` and `extra`,
+ * a probe window of 300 ms and a connect timeout of 5 s; checks the version chosen. */
+static void expect_negotiated(const char *era, const char *fault, const char *extra, const char *version,
+                              const char *how) {
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_probe_window_ms(o, 300), MCPC_OK);
+    CHECK_STATUS(mcpc_options_set_timeout_ms(o, 5000), MCPC_OK);
+    setenv("MCPC_DEMO_ERA", era, 1);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo_args(fault, extra, o, &c), MCPC_OK);
+    unsetenv("MCPC_DEMO_ERA");
+    mcpc_options_free(o);
+    if (!c) {
+        fprintf(stderr, "  era %s, fault %s, %s\n", era, fault ? fault : "none", extra);
+        return;
+    }
+    if (strcmp(mcpc_client_protocol_version(c), version) != 0 || strcmp(mcpc_client_negotiated_by(c), how) != 0) {
+        fprintf(stderr, "  era %s, %s: got %s by %s\n", era, extra, mcpc_client_protocol_version(c),
+                mcpc_client_negotiated_by(c));
+        CHECK(0);
+    }
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    close_and_check_cleanup(c);
+}
+
+static void test_negotiation_survives_slow_servers(void) {
+    /* Servers of each generation that start reading late: after the probe window
+     * initialize goes out too, and whatever answers first shows the generation. */
+    const char *starts[] = {"--start-delay=0", "--start-delay=1000"};
+    for (int i = 0; i < 2; i++) {
+        expect_negotiated("legacy", NULL, starts[i], "2025-11-25", "fallback");
+        expect_negotiated("legacy", "silent-discover", starts[i], "2025-11-25", "fallback");
+        expect_negotiated("modern", NULL, starts[i], "2026-07-28", "discover");
+        expect_negotiated("dual", NULL, starts[i], "2026-07-28", "discover");
+    }
+    /* The probe answered after initialize was refused with -32022 listing 2026-07-28. */
+    expect_negotiated("modern", NULL, "--discover-delay=1000", "2026-07-28", "discover");
+}
+
 /* ---- tests of the seam itself ---- */
 
 static void test_seam_send_failure(void) {
@@ -1326,6 +1399,7 @@ int main(int argc, char **argv) {
     RUN(test_exit_during_call);
     RUN(test_close_stdout);
     RUN(test_garbage_and_bad_responses);
+    RUN(test_malformed_response_fails_its_call_at_once);
     RUN(test_long_line);
     RUN(test_stderr_flood);
     RUN(test_server_requests_answered);
@@ -1353,6 +1427,7 @@ int main(int argc, char **argv) {
     RUN(test_empty_string_cursor);
     RUN(test_modern_timeout_sends_cancel);
     RUN(test_probe_fallback_branches);
+    RUN(test_negotiation_survives_slow_servers);
     RUN(test_seam_send_failure);
     RUN(test_seam_garbage_and_late_delivery);
     RUN(test_seam_caller_errors);

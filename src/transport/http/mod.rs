@@ -129,7 +129,10 @@ struct Inner {
     /// Keyed by the client's own ids: a fast hash (a sequential call's exchange
     /// looks its id up here as it ends, run on the runtime or not).
     inflight: Mutex<rustc_hash::FxHashMap<i64, AbortHandle>>,
-    background: Mutex<Vec<JoinHandle<()>>>,
+    /// Tasks of no request: messages without an id (notifications, answers to
+    /// server requests), which close lets finish, and the standalone GET stream
+    /// (`true`), which never ends by itself and which close stops.
+    background: Mutex<Vec<(JoinHandle<()>, bool)>>,
     closed: AtomicBool,
     /// `Some(version)` under the stateless 2026-07-28 rules.
     era: Mutex<Option<&'static str>>,
@@ -179,11 +182,12 @@ impl Inner {
 }
 
 impl Inner {
-    fn spawn_background(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+    /// Runs a task of no request; `endless` for the standalone stream.
+    fn spawn_background(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static, endless: bool) {
         let handle = crate::drive::runtime::handle().spawn(fut);
         let mut bg = self.background.lock().unwrap_or_else(|p| p.into_inner());
-        bg.retain(|h| !h.is_finished());
-        bg.push(handle);
+        bg.retain(|(h, _)| !h.is_finished());
+        bg.push((handle, endless));
     }
 
     fn era(&self) -> Option<&'static str> {
@@ -239,7 +243,8 @@ impl Transport for HttpTransport {
         self.inner.dispatch(msg);
         if start_stream {
             let me = self.inner.clone();
-            self.inner.spawn_background(async move { me.standalone_stream().await });
+            self.inner
+                .spawn_background(async move { me.standalone_stream().await }, true);
         }
         Ok(())
     }
@@ -267,20 +272,27 @@ impl Transport for HttpTransport {
             for (_, h) in self.inner.inflight.lock().unwrap_or_else(|p| p.into_inner()).drain() {
                 h.abort();
             }
-            // Let notifications already queued (a cancel, say) go out, briefly.
+            // Messages decided before close (a cancel, say) go out before the
+            // session ends, within the grace; only the GET stream is stopped.
             let background = std::mem::take(&mut *self.inner.background.lock().unwrap_or_else(|p| p.into_inner()));
-            let _ = tokio::time::timeout(CLOSE_WAIT, async {
-                for h in &background {
-                    if !h.is_finished() {
-                        // The GET stream never finishes by itself: stop it.
-                        h.abort();
-                    }
+            let mut waiting = Vec::with_capacity(background.len());
+            for (h, endless) in background {
+                if endless {
+                    h.abort();
+                } else {
+                    waiting.push(h);
                 }
-                for h in background {
+            }
+            let delivered = tokio::time::timeout(CLOSE_WAIT, async {
+                for h in waiting.iter_mut() {
                     let _ = h.await;
                 }
             })
             .await;
+            if delivered.is_err() {
+                log::debug!("messages queued before close did not go out within {CLOSE_WAIT:?}");
+                waiting.iter().for_each(JoinHandle::abort);
+            }
             let has_session = self
                 .inner
                 .session

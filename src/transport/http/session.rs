@@ -151,7 +151,7 @@ impl Inner {
                     self.spawn_exchange(id, task);
                 }
             }
-            None => self.spawn_background(task),
+            None => self.spawn_background(task, false),
         }
     }
 
