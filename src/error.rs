@@ -68,6 +68,13 @@ pub enum mcpc_status_t {
     /// The server asked for input this client cannot give (elicitation, sampling,
     /// roots), or kept asking past the round limit.
     MCPC_ERR_INPUT_REQUIRED = 27,
+    /// An input request handle (`mcpc_input_t`) was completed a second time; the first
+    /// answer stands.
+    MCPC_ERR_ALREADY_COMPLETED = 32,
+    /// The host's answer to a server's input request does not fit what was asked (an
+    /// elicitation's content against its requested schema, a malformed result). Nothing
+    /// was sent; the request stays open for a corrected answer.
+    MCPC_ERR_INPUT_INVALID = 33,
 }
 
 pub use mcpc_status_t as Status;
@@ -105,6 +112,8 @@ impl Status {
             MCPC_ERR_HEADER_MISMATCH => "MCPC_ERR_HEADER_MISMATCH",
             MCPC_ERR_MISSING_CAPABILITY => "MCPC_ERR_MISSING_CAPABILITY",
             MCPC_ERR_INPUT_REQUIRED => "MCPC_ERR_INPUT_REQUIRED",
+            MCPC_ERR_ALREADY_COMPLETED => "MCPC_ERR_ALREADY_COMPLETED",
+            MCPC_ERR_INPUT_INVALID => "MCPC_ERR_INPUT_INVALID",
         }
     }
 }

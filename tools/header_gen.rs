@@ -22,9 +22,10 @@ const CALLS: usize = 3;
 const RESULTS: usize = 4;
 const ASYNC: usize = 5;
 const TRANSPORT: usize = 6;
+const INPUT: usize = 7;
 
 /// The groups in header order: heading and a one-line description.
-const GROUPS: [(&str, &str); 7] = [
+const GROUPS: [(&str, &str); 8] = [
     (
         "Errors",
         "Status codes, the calling thread's last error, freeing strings, the version.",
@@ -46,6 +47,10 @@ const GROUPS: [(&str, &str); 7] = [
     (
         "Transport seam",
         "A transport whose channel the host owns, in stream or request/response form.",
+    ),
+    (
+        "Input for the server",
+        "Handlers for the server's elicitation, sampling and roots requests, and answering them.",
     ),
 ];
 
@@ -112,6 +117,16 @@ const RULES: &[(usize, &str)] = &[
     (TRANSPORT, "mcpc_client_connect_transport"),
     (TRANSPORT, "mcpc_client_connect_transport_async"),
     (TRANSPORT, "mcpc_exchange_*"),
+    (INPUT, "MCPC_INPUT_*"),
+    (INPUT, "MCPC_ELICIT_*"),
+    (INPUT, "MCPC_SAMPLING_*"),
+    (INPUT, "mcpc_input_t"),
+    (INPUT, "mcpc_input_cb"),
+    (INPUT, "mcpc_options_set_elicitation_handler"),
+    (INPUT, "mcpc_options_set_sampling_handler"),
+    (INPUT, "mcpc_options_set_roots_handler"),
+    (INPUT, "mcpc_input_*"),
+    (INPUT, "mcpc_client_roots_changed"),
 ];
 
 const CPP_OPEN: &str = "#ifdef __cplusplus\nextern \"C\" {\n#endif // __cplusplus\n";

@@ -11,6 +11,7 @@ pub mod client;
 pub mod client_async;
 pub mod cstr;
 pub mod error;
+pub mod input;
 pub mod op;
 pub mod options;
 pub mod ptr;
