@@ -47,6 +47,21 @@ expect usage-unterminated-quote 1 '' -- --stdio "$PYTHON 'demo/server.py" info
 expect bad-json-args 1 '' -- --stdio "$SERVER" call echo '{"text":'
 expect help 0 'Usage' -- --help
 
+# Input for the server: roots offered with --roots, elicitation answered on stdin with
+# --elicit (defaults filled in, a wrong answer asked again), a generic request.
+INPUT="$PYTHON tests/fixtures/input_server.py"
+for era in modern legacy; do
+    expect "roots-$era" 0 'file:///tmp' -- --roots /tmp --stdio "$INPUT --era=$era" call roots
+    printf '{"name":5}\n{"name":"Ann"}\n' >"$tmp/answers"
+    expect "elicit-$era" 0 '\"age\": 7, \"name\": \"Ann\"' -- --elicit --stdio "$INPUT --era=$era" call form <"$tmp/answers"
+    expect "elicit-url-$era" 0 '\"action\": \"decline\"' -- --elicit --stdio "$INPUT --era=$era" call url </dev/null
+done
+expect no-elicit-modern 0 '\"action\": \"decline\"' -- --stdio "$INPUT --era=modern" call form
+expect usage-roots-not-a-dir 1 '' -- --roots /nonexistent --stdio "$SERVER" tools
+expect request 0 '"name":"echo"' -- --stdio "$SERVER" request tools/list '{}'
+expect request-rpc-error 3 '' -- --stdio "$SERVER" request no/such/method
+expect usage-request-no-method 1 '' -- --stdio "$SERVER" request
+
 # Protocol 2026-07-28: chosen with no flag against a server that speaks it, initialize
 # against one that does not; info says which and how.
 expect modern-info 0 '"mcpc":{"protocolVersion":"2026-07-28","negotiatedBy":"discover"}' -- --stdio "$SERVER --era=modern" info
