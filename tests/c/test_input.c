@@ -23,6 +23,7 @@ struct host {
     int kind;
     int bad_status;    /* what a wrong answer first returned (0: none tried) */
     int second_status; /* what answering again returned */
+    int finished;      /* handlers that returned */
     char server[64];
     char message[64];
     char url[64];
@@ -69,11 +70,20 @@ static void on_input(void *userdata, mcpc_input_t *input) {
                                  : mcpc_input_elicit(input, MCPC_ELICIT_ACCEPT, h->content);
     if (st != MCPC_OK) fprintf(stderr, "  answering: %s\n", mcpc_last_error_message());
     int second = mcpc_input_elicit(input, MCPC_ELICIT_DECLINE, NULL);
+    mcpc_input_free(input);
     pthread_mutex_lock(&h->lock);
     h->bad_status = bad;
     h->second_status = second;
+    h->finished++;
+    pthread_cond_broadcast(&h->cond);
     pthread_mutex_unlock(&h->lock);
-    mcpc_input_free(input);
+}
+
+/* Waits until `n` handlers have returned: a call may return before its handler does. */
+static void wait_finished(struct host *h, int n) {
+    pthread_mutex_lock(&h->lock);
+    while (h->finished < n) pthread_cond_wait(&h->cond, &h->lock);
+    pthread_mutex_unlock(&h->lock);
 }
 
 static void free_nothing(void *p) { (void)p; }
@@ -148,6 +158,7 @@ static void test_form_elicitation_checked_and_defaults(void) {
         /* The default of the field left out was filled in. */
         CHECK(contains(t, "\"action\": \"accept\", \"content\": {\"age\": 7, \"name\": \"Ann\"}"));
         free(t);
+        wait_finished(&h, 1);
         CHECK(h.calls == 1 && h.kind == MCPC_INPUT_ELICIT_FORM && h.had_schema);
         CHECK(strcmp(h.server, "input-server") == 0 && strcmp(h.message, "Who are you?") == 0);
         CHECK(h.bad_status == MCPC_ERR_INPUT_INVALID);
