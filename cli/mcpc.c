@@ -32,6 +32,11 @@
  * 5 cancelled by SIGINT or SIGTERM.
  */
 
+/* realpath(3) for --roots. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -71,6 +76,9 @@ static const char USAGE[] =
     "                          no arguments) and print its result JSON\n"
     "  info                    print the initialize result JSON (server info,\n"
     "                          capabilities, protocol version)\n"
+    "  request METHOD [PARAMS_JSON]\n"
+    "                          send request METHOD with the JSON object PARAMS_JSON\n"
+    "                          and print its result JSON\n"
     "\n"
     "Server (exactly one is required):\n"
     "  --stdio \"COMMAND [ARGS...]\"\n"
@@ -92,6 +100,11 @@ static const char USAGE[] =
     "  --header \"Name: value\"  extra HTTP request header (repeatable; --url only)\n"
     "  --bearer TOKEN          send \"Authorization: Bearer TOKEN\" (--url only)\n"
     "  --cacert FILE           trust the CA certificates in FILE (--url only)\n"
+    "  --roots DIR             offer directory DIR to the server as a root (repeatable)\n"
+    "  --elicit                answer the server's elicitation on this terminal: a form\n"
+    "                          as one JSON object read from stdin (an empty line\n"
+    "                          accepts the defaults; \"decline\" or \"cancel\"), a URL\n"
+    "                          is shown and consent asked; without it, none is offered\n"
     "  -h, --help              print this help and exit\n"
     "Options may also be written --name=value, and may follow the command;\n"
     "\"--\" ends the options.\n"
@@ -197,7 +210,7 @@ static int print_json(const char *json)
 /* Command line                                                               */
 /* ------------------------------------------------------------------------- */
 
-enum command { CMD_NONE, CMD_TOOLS, CMD_CALL, CMD_INFO };
+enum command { CMD_NONE, CMD_TOOLS, CMD_CALL, CMD_INFO, CMD_REQUEST };
 
 struct config {
     /* Server: exactly one of these. */
@@ -213,6 +226,10 @@ struct config {
     const char *protocol_version;
     bool legacy;
     bool inherit_stderr;
+    /* Input for the server. */
+    const char **roots; /* directories, n_roots of them; the array is malloc'd */
+    size_t n_roots;
+    bool elicit;
     /* What to do. */
     enum command command;
     const char *tool_name;
@@ -323,7 +340,7 @@ static bool valid_url(const char *u)
 /* The options; those with has_value take one (as the next argument or after "="). */
 enum opt_id {
     OPT_STDIO, OPT_URL, OPT_TIMEOUT, OPT_HEADER, OPT_BEARER, OPT_CACERT,
-    OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_HELP, OPT_UNKNOWN
+    OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_ROOTS, OPT_ELICIT, OPT_HELP, OPT_UNKNOWN
 };
 
 static const struct {
@@ -340,6 +357,8 @@ static const struct {
     {"--protocol-version", OPT_PROTOCOL_VERSION, true},
     {"--legacy", OPT_LEGACY, false},
     {"--stderr", OPT_STDERR, false},
+    {"--roots", OPT_ROOTS, true},
+    {"--elicit", OPT_ELICIT, false},
     {"--help", OPT_HELP, false},
     {"-h", OPT_HELP, false},
 };
@@ -368,7 +387,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 
     memset(cfg, 0, sizeof *cfg);
     cfg->headers = malloc(sizeof *cfg->headers * (size_t)(argc > 0 ? argc : 1));
-    if (cfg->headers == NULL) {
+    cfg->roots = malloc(sizeof *cfg->roots * (size_t)(argc > 0 ? argc : 1));
+    if (cfg->headers == NULL || cfg->roots == NULL) {
         fputs("mcpc: out of memory\n", stderr);
         return EXIT_ERROR;
     }
@@ -466,6 +486,16 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         case OPT_STDERR:
             cfg->inherit_stderr = true;
             break;
+        case OPT_ROOTS: {
+            struct stat st;
+            if (stat(value, &st) != 0 || !S_ISDIR(st.st_mode))
+                return usage_error("--roots '%s': not a directory", value);
+            cfg->roots[cfg->n_roots++] = value;
+            break;
+        }
+        case OPT_ELICIT:
+            cfg->elicit = true;
+            break;
         case OPT_LEGACY:
             cfg->legacy = true;
             break;
@@ -483,7 +513,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 
     /* The command and its arguments. */
     if (npos == 0)
-        return usage_error("missing command (tools, call or info)");
+        return usage_error("missing command (tools, call, info or request)");
     const char *cmd = pos[0];
     size_t max_args = 0, min_args = 0;
     if (strcmp(cmd, "tools") == 0) {
@@ -494,14 +524,18 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         cfg->command = CMD_CALL;
         min_args = 1;
         max_args = 2;
+    } else if (strcmp(cmd, "request") == 0) {
+        cfg->command = CMD_REQUEST;
+        min_args = 1;
+        max_args = 2;
     } else {
-        return usage_error("unknown command '%s' (expected tools, call or info)", cmd);
+        return usage_error("unknown command '%s' (expected tools, call, info or request)", cmd);
     }
     if (npos - 1 < min_args)
-        return usage_error("call: missing tool NAME");
+        return usage_error("%s", cfg->command == CMD_CALL ? "call: missing tool NAME" : "request: missing METHOD");
     if (npos - 1 > max_args)
         return usage_error("unexpected argument '%s'", pos[max_args + 1]);
-    if (cfg->command == CMD_CALL) {
+    if (cfg->command == CMD_CALL || cfg->command == CMD_REQUEST) {
         cfg->tool_name = pos[1];
         cfg->tool_args = npos > 2 ? pos[2] : NULL;
     }
@@ -696,6 +730,16 @@ static int cmd_info(const mcpc_client_t *client)
     return code;
 }
 
+/* Prints `json` on success, else reports `st`; returns the exit status. */
+static int json_or_error(mcpc_status_t st, const char *json)
+{
+    if (st != MCPC_OK) {
+        report_status(st);
+        return exit_code_for(st);
+    }
+    return print_json(json);
+}
+
 static int cmd_tools(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts)
 {
     mcpc_tool_list_t *list = NULL;
@@ -704,13 +748,7 @@ static int cmd_tools(const mcpc_client_t *client, const mcpc_call_opts_t *call_o
     mcpc_status_t st = mcpc_client_list_tools(client, call_opts, &list);
     if (st == MCPC_OK)
         st = mcpc_tool_list_to_json(list, &json);
-    int code;
-    if (st != MCPC_OK) {
-        report_status(st);
-        code = exit_code_for(st);
-    } else {
-        code = print_json(json);
-    }
+    int code = json_or_error(st, json);
     mcpc_string_free(json);
     mcpc_tool_list_free(list);
     return code;
@@ -738,6 +776,157 @@ static int cmd_call(const mcpc_client_t *client, const mcpc_call_opts_t *call_op
     return code;
 }
 
+static int cmd_request(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts,
+                       const char *method, const char *params_json)
+{
+    char *json = NULL;
+    mcpc_status_t st = mcpc_client_request(client, method, params_json, call_opts, &json);
+    int code = json_or_error(st, json);
+    mcpc_string_free(json);
+    return code;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Input for the server: --roots and --elicit                                 */
+/* ------------------------------------------------------------------------- */
+
+/* Appends to a growing string; false when out of memory. */
+struct buf {
+    char *p;
+    size_t len, cap;
+};
+
+static bool buf_add(struct buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = (b->len + n + 1) * 2;
+        char *p = realloc(b->p, cap);
+        if (p == NULL)
+            return false;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return true;
+}
+
+/* The roots result for the directories, as absolute file:// URIs (percent-encoded)
+ * named by their last component (JSON-escaped). NULL when out of memory or a
+ * directory has no absolute path. */
+static char *roots_json(const char *const *dirs, size_t n)
+{
+    struct buf b = {0};
+    bool ok = buf_add(&b, "{\"roots\":[", 10);
+    for (size_t i = 0; ok && i < n; i++) {
+        char *abs = realpath(dirs[i], NULL);
+        if (abs == NULL) {
+            ok = false;
+            break;
+        }
+        ok = buf_add(&b, i ? ",{\"uri\":\"file://" : "{\"uri\":\"file://", i ? 16 : 15);
+        for (const unsigned char *c = (const unsigned char *)abs; ok && *c; c++) {
+            char esc[4];
+            if (isalnum(*c) || strchr("/-._~", *c)) {
+                ok = buf_add(&b, (const char *)c, 1);
+            } else {
+                snprintf(esc, sizeof esc, "%%%02X", *c);
+                ok = buf_add(&b, esc, 3);
+            }
+        }
+        const char *name = strrchr(abs, '/');
+        name = name && name[1] ? name + 1 : abs;
+        ok = ok && buf_add(&b, "\",\"name\":\"", 10);
+        for (const unsigned char *c = (const unsigned char *)name; ok && *c; c++) {
+            char esc[8];
+            if (*c == '"' || *c == '\\') {
+                esc[0] = '\\';
+                esc[1] = (char)*c;
+                ok = buf_add(&b, esc, 2);
+            } else if (*c < 0x20) {
+                snprintf(esc, sizeof esc, "\\u%04x", *c);
+                ok = buf_add(&b, esc, 6);
+            } else {
+                ok = buf_add(&b, (const char *)c, 1);
+            }
+        }
+        ok = ok && buf_add(&b, "\"}", 2);
+        free(abs);
+    }
+    if (ok && buf_add(&b, "]}", 2))
+        return b.p;
+    free(b.p);
+    return NULL;
+}
+
+static void on_roots(void *userdata, mcpc_input_t *input)
+{
+    if (mcpc_input_complete(input, userdata) != MCPC_OK)
+        fprintf(stderr, "mcpc: roots: %s\n", mcpc_last_error_message());
+    mcpc_input_free(input);
+}
+
+static void free_roots(void *userdata) { free(userdata); }
+
+/* Reads one line from stdin without its newline; NULL at end of input. */
+static char *read_answer(void)
+{
+    struct buf b = {0};
+    int c;
+    while ((c = getchar()) != EOF && c != '\n') {
+        char ch = (char)c;
+        if (!buf_add(&b, &ch, 1)) {
+            free(b.p);
+            return NULL;
+        }
+    }
+    if (c == EOF && b.p == NULL)
+        return NULL;
+    return b.p ? b.p : strdup("");
+}
+
+/* --elicit: asks on the terminal (prompts on stderr, answers from stdin). One
+ * request at a time, so that prompts never interleave. */
+static pthread_mutex_t g_elicit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_elicit(void *userdata, mcpc_input_t *input)
+{
+    (void)userdata;
+    pthread_mutex_lock(&g_elicit_lock);
+    fprintf(stderr, "mcpc: %s asks: %s\n", mcpc_input_server(input), mcpc_input_message(input));
+    mcpc_status_t st;
+    if (mcpc_input_kind(input) == MCPC_INPUT_ELICIT_URL) {
+        fprintf(stderr, "mcpc: it asks you to open this URL (mcpc does not open it):\n  %s\n"
+                        "Consent? [y/N] ", mcpc_input_url(input));
+        char *line = read_answer();
+        bool yes = line && (strcmp(line, "y") == 0 || strcmp(line, "yes") == 0);
+        st = mcpc_input_elicit(input, yes ? MCPC_ELICIT_ACCEPT : MCPC_ELICIT_DECLINE, NULL);
+        free(line);
+    } else {
+        fprintf(stderr, "mcpc: the form's schema: %s\n", mcpc_input_schema_json(input));
+        for (;;) {
+            fprintf(stderr, "Answer as one JSON object (empty: the defaults; decline; cancel): ");
+            char *line = read_answer();
+            if (line == NULL || strcmp(line, "cancel") == 0) {
+                st = mcpc_input_elicit(input, MCPC_ELICIT_CANCEL, NULL);
+            } else if (strcmp(line, "decline") == 0) {
+                st = mcpc_input_elicit(input, MCPC_ELICIT_DECLINE, NULL);
+            } else {
+                st = mcpc_input_elicit(input, MCPC_ELICIT_ACCEPT, *line ? line : NULL);
+            }
+            free(line);
+            if (st != MCPC_ERR_INPUT_INVALID && st != MCPC_ERR_INVALID_ARG)
+                break;
+            fprintf(stderr, "mcpc: %s\n", mcpc_last_error_message()); /* ask again */
+        }
+    }
+    if (st != MCPC_OK)
+        fprintf(stderr, "mcpc: elicitation: %s\n", mcpc_last_error_message());
+    mcpc_input_free(input);
+    pthread_mutex_unlock(&g_elicit_lock);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Connecting and running                                                     */
 /* ------------------------------------------------------------------------- */
@@ -758,6 +947,18 @@ static int make_options(const struct config *cfg, mcpc_options_t **out)
         st = mcpc_options_set_negotiation(opts, MCPC_NEGOTIATE_LEGACY);
     if (st == MCPC_OK && cfg->protocol_version != NULL)
         st = mcpc_options_set_protocol_version(opts, cfg->protocol_version);
+    if (st == MCPC_OK && cfg->elicit)
+        st = mcpc_options_set_elicitation_handler(opts, MCPC_ELICIT_MODE_FORM | MCPC_ELICIT_MODE_URL, on_elicit,
+                                                  NULL, NULL);
+    if (st == MCPC_OK && cfg->n_roots > 0) {
+        char *roots = roots_json(cfg->roots, cfg->n_roots);
+        if (roots == NULL) {
+            fputs("mcpc: --roots: cannot resolve the directories\n", stderr);
+            mcpc_options_free(opts);
+            return EXIT_ERROR;
+        }
+        st = mcpc_options_set_roots_handler(opts, on_roots, roots, free_roots);
+    }
     if (st == MCPC_OK)
         st = mcpc_options_set_stderr(opts, cfg->inherit_stderr ? MCPC_STDERR_INHERIT
                                                                : MCPC_STDERR_DISCARD);
@@ -875,6 +1076,9 @@ static int run(const struct config *cfg, const struct words *server_argv,
     case CMD_CALL:
         code = cmd_call(client, &call_opts, cfg->tool_name, cfg->tool_args);
         break;
+    case CMD_REQUEST:
+        code = cmd_request(client, &call_opts, cfg->tool_name, cfg->tool_args);
+        break;
     case CMD_NONE:
         code = EXIT_USAGE;
         break;
@@ -898,6 +1102,7 @@ int main(int argc, char **argv)
     }
     if (code >= 0) {
         free(cfg.headers);
+        free(cfg.roots);
         return code;
     }
 
@@ -941,5 +1146,6 @@ int main(int argc, char **argv)
 out:
     words_free(&server_argv);
     free(cfg.headers);
+    free(cfg.roots);
     return code;
 }

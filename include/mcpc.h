@@ -170,6 +170,17 @@ typedef enum {
    * a malformed or oversized answer. The message says which.
    */
   MCPC_ERR_AUTH_SERVER = 30,
+  /**
+   * An input request handle (`mcpc_input_t`) was completed a second time; the first
+   * answer stands.
+   */
+  MCPC_ERR_ALREADY_COMPLETED = 32,
+  /**
+   * The host's answer to a server's input request does not fit what was asked (an
+   * elicitation's content against its requested schema, a malformed result). Nothing
+   * was sent; the request stays open for a corrected answer.
+   */
+  MCPC_ERR_INPUT_INVALID = 33,
 } mcpc_status_t;
 
 /**
@@ -1726,6 +1737,273 @@ mcpc_status_t mcpc_auth_request_complete(mcpc_auth_request_t *request,
  * `request` is NULL or a live login handle, not used after this call.
  */
 mcpc_status_t mcpc_auth_request_cancel(mcpc_auth_request_t *request);
+
+/* ===== Input for the server ===== */
+/* Handlers for the server's elicitation, sampling and roots requests, and answering them. */
+
+/**
+ * Kind of input request: an `elicitation/create` in form mode (fill in the schema
+ * of mcpc_input_schema_json).
+ */
+#define MCPC_INPUT_ELICIT_FORM 1
+
+/**
+ * Kind of input request: an `elicitation/create` in URL mode (show the server and the
+ * URL of mcpc_input_url; accepting means the user consented to open it).
+ */
+#define MCPC_INPUT_ELICIT_URL 2
+
+/**
+ * Kind of input request: `sampling/createMessage`.
+ */
+#define MCPC_INPUT_SAMPLING 3
+
+/**
+ * Kind of input request: `roots/list`.
+ */
+#define MCPC_INPUT_ROOTS 4
+
+/**
+ * Elicitation mode flag for mcpc_options_set_elicitation_handler: form mode.
+ */
+#define MCPC_ELICIT_MODE_FORM 1
+
+/**
+ * Elicitation mode flag for mcpc_options_set_elicitation_handler: URL mode.
+ */
+#define MCPC_ELICIT_MODE_URL 2
+
+/**
+ * Elicitation answer: the user submitted (a form's content) or consented (a URL).
+ */
+#define MCPC_ELICIT_ACCEPT 1
+
+/**
+ * Elicitation answer: the user explicitly declined.
+ */
+#define MCPC_ELICIT_DECLINE 2
+
+/**
+ * Elicitation answer: the user dismissed it without choosing.
+ */
+#define MCPC_ELICIT_CANCEL 3
+
+/**
+ * Sampling flag for mcpc_options_set_sampling_handler: requests may carry tools.
+ */
+#define MCPC_SAMPLING_TOOLS 1
+
+/**
+ * One request from the server for input, owned by the host from the moment its
+ * handler gets it: answer it exactly once (mcpc_input_elicit, mcpc_input_complete or
+ * mcpc_input_fail), now or later, from any thread, and free it with mcpc_input_free.
+ * Thread-safe.
+ */
+typedef struct mcpc_input_t mcpc_input_t;
+
+/**
+ * Receives one input request from the server. `input` is the host's from here on:
+ * answer it exactly once and free it with mcpc_input_free, now or later, from any
+ * thread. Runs on an mcpc blocking-pool thread, so it may block (ask a user); calls
+ * may overlap, one per request. A request not answered within the client's timeout
+ * (before 2026-07-28) or its call's timeout (2026-07-28) ends unanswered, and a later
+ * answer returns MCPC_ERR_TIMEOUT. Blocking mcpc calls from it return
+ * MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef void (*mcpc_input_cb)(void *userdata,
+                              mcpc_input_t *input);
+
+/**
+ * Answers the server's elicitation requests with `cb` (see mcpc_input_cb), in the
+ * modes of `modes` (MCPC_ELICIT_MODE_FORM and/or MCPC_ELICIT_MODE_URL), which the
+ * client then declares as its `elicitation` capability. Without a handler,
+ * elicitation is not declared, and one asked for anyway is declined. `userdata_free`
+ * (may be NULL) runs exactly once, when the options and every client made from them
+ * are freed; also if this call fails. Replaces an earlier elicitation handler.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options or `cb`, `modes` 0 or unknown bits).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `cb` may be called from mcpc threads with
+ * `userdata` until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_options_set_elicitation_handler(mcpc_options_t *opts,
+                                                   uint32_t modes,
+                                                   mcpc_input_cb cb,
+                                                   void *userdata,
+                                                   mcpc_free_cb userdata_free);
+
+/**
+ * Answers the server's `sampling/createMessage` requests with `cb`; the client then
+ * declares `sampling` (with `tools` when `flags` has MCPC_SAMPLING_TOOLS). Without a
+ * handler, sampling is not declared, and a request for it fails as before (the call
+ * gets MCPC_ERR_INPUT_REQUIRED under 2026-07-28; before it, the server gets -32601).
+ * Otherwise as mcpc_options_set_elicitation_handler.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options or `cb`, unknown flag bits).
+ *
+ * # Safety
+ * As for mcpc_options_set_elicitation_handler.
+ */
+mcpc_status_t mcpc_options_set_sampling_handler(mcpc_options_t *opts,
+                                                uint32_t flags,
+                                                mcpc_input_cb cb,
+                                                void *userdata,
+                                                mcpc_free_cb userdata_free);
+
+/**
+ * Answers the server's `roots/list` requests with `cb` (complete them with
+ * `{"roots":[{"uri":"file:///...","name":"..."}]}`); the client then declares `roots`
+ * (with `listChanged` before 2026-07-28; see mcpc_client_roots_changed). Otherwise as
+ * mcpc_options_set_elicitation_handler.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options or `cb`).
+ *
+ * # Safety
+ * As for mcpc_options_set_elicitation_handler.
+ */
+mcpc_status_t mcpc_options_set_roots_handler(mcpc_options_t *opts,
+                                             mcpc_input_cb cb,
+                                             void *userdata,
+                                             mcpc_free_cb userdata_free);
+
+/**
+ * What the request asks for: MCPC_INPUT_ELICIT_FORM, MCPC_INPUT_ELICIT_URL,
+ * MCPC_INPUT_SAMPLING or MCPC_INPUT_ROOTS; 0 for NULL.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `input` is NULL or live.
+ */
+int32_t mcpc_input_kind(const mcpc_input_t *input);
+
+/**
+ * The request's method (`elicitation/create`, `sampling/createMessage`, `roots/list`).
+ * Borrowed until mcpc_input_free; NULL for NULL. Threads: any thread.
+ *
+ * # Safety
+ * `input` is NULL or live.
+ */
+const char *mcpc_input_method(const mcpc_input_t *input);
+
+/**
+ * Which server asks (the title or name it gave itself), to show the user. Borrowed
+ * until mcpc_input_free; NULL for NULL. Threads: any thread.
+ *
+ * # Safety
+ * `input` is NULL or live.
+ */
+const char *mcpc_input_server(const mcpc_input_t *input);
+
+/**
+ * The request's params as JSON, as the server sent them (`{}` when it sent none): for
+ * sampling, its messages, model preferences, tools and the rest. Borrowed until
+ * mcpc_input_free; NULL for NULL. Threads: any thread.
+ *
+ * # Safety
+ * `input` is NULL or live.
+ */
+const char *mcpc_input_params_json(const mcpc_input_t *input);
+
+/**
+ * An elicitation's message to the user; NULL for other kinds. Borrowed until
+ * mcpc_input_free. Threads: any thread.
+ *
+ * # Safety
+ * `input` is NULL or live.
+ */
+const char *mcpc_input_message(const mcpc_input_t *input);
+
+/**
+ * A form elicitation's requested schema as JSON (a flat object of string, number,
+ * integer, boolean and enum-array properties, already checked); NULL for other kinds.
+ * Borrowed until mcpc_input_free. Threads: any thread.
+ *
+ * # Safety
+ * `input` is NULL or live.
+ */
+const char *mcpc_input_schema_json(const mcpc_input_t *input);
+
+/**
+ * A URL elicitation's URL, to show in full before the user consents (never open or
+ * fetch it without consent); NULL for other kinds. Borrowed until mcpc_input_free.
+ * Threads: any thread.
+ *
+ * # Safety
+ * `input` is NULL or live.
+ */
+const char *mcpc_input_url(const mcpc_input_t *input);
+
+/**
+ * Answers an elicitation: `action` is MCPC_ELICIT_ACCEPT, MCPC_ELICIT_DECLINE or
+ * MCPC_ELICIT_CANCEL. `content_json` (NULL for none) is an accepted form's content, a
+ * JSON object: fields it leaves out get the schema's defaults, and it is checked
+ * against the requested schema before anything is sent. A URL elicitation is
+ * accepted with no content. Does not consume `input`.
+ * Threads: any thread, also from inside the handler.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL input, an unknown action, content that is not
+ * JSON, not an elicitation), MCPC_ERR_INVALID_UTF8, MCPC_ERR_INPUT_INVALID (the content
+ * does not fit the schema, or content where none belongs: nothing was sent, the
+ * request stays open), MCPC_ERR_ALREADY_COMPLETED, MCPC_ERR_TIMEOUT (it ended
+ * unanswered), MCPC_ERR_CLOSED (its client or call is gone).
+ *
+ * # Safety
+ * `input` is NULL or live; `content_json` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_input_elicit(const mcpc_input_t *input,
+                                int32_t action,
+                                const char *content_json);
+
+/**
+ * Answers the request with its whole result as JSON: a `CreateMessageResult` for
+ * sampling (`role`, `content`, `model`, ...), `{"roots":[...]}` (each a `file://` URI)
+ * for roots, an `ElicitResult` for elicitation (checked as by mcpc_input_elicit).
+ * Does not consume `input`.
+ * Threads: any thread, also from inside the handler.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, not JSON), MCPC_ERR_INVALID_UTF8, and as
+ * mcpc_input_elicit.
+ *
+ * # Safety
+ * `input` is NULL or live; `result_json` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_input_complete(const mcpc_input_t *input,
+                                  const char *result_json);
+
+/**
+ * Refuses the request, naming why (`message`, may be NULL): before 2026-07-28 the
+ * server gets a JSON-RPC error (code -1) with the message; under 2026-07-28 the call
+ * that carried the request fails with MCPC_ERR_INPUT_REQUIRED. To decline an
+ * elicitation, use mcpc_input_elicit instead. Does not consume `input`.
+ * Threads: any thread, also from inside the handler.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_ALREADY_COMPLETED, MCPC_ERR_TIMEOUT, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * `input` is NULL or live; `message` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_input_fail(const mcpc_input_t *input,
+                              const char *message);
+
+/**
+ * Frees the host's handle. A request not yet answered is refused now (as by
+ * mcpc_input_fail), rather than left to its timeout. NULL is a no-op. Safe after the
+ * client that made it was freed.
+ * Threads: any thread, once no other thread uses the handle.
+ *
+ * # Safety
+ * `input` is NULL or live, freed only once.
+ */
+void mcpc_input_free(mcpc_input_t *input);
+
+/**
+ * Tells the server the host's roots changed: sends `notifications/roots/list_changed`
+ * (before 2026-07-28; under 2026-07-28 the server asks for the roots each time it
+ * needs them, so nothing is sent).
+ * Threads: any thread, also from mcpc callbacks (it does not block).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_NOT_SUPPORTED (no roots handler was
+ * registered), MCPC_ERR_CLOSED, MCPC_ERR_TRANSPORT.
+ *
+ * # Safety
+ * `client` is NULL or live.
+ */
+mcpc_status_t mcpc_client_roots_changed(const mcpc_client_t *client);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -101,7 +101,8 @@ impl Config {
             authorizer,
             ca_pem: self.ca_pem.clone(),
             max_message_size: self.max_message_size,
-            standalone_stream: self.standalone_stream,
+            // Servers before 2026-07-28 may send their input requests on the GET stream.
+            standalone_stream: self.standalone_stream || self.client.input.any(),
             connect_timeout,
         })
     }

@@ -78,6 +78,13 @@ pub enum mcpc_status_t {
     /// or broke the OAuth rules: an error response, a wrong issuer, no PKCE S256,
     /// a malformed or oversized answer. The message says which.
     MCPC_ERR_AUTH_SERVER = 30,
+    /// An input request handle (`mcpc_input_t`) was completed a second time; the first
+    /// answer stands.
+    MCPC_ERR_ALREADY_COMPLETED = 32,
+    /// The host's answer to a server's input request does not fit what was asked (an
+    /// elicitation's content against its requested schema, a malformed result). Nothing
+    /// was sent; the request stays open for a corrected answer.
+    MCPC_ERR_INPUT_INVALID = 33,
 }
 
 pub use mcpc_status_t as Status;
@@ -118,6 +125,8 @@ impl Status {
             MCPC_ERR_LOGIN_REQUIRED => "MCPC_ERR_LOGIN_REQUIRED",
             MCPC_ERR_LOGIN_CANCELLED => "MCPC_ERR_LOGIN_CANCELLED",
             MCPC_ERR_AUTH_SERVER => "MCPC_ERR_AUTH_SERVER",
+            MCPC_ERR_ALREADY_COMPLETED => "MCPC_ERR_ALREADY_COMPLETED",
+            MCPC_ERR_INPUT_INVALID => "MCPC_ERR_INPUT_INVALID",
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::scan::{object_end, skip_ws, skip_ws_back};
 use crate::text::Text;
 
 pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
 
 #[derive(Serialize)]
 struct NotificationOut<'a, P: Serialize + ?Sized> {
@@ -166,6 +167,7 @@ pub enum Incoming<'a> {
     Request {
         id: &'a RawValue,
         method: std::borrow::Cow<'a, str>,
+        params: Option<&'a RawValue>,
     },
     /// A notification from the server.
     Notification {
@@ -328,7 +330,11 @@ pub(crate) fn decode_parsed(text: &str) -> Result<Incoming<'_>> {
     let id = env.id.filter(|raw| raw.get() != "null");
     if let Some(method) = env.method {
         return Ok(match id {
-            Some(id) => Incoming::Request { id, method },
+            Some(id) => Incoming::Request {
+                id,
+                method,
+                params: env.params,
+            },
             None => Incoming::Notification {
                 method,
                 params: env.params,

@@ -298,31 +298,6 @@ pub struct CancelledParams<'a> {
     pub reason: &'a str,
 }
 
-/// The answers this client gives to a server's input requests. It declares no client
-/// capabilities, so a well-behaved server asks for none. If a server asks anyway for
-/// elicitation, the answer is a decline, as from a user who gave nothing. Sampling,
-/// roots or anything else cannot be answered: `Err` names the request.
-pub fn input_responses(
-    requests: &serde_json::Map<String, serde_json::Value>,
-) -> std::result::Result<Box<RawValue>, String> {
-    let mut out = serde_json::Map::new();
-    for (key, req) in requests {
-        match req.get("method").and_then(serde_json::Value::as_str) {
-            Some("elicitation/create") => {
-                out.insert(key.clone(), serde_json::json!({"action": "decline"}));
-            }
-            Some(other) => {
-                return Err(format!(
-                    "the server asks for {other}, which this client does not provide"
-                ))
-            }
-            None => return Err("the server sent a malformed input request".into()),
-        }
-    }
-    let text = serde_json::to_string(&out).expect("a map of JSON values serializes");
-    Ok(RawValue::from_string(text).expect("serialized JSON is valid"))
-}
-
 /// The error for the caller of a JSON-RPC error response. The error codes of 2026-07-28 get their own statuses;
 /// an unsupported-version error names the versions the server listed.
 pub fn rpc_error(e: RpcError) -> Error {
@@ -414,14 +389,6 @@ mod tests {
             result_kind(r#"{"resultType":"input_required","inputRequests":{"a":{}}}"#).unwrap(),
             ResultKind::InputRequired { request_state: None, input_requests: Some(m) } if m.len() == 1
         ));
-        let elicit: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(r#"{"q":{"method":"elicitation/create","params":{}}}"#).unwrap();
-        assert_eq!(input_responses(&elicit).unwrap().get(), r#"{"q":{"action":"decline"}}"#);
-        let sampling: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(r#"{"s":{"method":"sampling/createMessage"}}"#).unwrap();
-        assert!(input_responses(&sampling)
-            .unwrap_err()
-            .contains("sampling/createMessage"));
         assert_eq!(
             result_kind(r#"{"resultType":"later"}"#).unwrap_err().status,
             Status::MCPC_ERR_PROTOCOL

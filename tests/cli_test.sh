@@ -70,6 +70,20 @@ expect_nothing_started args-string --stdio "$starts" call echo '"x"'
 expect_nothing_started bad-protocol-version --protocol-version 1999-01-01 --stdio "$starts" info
 expect_nothing_started url-credentials --url "http://user:pw@127.0.0.1:9/mcp" info
 expect_nothing_started url-bad-scheme --url "ftp://127.0.0.1/mcp" info
+# Input for the server: roots offered with --roots, elicitation answered on stdin with
+# --elicit (defaults filled in, a wrong answer asked again), a generic request.
+INPUT="$PYTHON tests/fixtures/input_server.py"
+for era in modern legacy; do
+    expect "roots-$era" 0 'file:///tmp' -- --roots /tmp --stdio "$INPUT --era=$era" call roots
+    printf '{"name":5}\n{"name":"Ann"}\n' >"$tmp/answers"
+    expect "elicit-$era" 0 '\"age\": 7, \"name\": \"Ann\"' -- --elicit --stdio "$INPUT --era=$era" call form <"$tmp/answers"
+    expect "elicit-url-$era" 0 '\"action\": \"decline\"' -- --elicit --stdio "$INPUT --era=$era" call url </dev/null
+done
+expect no-elicit-modern 0 '\"action\": \"decline\"' -- --stdio "$INPUT --era=modern" call form
+expect usage-roots-not-a-dir 1 '' -- --roots /nonexistent --stdio "$SERVER" tools
+expect request 0 '"name":"echo"' -- --stdio "$SERVER" request tools/list '{}'
+expect request-rpc-error 3 '' -- --stdio "$SERVER" request no/such/method
+expect usage-request-no-method 1 '' -- --stdio "$SERVER" request
 
 # Protocol 2026-07-28: chosen with no flag against a server that speaks it, initialize
 # against one that does not; info says which and how.

@@ -42,6 +42,7 @@ check() {  # DOC FILE PATTERN...
 
 check README.md examples/hello.c 'tool: echo' 'structured: {"sum":5}'
 check README.md examples/async.c 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
+check README.md examples/elicit.c 'mcpc-demo asks: name?' 'wants_input: hello Ada'
 check docs/transports.md examples/seam.c 'echo: over the seam'
 
 echo "readme examples: $passed passed, $failed failed"

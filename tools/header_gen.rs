@@ -23,9 +23,10 @@ const RESULTS: usize = 4;
 const ASYNC: usize = 5;
 const TRANSPORT: usize = 6;
 const AUTHORIZATION: usize = 7;
+const INPUT: usize = 8;
 
 /// The groups in header order: heading and a one-line description.
-const GROUPS: [(&str, &str); 8] = [
+const GROUPS: [(&str, &str); 9] = [
     (
         "Errors",
         "Status codes, the calling thread's last error, freeing strings, the version.",
@@ -51,6 +52,10 @@ const GROUPS: [(&str, &str); 8] = [
     (
         "Authorization",
         "OAuth for HTTP endpoints: the settings, the host's login and store callbacks.",
+    ),
+    (
+        "Input for the server",
+        "Handlers for the server's elicitation, sampling and roots requests, and answering them.",
     ),
 ];
 
@@ -133,6 +138,16 @@ const RULES: &[(usize, &str)] = &[
     (AUTHORIZATION, "mcpc_auth_request_url"),
     (AUTHORIZATION, "mcpc_auth_request_complete"),
     (AUTHORIZATION, "mcpc_auth_request_cancel"),
+    (INPUT, "MCPC_INPUT_*"),
+    (INPUT, "MCPC_ELICIT_*"),
+    (INPUT, "MCPC_SAMPLING_*"),
+    (INPUT, "mcpc_input_t"),
+    (INPUT, "mcpc_input_cb"),
+    (INPUT, "mcpc_options_set_elicitation_handler"),
+    (INPUT, "mcpc_options_set_sampling_handler"),
+    (INPUT, "mcpc_options_set_roots_handler"),
+    (INPUT, "mcpc_input_*"),
+    (INPUT, "mcpc_client_roots_changed"),
 ];
 
 const CPP_OPEN: &str = "#ifdef __cplusplus\nextern \"C\" {\n#endif // __cplusplus\n";

@@ -83,7 +83,7 @@ impl Client {
         let deadline = Instant::now() + self.timeout_of(ctl);
         let mut state: Option<String> = None;
         let mut responses: Option<Box<RawValue>> = None;
-        for _round in 0..=MAX_INPUT_ROUNDS {
+        for round in 0..=MAX_INPUT_ROUNDS {
             let id = self.next_id();
             let mut params = base.clone();
             let meta = self.meta(wants_progress.then_some(id));
@@ -113,7 +113,11 @@ impl Client {
                 .await?
                 .into_raw()
                 .map_err(|e| e.context(ctx()))?;
-            if let Some(round) = self.input_round(raw.get()).map_err(|e| e.context(ctx()))? {
+            if let Some(round) = self
+                .input_round(raw.get(), deadline, ctl.cancel.as_ref(), round == MAX_INPUT_ROUNDS)
+                .await
+                .map_err(|e| e.context(ctx()))?
+            {
                 (state, responses) = round;
                 continue;
             }

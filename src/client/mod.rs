@@ -22,6 +22,7 @@ use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 mod core_tests;
 mod direct;
 mod generic;
+pub mod input;
 mod negotiate;
 #[cfg(test)]
 mod negotiate_tests;
@@ -56,6 +57,8 @@ pub struct Options {
     /// counts.
     pub probe_window: Duration,
     pub on_notification: Option<NotificationFn>,
+    /// The host's handlers for the server's input requests.
+    pub input: input::Handlers,
 }
 
 /// Default request timeout: finite, long enough for slow tools.
@@ -71,6 +74,7 @@ impl Default for Options {
             max_pages: DEFAULT_MAX_PAGES,
             probe_window: negotiate::PROBE_TIMEOUT,
             on_notification: None,
+            input: input::Handlers::default(),
         }
     }
 }
@@ -100,6 +104,8 @@ pub struct Client {
     session: Session,
     /// Under 2026-07-28 over HTTP: each listed tool's `x-mcp-header` annotations.
     param_headers: Mutex<HashMap<String, Arc<Vec<ParamHeader>>>>,
+    /// The capabilities the handlers declare: for `initialize`, and under 2026-07-28.
+    capabilities: (Box<serde_json::value::RawValue>, Box<serde_json::value::RawValue>),
 }
 
 /// What makes a transport: given the sink it delivers into. Called again to
@@ -114,7 +120,7 @@ impl Client {
             RequestMeta {
                 progress_token,
                 protocol_version: Some(protocol::MODERN_VERSION),
-                client_capabilities: Some(protocol::empty_capabilities()),
+                client_capabilities: Some(&self.capabilities.1),
                 client_info: Some(&self.options.client_info),
             }
         } else {
@@ -123,6 +129,25 @@ impl Client {
                 ..RequestMeta::default()
             }
         }
+    }
+
+    fn inbox(&self) -> &input::served::Inbox {
+        &self.shared.inbox
+    }
+
+    /// Tells the server the host's roots changed (`notifications/roots/list_changed`).
+    /// Under 2026-07-28 nothing is sent: the server asks for the roots each time.
+    pub fn roots_changed(&self) -> Result<()> {
+        if self.inbox().handlers.roots.is_none() {
+            return Err(Error::new(
+                Status::MCPC_ERR_NOT_SUPPORTED,
+                "no roots handler is registered, so the client declares no roots",
+            ));
+        }
+        if self.is_modern() {
+            return Ok(());
+        }
+        self.notify("notifications/roots/list_changed", None::<&()>)
     }
 
     fn is_modern(&self) -> bool {

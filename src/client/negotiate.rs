@@ -1,6 +1,7 @@
 //! Agreeing on a protocol version: the `server/discover` probe, the `initialize`
 //! fallback, and what a failed probe means on each transport.
 
+use super::input::served::Inbox;
 use super::*;
 use crate::error::{Error, Result, Status};
 use crate::jsonrpc::Serialized;
@@ -111,8 +112,11 @@ impl Client {
     /// `initialize`, or under 2026-07-28 by `server/discover`. On failure the
     /// transport is closed.
     pub async fn connect(connector: Connector<'_>, options: Options, ctl: &Control) -> Result<Client> {
-        let shared = Arc::new(Shared::new(options.on_notification.clone()));
+        let inbox = Inbox::new(options.input.clone(), options.timeout);
+        let shared = Arc::new(Shared::new(options.on_notification.clone(), inbox.clone()));
         let transport = connector(shared.clone() as SinkRef)?;
+        inbox.set_transport(&transport);
+        let capabilities = (options.input.capabilities(false), options.input.capabilities(true));
         let mut client = Client {
             shared,
             transport,
@@ -124,9 +128,15 @@ impl Client {
                 modern: false,
             },
             param_headers: Mutex::new(HashMap::new()),
+            capabilities,
         };
         match client.negotiate(connector, ctl).await {
             Ok(session) => {
+                client.inbox().set_server(session.init_result.get());
+                // A server may send its requests on the GET stream as soon as the
+                // first call reaches it, and drops them while that stream is not open.
+                let settle = client.timeout_of(ctl).min(Duration::from_secs(5));
+                let _ = tokio::time::timeout(settle, client.transport.settled()).await;
                 client.session = session;
                 Ok(client)
             }
@@ -299,8 +309,10 @@ impl Client {
     /// Replaces a transport whose server died on the probe with a fresh one.
     pub(super) async fn restart(&mut self, connector: Connector<'_>) -> Result<()> {
         self.transport.close().await;
-        let shared = Arc::new(Shared::new(self.options.on_notification.clone()));
+        let inbox = self.shared.inbox.clone();
+        let shared = Arc::new(Shared::new(self.options.on_notification.clone(), inbox.clone()));
         self.transport = connector(shared.clone() as SinkRef)?;
+        inbox.set_transport(&self.transport);
         self.shared = shared;
         Ok(())
     }
@@ -328,7 +340,7 @@ impl Client {
     pub(super) async fn initialize(&self, version: &str, how: &'static str, ctl: &Control) -> Result<Session> {
         let params = InitializeParams {
             protocol_version: version,
-            capabilities: protocol::empty_capabilities(),
+            capabilities: &self.capabilities.0,
             client_info: &self.options.client_info,
         };
         let id = self.next_id();
@@ -355,6 +367,8 @@ impl Client {
             .into_raw()
             .map_err(|e| e.with_status(Status::MCPC_ERR_HANDSHAKE))?;
         let session = protocol::accept_initialize(raw, how)?;
+        // Set before `initialized`, after which the server may ask for input.
+        self.inbox().set_server(session.init_result.get());
         self.notify("notifications/initialized", None::<&()>)?;
         Ok(session)
     }

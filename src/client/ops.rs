@@ -69,9 +69,6 @@ impl jsonrpc::Params for CallParams<'_> {
     }
 }
 
-/// The `requestState` and `inputResponses` of an `input_required` round.
-pub(super) type InputRound = (Option<String>, Option<Box<RawValue>>);
-
 /// The error of a request whose server still asks for input after the last round.
 pub(super) fn too_many_rounds() -> Error {
     Error::new(
@@ -368,7 +365,7 @@ impl Client {
         let mut state: Option<String> = None;
         let mut responses: Option<Box<RawValue>> = None;
         let mut relisted = false;
-        for _round in 0..=MAX_INPUT_ROUNDS {
+        for round in 0..=MAX_INPUT_ROUNDS {
             let id = self.next_id();
             let meta = self.meta(wants_progress.then_some(id));
             let params = CallParams {
@@ -414,34 +411,16 @@ impl Client {
                 }
                 other => other?,
             };
-            if let Some(round) = self.input_round(raw.get()).map_err(|e| e.context(ctx()))? {
+            if let Some(round) = self
+                .input_round(raw.get(), deadline, ctl.cancel.as_ref(), round == MAX_INPUT_ROUNDS)
+                .await
+                .map_err(|e| e.context(ctx()))?
+            {
                 (state, responses) = round;
                 continue;
             }
             return result::parse_call_result(raw).map_err(|e| e.context(ctx()));
         }
         Err(too_many_rounds().context(ctx()))
-    }
-
-    /// Under 2026-07-28, what the next round of an `input_required` result sends
-    /// (its `requestState` and the answers to its `inputRequests`); `None` for a
-    /// complete result, and always before 2026-07-28.
-    pub(super) fn input_round(&self, raw: &str) -> Result<Option<InputRound>> {
-        if !self.is_modern() {
-            return Ok(None);
-        }
-        match protocol::result_kind(raw)? {
-            ResultKind::Complete => Ok(None),
-            ResultKind::InputRequired {
-                request_state,
-                input_requests,
-            } => {
-                let responses = input_requests
-                    .map(|reqs| protocol::input_responses(&reqs))
-                    .transpose()
-                    .map_err(|why| Error::new(Status::MCPC_ERR_INPUT_REQUIRED, why))?;
-                Ok(Some((request_state, responses)))
-            }
-        }
     }
 }

@@ -1,6 +1,7 @@
 //! The router: the table of pending requests and what a transport delivers into
 //! it (responses, progress, notifications, server requests), read once.
 
+use super::input::served::{Inbox, Served};
 use super::*;
 use crate::deadlines::Deadlines;
 use crate::error::{Error, Result, Status};
@@ -108,16 +109,22 @@ pub(crate) struct Shared {
     pub(super) modern: AtomicBool,
     /// Wakes the deadline task: an earlier deadline, or the connection closed.
     pub(super) deadline_wake: Notify,
+    /// Serves the server's input requests (before 2026-07-28).
+    pub(super) inbox: Arc<Inbox>,
+    /// Cancelled when the connection is gone: ends waits that are no request of their own.
+    pub(super) gone: tokio_util::sync::CancellationToken,
 }
 
 impl Shared {
-    pub(super) fn new(on_notification: Option<NotificationFn>) -> Self {
+    pub(super) fn new(on_notification: Option<NotificationFn>, inbox: Arc<Inbox>) -> Self {
         Shared {
             next_id: AtomicI64::new(1),
             state: Mutex::new(State::default()),
             on_notification,
             modern: AtomicBool::new(false),
             deadline_wake: Notify::new(),
+            inbox,
+            gone: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -285,7 +292,13 @@ impl Shared {
                 log::debug!("dropped a server request ({method}): 2026-07-28 servers send none");
                 Ok(Delivered::Done)
             }
-            Ok(Incoming::Request { id, method }) => {
+            Ok(Incoming::Request { id, method, params }) if self.inbox.handlers.for_method(&method).is_some() => {
+                Ok(match self.inbox.serve(id, &method, params) {
+                    Served::Handed => Delivered::Done,
+                    Served::Reply(reply) => Delivered::Reply(reply),
+                })
+            }
+            Ok(Incoming::Request { id, method, .. }) => {
                 let body = if method == "ping" {
                     jsonrpc::encode_response(id, Ok(protocol::empty_capabilities()))
                 } else {
@@ -370,6 +383,7 @@ impl Sink for Shared {
             st.pending.drain().map(|(_, w)| w).collect()
         };
         self.deadline_wake.notify_one();
+        self.gone.cancel();
         for w in drained {
             // Closing may run on the host's thread (mcpc_client_close).
             w.complete(Err(err.clone()), false);

@@ -92,6 +92,11 @@ impl Fallback for i64 {
         0
     }
 }
+impl Fallback for i32 {
+    fn fallback() -> Self {
+        0
+    }
+}
 impl Fallback for bool {
     fn fallback() -> Self {
         false

@@ -96,6 +96,8 @@ const STATUSES: &[Status] = {
         MCPC_ERR_LOGIN_REQUIRED,
         MCPC_ERR_LOGIN_CANCELLED,
         MCPC_ERR_AUTH_SERVER,
+        MCPC_ERR_ALREADY_COMPLETED,
+        MCPC_ERR_INPUT_INVALID,
     ]
 };
 

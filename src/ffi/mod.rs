@@ -13,6 +13,7 @@ pub mod client_async;
 pub mod cstr;
 pub mod error;
 pub mod oauth;
+pub mod input;
 pub mod op;
 pub mod options;
 pub mod ptr;

@@ -130,6 +130,12 @@ pub trait Transport: Send + Sync + 'static {
     fn driver(&self) -> Option<&dyn Drive> {
         None
     }
+    /// Waits until what the server sends unasked can reach the client (over HTTP
+    /// before 2026-07-28: the standalone GET stream is open, or refused). Bounded by
+    /// the caller.
+    fn settled(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
     /// How to read a failed version probe on this transport.
     fn probe_kind(&self) -> ProbeKind {
         ProbeKind::Stream { restartable: false }

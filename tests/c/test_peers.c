@@ -560,6 +560,107 @@ static void test_everything_stdio(void) {
     lines_free(&notes);
 }
 
+/* Input for the server: answers every elicitation form with a name (the rest left
+ * to the schema's defaults), URL elicitation with a decline, sampling with "Paris",
+ * roots with /tmp. Counts what it was asked, by kind. */
+static atomic_int input_asked[5];
+
+static void on_everything_input(void *ud, mcpc_input_t *input) {
+    (void)ud;
+    int kind = mcpc_input_kind(input);
+    atomic_fetch_add(&input_asked[kind], 1);
+    mcpc_status_t st = MCPC_OK;
+    if (kind == MCPC_INPUT_ELICIT_FORM) {
+        st = mcpc_input_elicit(input, MCPC_ELICIT_ACCEPT, "{\"name\":\"Ada\"}");
+    } else if (kind == MCPC_INPUT_ELICIT_URL) {
+        st = mcpc_input_elicit(input, MCPC_ELICIT_DECLINE, NULL);
+    } else if (kind == MCPC_INPUT_SAMPLING) {
+        st = mcpc_input_complete(input, "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paris\"},"
+                                        "\"model\":\"test-model\",\"stopReason\":\"endTurn\"}");
+    } else if (kind == MCPC_INPUT_ROOTS) {
+        st = mcpc_input_complete(input, "{\"roots\":[{\"uri\":\"file:///tmp\",\"name\":\"tmp\"}]}");
+    }
+    if (st != MCPC_OK) fprintf(stderr, "  answering %s: %s\n", mcpc_input_method(input), mcpc_last_error_message());
+    mcpc_input_free(input);
+}
+
+struct atomic_wait {
+    atomic_int *v;
+    int at_least;
+};
+
+static bool atomic_reached(void *arg) {
+    struct atomic_wait *w = arg;
+    return atomic_load(w->v) >= w->at_least;
+}
+
+static bool wait_until_atomic_at_least(atomic_int *v, int at_least, int limit_ms) {
+    struct atomic_wait w = {v, at_least};
+    return wait_until(atomic_reached, &w, limit_ms);
+}
+
+/* Calls `tool` expecting MCPC_OK and text holding `want`. */
+static void call_has(mcpc_client_t *c, const char *tool, const char *args, const char *want) {
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(call(c, tool, args, NULL, &r), MCPC_OK);
+    if (!r || !strstr(mcpc_result_text(r, NULL), want)) {
+        fprintf(stderr, "  %s: text %.1500s, want %s\n", tool, r ? mcpc_result_text(r, NULL) : "(none)", want);
+        CHECK(0);
+    }
+    mcpc_result_free(r);
+}
+
+/* server-everything's elicitation, sampling and roots tools, over stdio and HTTP:
+ * it registers them only for a client that declares the capabilities. */
+static void test_everything_input(void) {
+    for (int http = 0; http < 2; http++) {
+        for (int k = 0; k < 5; k++) atomic_store(&input_asked[k], 0);
+        struct server s;
+        if (http && everything_http_start(&s, 0) != 0) {
+            CHECK(0);
+            return;
+        }
+        struct lines notes = LINES_INIT;
+        mcpc_options_t *o = options(20000);
+        mcpc_options_set_notification_callback(o, on_notification, &notes, NULL);
+        mcpc_options_set_elicitation_handler(o, MCPC_ELICIT_MODE_FORM | MCPC_ELICIT_MODE_URL, on_everything_input,
+                                             NULL, NULL);
+        mcpc_options_set_sampling_handler(o, 0, on_everything_input, NULL, NULL);
+        mcpc_options_set_roots_handler(o, on_everything_input, NULL, NULL);
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(http ? mcpc_client_connect_http(s.url, o, &c) : everything_stdio(o, &c), MCPC_OK);
+        /* It registers its conditional tools once it has handled initialized; as in
+         * everything_basics, the listing is repeated until they are there. */
+        bool listed = false;
+        for (int tries = 0; c && !listed && tries < 250; tries++) {
+            mcpc_tool_list_t *l = NULL;
+            CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+            listed = list_has(l, "trigger-elicitation-request") && list_has(l, "trigger-sampling-request") &&
+                     list_has(l, "get-roots-list");
+            mcpc_tool_list_free(l);
+            if (!listed) sleep_ms(20);
+        }
+        if (listed) {
+            call_has(c, "trigger-elicitation-request", "{}", "\"name\": \"Ada\"");
+            call_has(c, "trigger-sampling-request", "{\"prompt\":\"capital of France?\",\"maxTokens\":10}",
+                     "Paris");
+            call_has(c, "get-roots-list", "{}", "file:///tmp");
+            CHECK_STATUS(mcpc_client_roots_changed(c), MCPC_OK);
+            CHECK(atomic_load(&input_asked[MCPC_INPUT_ELICIT_FORM]) == 1);
+            CHECK(atomic_load(&input_asked[MCPC_INPUT_SAMPLING]) == 1);
+            /* It asks for the roots after initialized, and again after the change. */
+            CHECK(wait_until_atomic_at_least(&input_asked[MCPC_INPUT_ROOTS], 2, 5000));
+        } else {
+            fprintf(stderr, "  the input tools were never listed\n");
+            CHECK(0);
+        }
+        mcpc_client_free(c);
+        mcpc_options_free(o);
+        lines_free(&notes);
+        if (http) server_stop(&s);
+    }
+}
+
 /* The session id server-everything logged last ("Session initialized with ID: X"). */
 static char *everything_session(struct server *s) {
     char *out = read_file(s->out), *id = NULL;
@@ -1384,6 +1485,7 @@ int main(int argc, char **argv) {
 
     RUN_TIMED(test_everything_stdio);
     RUN_TIMED(test_everything_http);
+    RUN_TIMED(test_everything_input);
     RUN_TIMED(test_everything_http_unknown_session_400);
     RUN_TIMED(test_everything_http_complete_reply_not_resumed);
     RUN_TIMED(test_everything_http_standalone_stream);

@@ -151,9 +151,23 @@ static mcpc_oauth_t *oauth_settings(void) {
     return a;
 }
 
+/* Accepts every form with nothing filled in, as a user submitting the form as it
+ * was offered: mcpc fills in the schema's defaults before it answers. */
+static void on_elicit(void *userdata, mcpc_input_t *input) {
+    (void)userdata;
+    say("elicitation from %s: %s; schema %s", mcpc_input_server(input), mcpc_input_message(input),
+        mcpc_input_schema_json(input) ? mcpc_input_schema_json(input) : "(none)");
+    mcpc_status_t st = mcpc_input_elicit(input, MCPC_ELICIT_ACCEPT, NULL);
+    if (st != MCPC_OK) failed("answering the elicitation", st);
+    mcpc_input_free(input);
+}
+
 static mcpc_status_t connect_to(const char *url, mcpc_client_t **client) {
     mcpc_options_t *o = mcpc_options_new();
     mcpc_options_set_client_info(o, "mcpc-conformance-client", mcpc_version());
+    if (strncmp(scenario, "elicitation", 11) == 0) {
+        mcpc_options_set_elicitation_handler(o, MCPC_ELICIT_MODE_FORM, on_elicit, NULL, NULL);
+    }
     mcpc_options_set_timeout_ms(o, 20000);
     mcpc_oauth_t *a = oauth_settings();
     mcpc_options_set_oauth(o, a);
@@ -363,6 +377,17 @@ static int sc_request_state(mcpc_client_t *c) {
     return rc;
 }
 
+/* elicitation-sep1034-client-defaults: the tool asks for a form whose fields all have
+ * defaults; the server checks that each default arrived. */
+static int sc_elicitation_defaults(mcpc_client_t *c) {
+    if (sc_list_only(c) != 0) return 1;
+    char *text = NULL;
+    if (call(c, "test_client_elicitation_defaults", "{}", &text) != MCPC_OK) return 1;
+    int ok = text && strstr(text, "Elicitation completed") != NULL;
+    free(text);
+    return ok ? 0 : 1;
+}
+
 struct scenario {
     const char *name;
     int (*run)(mcpc_client_t *);
@@ -379,6 +404,7 @@ static const struct scenario SCENARIOS[] = {
     {"http-custom-headers", sc_custom_headers},
     {"http-invalid-tool-headers", sc_invalid_tool_headers},
     {"sep-2322-client-request-state", sc_request_state},
+    {"elicitation-sep1034-client-defaults", sc_elicitation_defaults},
 };
 
 int main(int argc, char **argv) {

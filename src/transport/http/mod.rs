@@ -136,6 +136,8 @@ struct Inner {
     closed: AtomicBool,
     /// `Some(version)` under the stateless 2026-07-28 rules.
     era: Mutex<Option<&'static str>>,
+    /// True once the standalone GET stream's first attempt has its answer.
+    stream_tried: tokio::sync::watch::Sender<bool>,
 }
 
 pub struct HttpTransport {
@@ -177,6 +179,7 @@ impl Inner {
             background: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
             era: Mutex::new(None),
+            stream_tried: tokio::sync::watch::channel(false).0,
         })
     }
 }
@@ -247,6 +250,16 @@ impl Transport for HttpTransport {
                 .spawn_background(async move { me.standalone_stream().await }, true);
         }
         Ok(())
+    }
+
+    fn settled(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if !self.inner.cfg.standalone_stream || self.inner.era().is_some() {
+                return;
+            }
+            let mut tried = self.inner.stream_tried.subscribe();
+            let _ = tried.wait_for(|t| *t).await;
+        })
     }
 
     fn abandon(&self, id: i64) {

@@ -244,7 +244,9 @@ impl Inner {
                 headers.insert(HeaderName::from_static(LAST_EVENT_ID), id);
             }
             let mut retry = None;
-            match self.request(Method::GET, None, &headers).await {
+            let answer = self.request(Method::GET, None, &headers).await;
+            self.stream_tried.send_replace(true);
+            match answer {
                 Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => return,
                 Ok(resp) if resp.status().is_success() => {
                     backoff = Duration::from_millis(500);
