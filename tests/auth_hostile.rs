@@ -466,6 +466,8 @@ fn stored_tokens_serve_headless_and_none_is_login_required() {
     let (st, msg, _) = connect(&m.url, &h, true);
     assert_eq!(st, Status::MCPC_ERR_LOGIN_REQUIRED, "{msg}");
     assert_eq!(h.logins.load(Ordering::SeqCst), 0);
+    // Nothing was registered for a login that could not happen.
+    assert_eq!(a.count("/register"), 0);
     let (st, msg, c) = connect(&m.url, &h, false);
     assert_eq!(st, Status::MCPC_OK, "{msg}");
     drop(c);

@@ -278,6 +278,11 @@ impl OAuth {
             wanted.push(offline);
         }
         g.scopes.clone_from(&wanted);
+        // A login that cannot happen is known before the client registers anywhere.
+        let login = match self.settings.grant {
+            Grant::AuthorizationCode => Some(self.login_parts(&found)?),
+            _ => None,
+        };
         let redirect = self.settings.redirect_uri.as_deref();
         let id = register::identify(&self.net, &self.settings, &found, redirect).await?;
         match self.settings.grant {
@@ -305,40 +310,43 @@ impl OAuth {
                 assertion::grant(&self.net, &id, &found, assertion::bearer_form(jwt), &wanted).await
             }
             Grant::AuthorizationCode => {
-                if self.settings.headless {
-                    return Err(Error::new(
-                        Status::MCPC_ERR_LOGIN_REQUIRED,
-                        "the server needs a login, and headless mode allows none",
-                    ));
-                }
-                let Some(browser) = self.settings.browser.clone() else {
-                    return Err(Error::new(
-                        Status::MCPC_ERR_LOGIN_REQUIRED,
-                        "the server needs a login, and no authorize callback is set",
-                    ));
-                };
-                let Some(redirect) = redirect else {
-                    return Err(Error::new(
-                        Status::MCPC_ERR_LOGIN_REQUIRED,
-                        "no redirect URI is set for the login",
-                    ));
-                };
-                // PKCE S256 is required: refuse a server that does not advertise it
-                // (only the 2025-03-26 defaults, with no metadata at all, may not).
-                let s256 = found
-                    .metadata
-                    .code_challenge_methods_supported
-                    .as_ref()
-                    .is_some_and(|m| m.iter().any(|m| m == "S256"));
-                if found.has_metadata && !s256 {
-                    return Err(Error::new(
-                        Status::MCPC_ERR_AUTH_SERVER,
-                        "the authorization server does not advertise PKCE S256",
-                    ));
-                }
-                flow::authorization_code(&self.net, browser, &id, &found, redirect, &wanted).await
+                let (browser, redirect) = login.expect("made above for this grant");
+                flow::authorization_code(&self.net, browser, &id, &found, &redirect, &wanted).await
             }
         }
+    }
+
+    /// What a login needs (the host's callback and the redirect URI), or why there
+    /// can be none: headless mode, no callback, no redirect URI, or a server that
+    /// does not advertise PKCE S256 (only the 2025-03-26 defaults, with no metadata
+    /// at all, may not).
+    fn login_parts(&self, found: &Found) -> Result<(Arc<dyn Browser>, String)> {
+        let required = |why: &str| Error::new(Status::MCPC_ERR_LOGIN_REQUIRED, why.to_string());
+        if self.settings.headless {
+            return Err(required("the server needs a login, and headless mode allows none"));
+        }
+        let browser = self
+            .settings
+            .browser
+            .clone()
+            .ok_or_else(|| required("the server needs a login, and no authorize callback is set"))?;
+        let redirect = self
+            .settings
+            .redirect_uri
+            .clone()
+            .ok_or_else(|| required("no redirect URI is set for the login"))?;
+        let s256 = found
+            .metadata
+            .code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|m| m == "S256"));
+        if found.has_metadata && !s256 {
+            return Err(Error::new(
+                Status::MCPC_ERR_AUTH_SERVER,
+                "the authorization server does not advertise PKCE S256",
+            ));
+        }
+        Ok((browser, redirect))
     }
 
     async fn challenge(

@@ -57,7 +57,11 @@ fn positive_ms(ms: i64, what: &str) -> Result<Duration> {
     Ok(Duration::from_millis(ms as u64))
 }
 
-pub(super) fn with_options(name: &str, opts: *mut mcpc_options_t, f: impl FnOnce(&mut Config) -> Result<()>) -> mcpc_status_t {
+pub(super) fn with_options(
+    name: &str,
+    opts: *mut mcpc_options_t,
+    f: impl FnOnce(&mut Config) -> Result<()>,
+) -> mcpc_status_t {
     ptr::with_builder(name, opts, f)
 }
 
