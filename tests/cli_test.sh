@@ -142,8 +142,8 @@ rm -rf "$certs"
 # server of tests/fixtures/oauth_fixture.py. The test plays the browser: it GETs the
 # URL the CLI prints (the fixture approves at once with a redirect), then GETs the
 # redirect's Location, which is the CLI's listener.
-browse() {  # URL: follow the login as a browser would; prints the listener's status
-    "$PYTHON" -c '
+cat >"$tmp/browse.py" <<'EOF_BROWSE'
+# browse.py URL: follows a login as a browser would; prints the listener's status.
 import sys, urllib.error, urllib.request
 class Stay(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *a, **k):
@@ -158,8 +158,12 @@ status, location = get(sys.argv[1])
 if status != 302 or not location:
     sys.exit("authorize answered %s" % status)
 print(get(location)[0])
-' "$1"
-}
+EOF_BROWSE
+browse() { "$PYTHON" "$tmp/browse.py" "$1"; }
+# A stand-in for xdg-open on PATH: it records that it ran, then plays the browser.
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\necho "$1" >>"%s"\nexec "%s" "%s" "$1"\n' "$tmp/opened" "$PYTHON" "$tmp/browse.py" >"$tmp/bin/xdg-open"
+chmod +x "$tmp/bin/xdg-open"
 wait_for_url() {  # FILE PID: the login URL the CLI writes to FILE (empty if it exits first)
     local u=""
     for _ in $(seq 1 1000); do
@@ -176,13 +180,13 @@ read -r _ oauth_port <&"${OAUTH[0]}"
 url="http://127.0.0.1:$oauth_port/mcp"
 store="$tmp/oauth-store.json"
 
-"$MCPC" --oauth --no-browser --oauth-store "$store" --url "$url" tools >"$tmp/out" 2>"$tmp/err" &
+PATH="$tmp/bin:$PATH" "$MCPC" --oauth --no-browser --oauth-store "$store" --url "$url" tools >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 login_url=$(wait_for_url "$tmp/err" "$pid")
 listener=$( [ -n "$login_url" ] && browse "$login_url")
 wait "$pid"
 got=$?
-if [ "$got" -eq 0 ] && [ "$listener" = 200 ] && grep -q '"name": *"echo"' "$tmp/out"; then
+if [ "$got" -eq 0 ] && [ "$listener" = 200 ] && grep -q '"name": *"echo"' "$tmp/out" && [ ! -e "$tmp/opened" ]; then
     echo "ok   oauth-login"; passed=$((passed + 1))
 else
     echo "FAIL oauth-login: exit $got, listener '$listener'; stderr: $(head -c 600 "$tmp/err")"; failed=$((failed + 1))
@@ -211,6 +215,13 @@ if ! grep -q 'nope' "$tmp/err"; then
     echo "ok   oauth-secret-not-shown"; passed=$((passed + 1))
 else
     echo "FAIL oauth-secret-not-shown: $(cat "$tmp/err")"; failed=$((failed + 1))
+fi
+# Without --no-browser the URL goes to xdg-open (here the stand-in, which logs in).
+PATH="$tmp/bin:$PATH" expect oauth-login-xdg-open 0 '"text": "web"' -- --oauth --url "$url" call echo '{"text":"web"}'
+if grep -q '^http://127\.0\.0\.1:[0-9]*/authorize?' "$tmp/opened" 2>/dev/null; then
+    echo "ok   oauth-xdg-open-got-the-url"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-xdg-open-got-the-url"; failed=$((failed + 1))
 fi
 expect oauth-login-timeout 4 '' -- --timeout 500 --oauth --no-browser --url "$url" info
 
