@@ -262,6 +262,22 @@ static char *read_file(const char *path, size_t *len, const char **why)
     return buf;
 }
 
+/* Whether the directory holding `path` takes new files. */
+static bool dir_writable(const char *path, const char **why)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash == NULL ? strdup(".") : slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+    if (dir == NULL) {
+        *why = "out of memory";
+        return false;
+    }
+    bool ok = access(dir, W_OK | X_OK) == 0;
+    if (!ok)
+        *why = errno == ENOENT ? "its directory does not exist" : "its directory is not writable";
+    free(dir);
+    return ok;
+}
+
 struct store *store_open(const char *path, const char **why)
 {
     struct store *s = calloc(1, sizeof *s);
@@ -271,6 +287,11 @@ struct store *store_open(const char *path, const char **why)
         return NULL;
     }
     pthread_mutex_init(&s->lock, NULL);
+    /* Saving replaces the file through its directory: find out now, not after a login. */
+    if (!dir_writable(path, why)) {
+        store_free(s);
+        return NULL;
+    }
     if (access(path, F_OK) != 0 && errno == ENOENT)
         return s; /* created at the first save */
     size_t len = 0;

@@ -246,6 +246,7 @@ expect usage-oauth-option-needs-oauth 1 '' -- --headless --url http://127.0.0.1:
 expect usage-oauth-and-bearer 1 '' -- --oauth --bearer t --url http://127.0.0.1:1/mcp info
 expect usage-client-credentials-no-secret 1 '' -- --oauth --client-credentials --client-id c --url http://127.0.0.1:1/mcp info
 expect usage-secret-no-id 1 '' -- --oauth --client-secret s --url http://127.0.0.1:1/mcp info
+expect usage-store-no-dir 1 '' -- --oauth --oauth-store "$tmp/no-such-dir/store.json" --url http://127.0.0.1:1/mcp info
 expect usage-bad-store 1 '' -- --oauth --oauth-store "$tmp/bad-store.json" --url http://127.0.0.1:1/mcp info
 
 echo "$passed passed, $failed failed"
