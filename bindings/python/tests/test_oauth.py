@@ -3,6 +3,7 @@ tests/fixtures/oauth_fixture.py, which approves every login at once."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import urllib.error
@@ -152,3 +153,16 @@ def test_settings_are_checked() -> None:
         libmcpc.Client.http("http://127.0.0.1:1/mcp", oauth=libmcpc.OAuth(redirect_uri="not a url"))
     with pytest.raises(TypeError):
         libmcpc.Client.stdio(["true"], oauth=libmcpc.OAuth())  # type: ignore[call-arg]
+
+
+def test_http_async_logs_in(oauth_server: Server) -> None:
+    store = DictStore()
+
+    async def main() -> str:
+        oauth = libmcpc.OAuth(redirect_uri=REDIRECT, authorize=browse, store=store)
+        async with await libmcpc.Client.http_async(oauth_server.url, oauth=oauth, timeout=20) as c:
+            return (await c.call_async("echo", {"text": "async"})).text
+
+    assert asyncio.run(main()) == "async"
+    assert len(events(oauth_server, "authorize")) == 1
+    assert_registry_empty()
