@@ -24,7 +24,7 @@
  *
  * Build (from the repository root):
  *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Iinclude \
- *       cli/mcpc.c -Ltarget/debug -lmcpc -lpthread \
+ *       cli/mcpc.c cli/login.c cli/store.c -Ltarget/debug -lmcpc -lpthread \
  *       -Wl,-rpath,$PWD/target/debug -o build/mcpc
  *
  * Exit status: 0 success, 1 usage error, 2 the tool returned an error result,
