@@ -36,13 +36,17 @@ lib-debug:
 	$(CARGO) build
 	ln -sfn libmcpc.so $(DEBUG)/libmcpc.so.$(MCPC_SOVERSION)
 
-build/release/mcpc: cli/mcpc.c include/mcpc.h lib
-	@mkdir -p build/release
-	$(CC) $(CFLAGS_C) -O2 cli/mcpc.c -L$(RELEASE) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../../$(RELEASE)' -o $@
+# The command line: mcpc.c, the browser login (login.c) and the credential store (store.c).
+CLI_SRC := cli/mcpc.c cli/login.c cli/store.c
+CLI_DEPS := $(CLI_SRC) cli/cli.h cli/login.h cli/store.h include/mcpc.h
 
-build/debug/mcpc: cli/mcpc.c include/mcpc.h lib-debug
+build/release/mcpc: $(CLI_DEPS) lib
+	@mkdir -p build/release
+	$(CC) $(CFLAGS_C) -O2 $(CLI_SRC) -L$(RELEASE) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../../$(RELEASE)' -o $@
+
+build/debug/mcpc: $(CLI_DEPS) lib-debug
 	@mkdir -p build/debug
-	$(CC) $(CFLAGS_C) cli/mcpc.c -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../../$(DEBUG)' -o $@
+	$(CC) $(CFLAGS_C) $(CLI_SRC) -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../../$(DEBUG)' -o $@
 
 cli: build/release/mcpc
 

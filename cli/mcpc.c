@@ -24,12 +24,15 @@
  *
  * Build (from the repository root):
  *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Iinclude \
- *       cli/mcpc.c -Ltarget/debug -lmcpc -lpthread \
+ *       cli/mcpc.c cli/login.c cli/store.c -Ltarget/debug -lmcpc -lpthread \
  *       -Wl,-rpath,$PWD/target/debug -o build/mcpc
  *
  * Exit status: 0 success, 1 usage error, 2 the tool returned an error result,
- * 3 transport, protocol, handshake or JSON-RPC error, 4 timeout,
- * 5 cancelled by SIGINT or SIGTERM.
+ * 3 transport, protocol, handshake, JSON-RPC or authorization error, 4 timeout,
+ * 5 cancelled by SIGINT or SIGTERM, or a login cancelled or denied.
+ *
+ * With --oauth it also shows the OAuth client (mcpc_oauth_t): the login runs in
+ * login.c, the credential store in store.c.
  */
 
 /* realpath(3) for --roots. */
@@ -54,6 +57,13 @@
 #include <unistd.h>
 
 #include "mcpc.h"
+
+#include "cli.h"
+#include "login.h"
+#include "store.h"
+
+/* The library's default timeout (mcpc_options_new), which also bounds a login. */
+#define DEFAULT_TIMEOUT_MS 60000
 
 enum {
     EXIT_OK = 0,
@@ -105,14 +115,31 @@ static const char USAGE[] =
     "                          as one JSON object read from stdin (an empty line\n"
     "                          accepts the defaults; \"decline\" or \"cancel\"), a URL\n"
     "                          is shown and consent asked; without it, none is offered\n"
+    "\n"
+    "Authorization (OAuth 2.1, --url only):\n"
+    "  --oauth                 authorize with OAuth when the server asks for it: a\n"
+    "                          browser login, its redirect received on 127.0.0.1\n"
+    "  --client-id ID          a pre-registered client id (default: register the\n"
+    "                          client where the authorization server allows it)\n"
+    "  --client-secret SECRET  its secret (or set MCPC_CLIENT_SECRET, which keeps it\n"
+    "                          off the command line)\n"
+    "  --scope SCOPE           the scope to ask for when the server names none\n"
+    "  --oauth-store FILE      keep tokens and registrations in FILE (JSON, mode 0600),\n"
+    "                          so the next run needs no login\n"
+    "  --no-browser            only print the login URL; do not run xdg-open\n"
+    "  --client-credentials    no user: the client credentials grant (needs\n"
+    "                          --client-id and a secret)\n"
+    "  --headless              never log in: stored or refreshed credentials only\n"
+    "\n"
     "  -h, --help              print this help and exit\n"
     "Options may also be written --name=value, and may follow the command;\n"
     "\"--\" ends the options.\n"
     "\n"
     "Exit status:\n"
     "  0 success            1 usage error         2 the tool returned an error result\n"
-    "  3 transport, protocol, handshake or JSON-RPC error\n"
-    "  4 timeout            5 cancelled (SIGINT or SIGTERM)\n";
+    "  3 transport, protocol, handshake, JSON-RPC or authorization error (also a\n"
+    "    login that is needed but not allowed: --headless)\n"
+    "  4 timeout            5 cancelled (SIGINT or SIGTERM; a login cancelled or denied)\n";
 
 /* ------------------------------------------------------------------------- */
 /* Messages                                                                   */
@@ -142,7 +169,7 @@ static int usage_error(const char *fmt, ...)
  * up in mcpc_last_error_message) without letting control characters reach the
  * terminal: C0 controls, DEL and UTF-8-encoded C1 controls are written as escapes.
  */
-static void put_sanitized(FILE *f, const char *s)
+void put_sanitized(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (; *p; p++) {
@@ -186,6 +213,7 @@ static int exit_code_for(mcpc_status_t st)
     case MCPC_ERR_TIMEOUT:
         return EXIT_TIMEOUT;
     case MCPC_ERR_CANCELLED:
+    case MCPC_ERR_LOGIN_CANCELLED:
         return EXIT_CANCELLED;
     default:
         return EXIT_ERROR;
@@ -221,6 +249,15 @@ struct config {
     size_t n_headers;
     const char *bearer;
     const char *cacert;
+    /* OAuth (--oauth); the secret may come from MCPC_CLIENT_SECRET. */
+    bool oauth;
+    const char *client_id;
+    const char *client_secret;
+    const char *scope;
+    const char *oauth_store;
+    bool no_browser;
+    bool client_credentials;
+    bool headless;
     /* Client settings. */
     int64_t timeout_ms; /* 0: the library default */
     const char *protocol_version;
@@ -340,7 +377,9 @@ static bool valid_url(const char *u)
 /* The options; those with has_value take one (as the next argument or after "="). */
 enum opt_id {
     OPT_STDIO, OPT_URL, OPT_TIMEOUT, OPT_HEADER, OPT_BEARER, OPT_CACERT,
-    OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_ROOTS, OPT_ELICIT, OPT_HELP, OPT_UNKNOWN
+    OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_ROOTS, OPT_ELICIT, OPT_HELP,
+    OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
+    OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_UNKNOWN
 };
 
 static const struct {
@@ -361,7 +400,44 @@ static const struct {
     {"--elicit", OPT_ELICIT, false},
     {"--help", OPT_HELP, false},
     {"-h", OPT_HELP, false},
+    {"--oauth", OPT_OAUTH, false},
+    {"--client-id", OPT_CLIENT_ID, true},
+    {"--client-secret", OPT_CLIENT_SECRET, true},
+    {"--scope", OPT_SCOPE, true},
+    {"--oauth-store", OPT_OAUTH_STORE, true},
+    {"--no-browser", OPT_NO_BROWSER, false},
+    {"--client-credentials", OPT_CLIENT_CREDENTIALS, false},
+    {"--headless", OPT_HEADLESS, false},
 };
+
+/* The OAuth options go together: -1 to go on, or the usage exit status. */
+static int check_oauth(struct config *cfg)
+{
+    bool any = cfg->client_id || cfg->client_secret || cfg->scope || cfg->oauth_store ||
+               cfg->no_browser || cfg->client_credentials || cfg->headless;
+    if (!cfg->oauth)
+        return any ? usage_error("--client-id, --client-secret, --scope, --oauth-store, --no-browser, "
+                                 "--client-credentials and --headless need --oauth")
+                   : -1;
+    if (cfg->url == NULL)
+        return usage_error("--oauth needs --url");
+    if (cfg->bearer != NULL)
+        return usage_error("--oauth and --bearer cannot be used together");
+    for (size_t k = 0; k < cfg->n_headers; k++)
+        if (header_is(cfg->headers[k], "Authorization"))
+            return usage_error("--oauth and --header \"Authorization: ...\" cannot be used together");
+    if (cfg->client_secret == NULL && cfg->client_id != NULL) {
+        const char *env = getenv("MCPC_CLIENT_SECRET");
+        if (env != NULL && *env != '\0')
+            cfg->client_secret = env;
+    }
+    if (cfg->client_secret != NULL && cfg->client_id == NULL)
+        return usage_error("a client secret (--client-secret or MCPC_CLIENT_SECRET) needs --client-id");
+    if (cfg->client_credentials && cfg->client_secret == NULL)
+        return usage_error("--client-credentials needs --client-id and a secret "
+                           "(--client-secret or MCPC_CLIENT_SECRET)");
+    return -1;
+}
 
 /* Sets a single-valued option once; giving it twice is a usage error. */
 static int set_once(const char **slot, const char *value, const char *name)
@@ -499,6 +575,36 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         case OPT_LEGACY:
             cfg->legacy = true;
             break;
+        case OPT_OAUTH:
+            cfg->oauth = true;
+            break;
+        case OPT_CLIENT_ID:
+            if ((rc = set_once(&cfg->client_id, value, opt_name)) >= 0)
+                return rc;
+            if (*value == '\0')
+                return usage_error("--client-id: the id is empty");
+            break;
+        case OPT_CLIENT_SECRET:
+            if ((rc = set_once(&cfg->client_secret, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_SCOPE:
+            if ((rc = set_once(&cfg->scope, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_OAUTH_STORE:
+            if ((rc = set_once(&cfg->oauth_store, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_NO_BROWSER:
+            cfg->no_browser = true;
+            break;
+        case OPT_CLIENT_CREDENTIALS:
+            cfg->client_credentials = true;
+            break;
+        case OPT_HEADLESS:
+            cfg->headless = true;
+            break;
         case OPT_UNKNOWN:
             break;
         }
@@ -510,6 +616,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                 return usage_error("--bearer and --header \"Authorization: ...\" "
                                    "cannot be used together");
     }
+
+    if ((rc = check_oauth(cfg)) >= 0)
+        return rc;
 
     /* The command and its arguments. */
     if (npos == 0)
@@ -677,6 +786,7 @@ static void *signal_thread(void *arg)
         /* Any thread may trigger a cancel handle; the call carrying it returns
          * MCPC_ERR_CANCELLED and the server is sent notifications/cancelled. */
         mcpc_cancel_trigger(sw->cancel);
+        login_interrupt();
     }
     return NULL;
 }
@@ -931,8 +1041,55 @@ static void on_elicit(void *userdata, mcpc_input_t *input)
 /* Connecting and running                                                     */
 /* ------------------------------------------------------------------------- */
 
+/*
+ * Adds the OAuth settings of --oauth to `opts`. The store (if any) goes to the
+ * settings: *store is NULL afterwards. Returns -1 to go on, or an exit status.
+ */
+static int add_oauth(const struct config *cfg, struct store **store, mcpc_options_t *opts)
+{
+    mcpc_oauth_t *oauth = mcpc_oauth_new();
+    if (oauth == NULL) {
+        fputs("mcpc: cannot create the OAuth settings\n", stderr);
+        return EXIT_ERROR;
+    }
+    mcpc_status_t st = MCPC_OK;
+    if (cfg->client_id != NULL)
+        st = mcpc_oauth_set_client(oauth, cfg->client_id, cfg->client_secret);
+    if (st == MCPC_OK && cfg->scope != NULL)
+        st = mcpc_oauth_set_scope(oauth, cfg->scope);
+    if (st == MCPC_OK && cfg->client_credentials)
+        st = mcpc_oauth_set_grant(oauth, MCPC_OAUTH_CLIENT_CREDENTIALS);
+    if (st == MCPC_OK && cfg->headless)
+        st = mcpc_oauth_set_headless(oauth, 1);
+    if (st == MCPC_OK && *store != NULL) {
+        st = store_attach(*store, oauth);
+        *store = NULL;
+    }
+    /* The listener comes first: the redirect URI names its port. A headless run
+     * or the client credentials grant never logs in, so needs none. */
+    if (st == MCPC_OK && !cfg->client_credentials && !cfg->headless) {
+        const char *why = NULL;
+        struct login *l = login_new(cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS,
+                                    !cfg->no_browser, &why);
+        if (l == NULL) {
+            fprintf(stderr, "mcpc: cannot listen on 127.0.0.1 for the login: %s\n", why);
+            mcpc_oauth_free(oauth);
+            return EXIT_ERROR;
+        }
+        st = login_attach(l, oauth);
+    }
+    if (st == MCPC_OK)
+        st = mcpc_options_set_oauth(opts, oauth); /* copies the settings */
+    mcpc_oauth_free(oauth);
+    if (st != MCPC_OK) {
+        report_status(st);
+        return exit_code_for(st);
+    }
+    return -1;
+}
+
 /* Builds the client options; returns -1 to go on, or an exit status. */
-static int make_options(const struct config *cfg, mcpc_options_t **out)
+static int make_options(const struct config *cfg, struct store **store, mcpc_options_t **out)
 {
     mcpc_status_t st = MCPC_OK;
     mcpc_options_t *opts = mcpc_options_new();
@@ -990,6 +1147,13 @@ static int make_options(const struct config *cfg, mcpc_options_t **out)
         mcpc_options_free(opts);
         return exit_code_for(st);
     }
+    if (cfg->oauth) {
+        int code = add_oauth(cfg, store, opts);
+        if (code >= 0) {
+            mcpc_options_free(opts);
+            return code;
+        }
+    }
     *out = opts;
     return -1;
 }
@@ -1038,14 +1202,14 @@ static int check_before_start(const struct config *cfg)
 
 /* Everything from the first mcpc call on. Returns the exit status. */
 static int run(const struct config *cfg, const struct words *server_argv,
-               const mcpc_cancel_t *cancel)
+               const mcpc_cancel_t *cancel, struct store **store)
 {
     mcpc_options_t *opts = NULL;
     mcpc_client_t *client = NULL;
     int code = check_before_start(cfg);
     if (code >= 0)
         return code;
-    code = make_options(cfg, &opts);
+    code = make_options(cfg, store, &opts);
     if (code >= 0)
         return code;
 
@@ -1053,7 +1217,8 @@ static int run(const struct config *cfg, const struct words *server_argv,
     mcpc_options_free(opts); /* connect copied what it needs */
     int sig = atomic_load(&g_signal);
     if (sig != 0) {
-        /* The signal came during connect, which cannot be cancelled. */
+        /* The signal came during connect, which cannot be cancelled (a login
+         * it waits for is: see login_interrupt). */
         fprintf(stderr, "mcpc: %s: interrupted by %s while connecting\n",
                 mcpc_status_name(MCPC_ERR_CANCELLED), signal_name(sig));
         mcpc_client_free(client);
@@ -1100,7 +1265,19 @@ int main(int argc, char **argv)
         if (err != NULL)
             code = usage_error("--stdio: %s", err);
     }
+    struct store *store = NULL;
+    if (code < 0 && cfg.oauth_store != NULL) {
+        const char *why = NULL;
+        store = store_open(cfg.oauth_store, &why);
+        if (store == NULL)
+            code = usage_error("--oauth-store '%s': %s", cfg.oauth_store, why);
+    }
+    if (code < 0 && cfg.oauth && !login_init()) {
+        fprintf(stderr, "mcpc: pipe: %s\n", strerror(errno));
+        code = EXIT_ERROR;
+    }
     if (code >= 0) {
+        words_free(&server_argv);
         free(cfg.headers);
         free(cfg.roots);
         return code;
@@ -1138,12 +1315,13 @@ int main(int argc, char **argv)
         goto out;
     }
 
-    code = run(&cfg, &server_argv, cancel);
+    code = run(&cfg, &server_argv, cancel, &store);
 
     signal_thread_stop(&sw);
     mcpc_cancel_free(cancel); /* no thread can trigger it any more */
 
 out:
+    store_free(store); /* NULL once the OAuth settings took it */
     words_free(&server_argv);
     free(cfg.headers);
     free(cfg.roots);

@@ -12,7 +12,7 @@
 #   LIBDIR/pkgconfig/mcpc.pc
 #   LIBDIR/cmake/mcpc/mcpcConfig.cmake, mcpcConfigVersion.cmake   (imported targets mcpc::mcpc, mcpc::mcpc_static)
 #   INCLUDEDIR/mcpc.h, INCLUDEDIR/mcpc.hpp (the header-only C++17 wrapper)
-#   BINDIR/$(CLI_NAME), the command-line client (cli/mcpc.c), which finds the library in
+#   BINDIR/$(CLI_NAME), the command-line client (cli/), which finds the library in
 #   LIBDIR relative to itself ($ORIGIN), so a moved tree still works
 # SOVERSION is MAJOR, or 0.MINOR while MAJOR is 0 (0.x releases may break the ABI); it
 # must equal the SONAME that build.rs gives the library.
@@ -72,7 +72,7 @@ install: lib
 	chmod 644 "$(DESTDIR)$(LIBDIR)/pkgconfig/mcpc.pc" "$(DESTDIR)$(LIBDIR)/cmake/mcpc/"*.cmake
 	@test -n "$(CLI_NAME)" && test "$(notdir $(CLI_NAME))" = "$(CLI_NAME)" || { echo "install: CLI_NAME must be a file name"; exit 1; }
 	mkdir -p build/install
-	$(CC) $(CFLAGS_C) -O2 cli/mcpc.c -L$(RELEASE) -lmcpc -lpthread -Wl,-rpath,'$(_cli_rpath)' -o build/install/mcpc
+	$(CC) $(CFLAGS_C) -O2 $(CLI_SRC) -L$(RELEASE) -lmcpc -lpthread -Wl,-rpath,'$(_cli_rpath)' -o build/install/mcpc
 	install -d "$(DESTDIR)$(BINDIR)"
 	install -m 755 build/install/mcpc "$(DESTDIR)$(BINDIR)/$(CLI_NAME)"
 

@@ -176,5 +176,116 @@ else
 fi
 rm -rf "$certs"
 
+# OAuth: a browser login against the loopback authorization server and protected MCP
+# server of tests/fixtures/oauth_fixture.py. The test plays the browser: it GETs the
+# URL the CLI prints (the fixture approves at once with a redirect), then GETs the
+# redirect's Location, which is the CLI's listener.
+cat >"$tmp/browse.py" <<'EOF_BROWSE'
+# browse.py URL: follows a login as a browser would; prints the listener's status.
+import sys, urllib.error, urllib.request
+class Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **k):
+        return None
+def get(url):
+    try:
+        r = urllib.request.build_opener(Stay).open(url, timeout=10)
+        return r.status, r.headers.get("Location")
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Location")
+status, location = get(sys.argv[1])
+if status != 302 or not location:
+    sys.exit("authorize answered %s" % status)
+print(get(location)[0])
+EOF_BROWSE
+browse() { "$PYTHON" "$tmp/browse.py" "$1"; }
+# A stand-in for xdg-open on PATH: it records that it ran, then plays the browser.
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\necho "$1" >>"%s"\nexec "%s" "%s" "$1"\n' "$tmp/opened" "$PYTHON" "$tmp/browse.py" >"$tmp/bin/xdg-open"
+chmod +x "$tmp/bin/xdg-open"
+wait_for_url() {  # FILE PID: the login URL the CLI writes to FILE (empty if it exits first)
+    local u=""
+    for _ in $(seq 1 1000); do
+        u=$(grep -m1 '^http://127\.0\.0\.1:[0-9]*/authorize?' "$1" 2>/dev/null)
+        [ -n "$u" ] && break
+        kill -0 "$2" 2>/dev/null || break
+        sleep 0.01
+    done
+    printf '%s' "$u"
+}
+coproc OAUTH { exec "$PYTHON" tests/fixtures/oauth_fixture.py --client cc-client cc-secret --log "$tmp/oauth.log"; }
+oauth_pid=$OAUTH_PID
+read -r _ oauth_port <&"${OAUTH[0]}"
+url="http://127.0.0.1:$oauth_port/mcp"
+store="$tmp/oauth-store.json"
+
+PATH="$tmp/bin:$PATH" "$MCPC" --oauth --no-browser --oauth-store "$store" --url "$url" tools >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+login_url=$(wait_for_url "$tmp/err" "$pid")
+listener=$( [ -n "$login_url" ] && browse "$login_url")
+wait "$pid"
+got=$?
+if [ "$got" -eq 0 ] && [ "$listener" = 200 ] && grep -q '"name": *"echo"' "$tmp/out" && [ ! -e "$tmp/opened" ]; then
+    echo "ok   oauth-login"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-login: exit $got, listener '$listener'; stderr: $(head -c 600 "$tmp/err")"; failed=$((failed + 1))
+fi
+if [ "$(stat -c %a "$store" 2>/dev/null)" = 600 ] && grep -q '"tokens http' "$store"; then
+    echo "ok   oauth-store-0600"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-store-0600: $(ls -l "$store" 2>&1)"; failed=$((failed + 1))
+fi
+logins=$(grep -c '"event": "authorize"' "$tmp/oauth.log")
+expect oauth-headless-stored 0 '"text": "hi"' -- --oauth --headless --oauth-store "$store" --url "$url" call echo '{"text":"hi"}'
+if [ "$(grep -c '"event": "authorize"' "$tmp/oauth.log")" -eq "$logins" ]; then
+    echo "ok   oauth-no-second-login"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-no-second-login"; failed=$((failed + 1))
+fi
+expect oauth-headless-no-store 3 '' -- --oauth --headless --url "$url" info
+if grep -q 'MCPC_ERR_LOGIN_REQUIRED' "$tmp/err"; then
+    echo "ok   oauth-login-required-message"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-login-required-message: $(cat "$tmp/err")"; failed=$((failed + 1))
+fi
+MCPC_CLIENT_SECRET=cc-secret expect oauth-client-credentials 0 '"protocolVersion"' -- --oauth --client-credentials --client-id cc-client --url "$url" info
+expect oauth-client-credentials-wrong-secret 3 '' -- --oauth --client-credentials --client-id cc-client --client-secret nope --url "$url" info
+if ! grep -q 'nope' "$tmp/err"; then
+    echo "ok   oauth-secret-not-shown"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-secret-not-shown: $(cat "$tmp/err")"; failed=$((failed + 1))
+fi
+# Without --no-browser the URL goes to xdg-open (here the stand-in, which logs in).
+PATH="$tmp/bin:$PATH" expect oauth-login-xdg-open 0 '"text": "web"' -- --oauth --url "$url" call echo '{"text":"web"}'
+if grep -q '^http://127\.0\.0\.1:[0-9]*/authorize?' "$tmp/opened" 2>/dev/null; then
+    echo "ok   oauth-xdg-open-got-the-url"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-xdg-open-got-the-url"; failed=$((failed + 1))
+fi
+expect oauth-login-timeout 4 '' -- --timeout 500 --oauth --no-browser --url "$url" info
+
+# Ctrl-C while the login waits for the browser cancels it: exit 5.
+"$MCPC" --oauth --no-browser --url "$url" info >/dev/null 2>"$tmp/err" &
+pid=$!
+login_url=$(wait_for_url "$tmp/err" "$pid")
+kill -INT "$pid"
+wait "$pid"
+got=$?
+if [ -n "$login_url" ] && [ "$got" -eq 5 ] && grep -q 'MCPC_ERR_LOGIN_CANCELLED' "$tmp/err"; then
+    echo "ok   oauth-sigint-cancels-login"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-sigint-cancels-login: exit $got; $(head -c 600 "$tmp/err")"; failed=$((failed + 1))
+fi
+eval "exec ${OAUTH[1]}>&-"
+wait "$oauth_pid" 2>/dev/null
+
+echo '{"tokens x": 1}' >"$tmp/bad-store.json"
+expect usage-oauth-needs-url 1 '' -- --oauth --stdio "$SERVER" info
+expect usage-oauth-option-needs-oauth 1 '' -- --headless --url http://127.0.0.1:1/mcp info
+expect usage-oauth-and-bearer 1 '' -- --oauth --bearer t --url http://127.0.0.1:1/mcp info
+expect usage-client-credentials-no-secret 1 '' -- --oauth --client-credentials --client-id c --url http://127.0.0.1:1/mcp info
+expect usage-secret-no-id 1 '' -- --oauth --client-secret s --url http://127.0.0.1:1/mcp info
+expect usage-store-no-dir 1 '' -- --oauth --oauth-store "$tmp/no-such-dir/store.json" --url http://127.0.0.1:1/mcp info
+expect usage-bad-store 1 '' -- --oauth --oauth-store "$tmp/bad-store.json" --url http://127.0.0.1:1/mcp info
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,7 +1,7 @@
 // mcpc.hpp: a header-only C++17 wrapper over mcpc.h, the C ABI of the mcpc
 // Model Context Protocol client library.
 //
-// - Handles are RAII and move-only: Client, Options, Result, ToolList, Cancel, Op,
+// - Handles are RAII and move-only: Client, Options, OAuth, Result, ToolList, Cancel, Op,
 //   Transport, Exchange. A moved-from handle is empty (operator bool is false).
 // - Failures throw mcpc::Error (or a subclass, see below) carrying the status, the
 //   library's message and, for JSON-RPC errors, the code. ToolError (the tool ran and
@@ -9,8 +9,9 @@
 // - Strings go in as std::string_view and come out as std::string (copies; the
 //   library's borrowed pointers never escape this header).
 // - Callbacks are std::function. They run on mcpc threads (see mcpc.h). Send,
-//   request and token callbacks may throw: an exception counts as a failure of that
-//   message or as "no token". Every other callback (completions, progress, stderr,
+//   request, token, OAuth authorize and store callbacks may throw: an exception
+//   counts as a failure of that message, as "no token", as a cancelled login or as
+//   "nothing stored". Every other callback (completions, progress, stderr,
 //   notifications) must not throw: an exception escaping one calls std::terminate.
 //
 // The header's doc comments in mcpc.h remain the reference for behaviour, threads
@@ -61,6 +62,9 @@ enum class Status : int {
     SessionExpired = MCPC_ERR_SESSION_EXPIRED,
     UnsupportedVersion = MCPC_ERR_UNSUPPORTED_VERSION,
     NotSupported = MCPC_ERR_NOT_SUPPORTED,
+    LoginRequired = MCPC_ERR_LOGIN_REQUIRED,
+    LoginCancelled = MCPC_ERR_LOGIN_CANCELLED,
+    AuthServer = MCPC_ERR_AUTH_SERVER,
 };
 
 /// The status's name, such as "MCPC_ERR_TIMEOUT".
@@ -103,6 +107,13 @@ class TimeoutError : public Error { using Error::Error; };
 class CancelledError : public Error { using Error::Error; };
 /// CLOSED: the client was closed, or its connection had failed before.
 class ClosedError : public Error { using Error::Error; };
+/// LOGIN_REQUIRED: OAuth needs a login that cannot happen (headless, or no authorize
+/// callback or redirect URI).
+class LoginRequiredError : public Error { using Error::Error; };
+/// LOGIN_CANCELLED: the authorize callback cancelled the login, or the user denied access.
+class LoginCancelledError : public Error { using Error::Error; };
+/// AUTH_SERVER: the authorization server failed or broke the OAuth rules.
+class AuthServerError : public Error { using Error::Error; };
 
 /// TOOL: the tool ran and reported failure (isError). result() says what went wrong.
 class ToolError : public Error {
@@ -255,6 +266,9 @@ namespace detail {
     case Status::Timeout: throw TimeoutError(st, message, rpc_code);
     case Status::Cancelled: throw CancelledError(st, message, rpc_code);
     case Status::Closed: throw ClosedError(st, message, rpc_code);
+    case Status::LoginRequired: throw LoginRequiredError(st, message, rpc_code);
+    case Status::LoginCancelled: throw LoginCancelledError(st, message, rpc_code);
+    case Status::AuthServer: throw AuthServerError(st, message, rpc_code);
     default: throw Error(st, message, rpc_code);
     }
 }
@@ -365,6 +379,122 @@ void delete_fn(void* p) noexcept {
 
 /// How a stdio server's stderr is handled (default: discarded).
 enum class StderrMode : int32_t { Discard = MCPC_STDERR_DISCARD, Inherit = MCPC_STDERR_INHERIT };
+
+/// Where OAuth keeps tokens and client registrations between runs. Keys name the
+/// server or the authorization server; values are JSON text holding secrets: keep them
+/// private. Both run on an mcpc thread; calls for one client never overlap. An
+/// exception from load() counts as "nothing stored"; one from save() is dropped.
+class OAuthStore {
+public:
+    virtual ~OAuthStore() = default;
+    virtual std::optional<std::string> load(std::string_view key) = 0;
+    /// Stores `value` under `key`; nullopt deletes the key.
+    virtual void save(std::string_view key, std::optional<std::string_view> value) = 0;
+};
+
+/// The OAuth grant: a user logs in (the default), or the client authenticates as itself.
+enum class Grant : int32_t {
+    AuthorizationCode = MCPC_OAUTH_AUTHORIZATION_CODE,
+    ClientCredentials = MCPC_OAUTH_CLIENT_CREDENTIALS,
+};
+
+/// OAuth 2.1 settings for HTTP endpoints (mcpc_oauth_t): a builder, for one thread at
+/// a time; Options::oauth copies it. Setters throw mcpc::Error on bad input.
+class OAuth {
+public:
+    /// Shows the authorization URL to the user and returns the URL the authorization
+    /// server redirected to, or nullopt to cancel. Runs on an mcpc thread and may block
+    /// until the login is done; an exception cancels the login.
+    using AuthorizeFn = std::function<std::optional<std::string>(std::string_view url)>;
+
+    OAuth() : p_(mcpc_oauth_new()) {
+        if (!p_) throw std::bad_alloc();
+    }
+    /// A pre-registered client; no secret for a public client.
+    OAuth& client(std::string_view id, std::optional<std::string_view> secret = std::nullopt) {
+        std::optional<std::string> s;
+        if (secret) s = std::string(*secret);
+        detail::check(mcpc_oauth_set_client(p_.get(), std::string(id).c_str(), s ? s->c_str() : nullptr));
+        return *this;
+    }
+    /// Where logins redirect to, for example "http://127.0.0.1:PORT/callback".
+    OAuth& redirect_uri(std::string_view uri) {
+        detail::check(mcpc_oauth_set_redirect_uri(p_.get(), std::string(uri).c_str()));
+        return *this;
+    }
+    /// The client's ID metadata document, used as its id where the server supports it.
+    OAuth& client_metadata_url(std::string_view url) {
+        detail::check(mcpc_oauth_set_client_metadata_url(p_.get(), std::string(url).c_str()));
+        return *this;
+    }
+    /// The scope to ask for when neither the server's challenge nor its metadata names one.
+    OAuth& scope(std::string_view scope) {
+        detail::check(mcpc_oauth_set_scope(p_.get(), std::string(scope).c_str()));
+        return *this;
+    }
+    OAuth& grant(Grant g) {
+        detail::check(mcpc_oauth_set_grant(p_.get(), static_cast<int32_t>(g)));
+        return *this;
+    }
+    /// Never log in: stored or refreshed credentials only, else LoginRequiredError.
+    OAuth& headless(bool on = true) {
+        detail::check(mcpc_oauth_set_headless(p_.get(), on ? 1 : 0));
+        return *this;
+    }
+    /// The login (see AuthorizeFn). The function lives as long as any client made with it.
+    OAuth& on_authorize(AuthorizeFn fn) {
+        auto* f = new AuthorizeFn(std::move(fn));
+        detail::check(mcpc_oauth_set_authorize_callback(p_.get(), &OAuth::authorize_cb, f,
+                                                        detail::delete_fn<AuthorizeFn>));
+        return *this;
+    }
+    /// The credential store; shared with every client made with these settings.
+    OAuth& store(std::shared_ptr<OAuthStore> store) {
+        if (!store) throw InvalidArgument(Status::InvalidArg, "store is null");
+        using S = std::shared_ptr<OAuthStore>;
+        auto* s = new S(std::move(store));
+        detail::check(mcpc_oauth_set_store(p_.get(), &OAuth::load_cb, &OAuth::save_cb, s, detail::delete_fn<S>));
+        return *this;
+    }
+
+    const mcpc_oauth_t* get() const noexcept { return p_.get(); }
+
+private:
+    // Completes the request exactly once, whatever the function does.
+    static void authorize_cb(void* ud, mcpc_auth_request_t* req) noexcept {
+        std::optional<std::string> back;
+        try {
+            back = (*static_cast<AuthorizeFn*>(ud))(detail::str(mcpc_auth_request_url(req)));
+        } catch (...) {
+            back.reset();
+        }
+        if (back && back->find('\0') == std::string::npos)
+            mcpc_auth_request_complete(req, back->c_str());
+        else
+            mcpc_auth_request_cancel(req);
+    }
+    static int32_t load_cb(void* ud, const char* key, char* buf, size_t len) noexcept {
+        try {
+            std::optional<std::string> v = (*static_cast<std::shared_ptr<OAuthStore>*>(ud))->load(key);
+            if (!v || v->size() + 1 > len || v->find('\0') != std::string::npos) return 1;
+            v->copy(buf, v->size());
+            buf[v->size()] = '\0';
+            return 0;
+        } catch (...) {
+            return 1;
+        }
+    }
+    static void save_cb(void* ud, const char* key, const char* value) noexcept {
+        try {
+            std::optional<std::string_view> v;
+            if (value) v = std::string_view(value);
+            (*static_cast<std::shared_ptr<OAuthStore>*>(ud))->save(key, v);
+        } catch (...) {
+        }
+    }
+
+    std::unique_ptr<mcpc_oauth_t, detail::Deleter<mcpc_oauth_t, mcpc_oauth_free>> p_;
+};
 
 /// Client settings: a builder, for one thread at a time. A connect function copies
 /// it, so one Options may make many clients. Setters throw mcpc::Error on bad input.
@@ -495,6 +625,12 @@ public:
     /// Opens the optional standalone GET stream for server notifications (HTTP).
     Options& standalone_stream(bool on) {
         detail::check(mcpc_options_set_standalone_stream(p_.get(), on));
+        return *this;
+    }
+    /// Authorizes with OAuth 2.1 when an HTTP server asks for it (a copy of `o` is
+    /// taken); replaces bearer() and token_callback().
+    Options& oauth(const OAuth& o) {
+        detail::check(mcpc_options_set_oauth(p_.get(), o.get()));
         return *this;
     }
 

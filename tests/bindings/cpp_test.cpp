@@ -1,8 +1,11 @@
 // Tests of bindings/cpp/mcpc.hpp against the demo server (stdio, the stream seam,
 // the request/response seam) and the loopback HTTP fixture. Run from the repository
 // root. Ends with "N passed, N failed"; exits nonzero when any test failed.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +18,8 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -170,19 +175,21 @@ struct Child {
     ~Child() { wait(); }
 };
 
-// The loopback HTTP fixture: prints "PORT n", exits when its stdin closes.
+// A loopback fixture (the HTTP one unless `script` names another): prints "PORT n",
+// exits when its stdin closes.
 struct Fixture {
     std::string log;
     Child child;
     int port = 0;
-    static std::vector<std::string> argv(const std::string& log, std::vector<std::string> extra) {
-        std::vector<std::string> a{python(), "tests/fixtures/http_server.py", "--log", log};
+    static std::vector<std::string> argv(const std::string& log, std::vector<std::string> extra,
+                                         const std::string& script) {
+        std::vector<std::string> a{python(), script, "--log", log};
         a.insert(a.end(), extra.begin(), extra.end());
         return a;
     }
-    explicit Fixture(std::vector<std::string> extra = {})
+    explicit Fixture(std::vector<std::string> extra = {}, const std::string& script = "tests/fixtures/http_server.py")
         : log("/tmp/mcpc-cpp-http-" + std::to_string(getpid()) + "-" + std::to_string(counter()) + ".log"),
-          child(argv(log, std::move(extra))) {
+          child(argv(log, std::move(extra), script)) {
         std::string line;
         if (!child.read_line(line) || std::sscanf(line.c_str(), "PORT %d", &port) != 1)
             throw std::runtime_error("the HTTP fixture did not start");
@@ -230,6 +237,64 @@ bool known_version(const std::string& v) {
         if (v == k) return true;
     std::fprintf(stderr, "  unexpected protocol version '%s'\n", v.c_str());
     return false;
+}
+
+// The Location of a GET to an http://127.0.0.1:PORT/... URL, as a browser sees it
+// before following the redirect; "" when there is none.
+std::string get_location(std::string_view url) {
+    const std::string_view prefix = "http://127.0.0.1:";
+    if (url.substr(0, prefix.size()) != prefix) return "";
+    std::string_view rest = url.substr(prefix.size());
+    size_t slash = rest.find('/');
+    int port = std::atoi(std::string(rest.substr(0, slash)).c_str());
+    std::string target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string reply;
+    if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+        std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+            char buf[4096];
+            ssize_t n;
+            while ((n = recv(fd, buf, sizeof buf, 0)) > 0) reply.append(buf, static_cast<size_t>(n));
+        }
+    }
+    if (fd >= 0) close(fd);
+    size_t at = reply.find("\r\nLocation: ");
+    if (at == std::string::npos) return "";
+    at += 12;
+    return reply.substr(at, reply.find("\r\n", at) - at);
+}
+
+// An OAuth store in memory.
+struct MemoryStore : mcpc::OAuthStore {
+    std::mutex m;
+    std::map<std::string, std::string> items;
+    std::optional<std::string> load(std::string_view key) override {
+        std::lock_guard<std::mutex> g(m);
+        auto it = items.find(std::string(key));
+        if (it == items.end()) return std::nullopt;
+        return it->second;
+    }
+    void save(std::string_view key, std::optional<std::string_view> value) override {
+        std::lock_guard<std::mutex> g(m);
+        if (value)
+            items[std::string(key)] = std::string(*value);
+        else
+            items.erase(std::string(key));
+    }
+};
+
+// The fixture's redirect target is never contacted: the test plays the browser.
+const char* const kRedirect = "http://127.0.0.1:9/callback";
+
+size_t count(const std::string& hay, std::string_view needle) {
+    size_t n = 0;
+    for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) n++;
+    return n;
 }
 
 mcpc::Options quick() {
@@ -675,6 +740,68 @@ int main() {
         });
         CHECK(l.wait());
         CHECK(known_version(version));
+    });
+
+    run("oauth: a login, then a headless client on the stored tokens", [] {
+        Fixture fx({}, "tests/fixtures/oauth_fixture.py");
+        auto store = std::make_shared<MemoryStore>();
+        std::atomic<int> shown{0};
+        mcpc::OAuth login;
+        login.redirect_uri(kRedirect).store(store).on_authorize([&](std::string_view url) -> std::optional<std::string> {
+            shown++;
+            return get_location(url);
+        });
+        mcpc::Options o = quick();
+        o.oauth(login);
+        {
+            mcpc::Client c = mcpc::Client::http(fx.url(), o);
+            CHECK_EQ(c.call("echo", R"({"text":"hi"})").text(), std::string("hi"));
+        }
+        CHECK_EQ(shown.load(), 1);
+        mcpc::OAuth headless;
+        headless.headless().store(store);
+        mcpc::Options h = quick();
+        h.oauth(headless);
+        {
+            mcpc::Client c = mcpc::Client::http(fx.url(), h);
+            CHECK_EQ(c.list_tools().size(), size_t{1});
+        }
+        CHECK_EQ(count(fx.log_text(), "\"event\": \"authorize\""), size_t{1});
+    });
+
+    run("oauth: headless without credentials needs a login", [] {
+        Fixture fx({}, "tests/fixtures/oauth_fixture.py");
+        mcpc::Options o = quick();
+        o.oauth(mcpc::OAuth().headless());
+        expect_throw<mcpc::LoginRequiredError>(mcpc::Status::LoginRequired, [&] { mcpc::Client::http(fx.url(), o); });
+    });
+
+    run("oauth: nullopt or an exception from authorize cancels the login", [] {
+        Fixture fx({}, "tests/fixtures/oauth_fixture.py");
+        for (bool raise : {false, true}) {
+            mcpc::OAuth a;
+            a.redirect_uri(kRedirect).on_authorize([raise](std::string_view) -> std::optional<std::string> {
+                if (raise) throw std::runtime_error("the user closed the window");
+                return std::nullopt;
+            });
+            mcpc::Options o = quick();
+            o.oauth(a);
+            expect_throw<mcpc::LoginCancelledError>(mcpc::Status::LoginCancelled,
+                                                    [&] { mcpc::Client::http(fx.url(), o); });
+        }
+    });
+
+    run("oauth: the client credentials grant, and a wrong secret", [] {
+        Fixture fx({"--client", "cc-client", "cc-secret"}, "tests/fixtures/oauth_fixture.py");
+        mcpc::Options o = quick();
+        o.oauth(mcpc::OAuth().client("cc-client", "cc-secret").grant(mcpc::Grant::ClientCredentials));
+        CHECK_EQ(mcpc::Client::http(fx.url(), o).call("echo", R"({"text":"cc"})").text(), std::string("cc"));
+        mcpc::Options w = quick();
+        w.oauth(mcpc::OAuth().client("cc-client", "wrong-secret").grant(mcpc::Grant::ClientCredentials));
+        expect_throw<mcpc::AuthServerError>(mcpc::Status::AuthServer, [&] { mcpc::Client::http(fx.url(), w); },
+                                            [](const mcpc::AuthServerError& e) {
+                                                CHECK(!contains(e.what(), "wrong-secret"));
+                                            });
     });
 
     std::printf("test-cpp: %d passed, %d failed\n", g_passed, g_failed);

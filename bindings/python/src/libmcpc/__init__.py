@@ -16,6 +16,7 @@ Quick start::
 - ``await client.call_async(...)`` / ``await client.tools_async()`` and the
   ``*_async`` connect functions are the asyncio forms, on the library's async API:
   cancelling the awaiting task cancels the request.
+- :class:`OAuth` passed as ``Client.http(url, oauth=...)`` authorizes with OAuth 2.1.
 - Failures raise :class:`McpcError` subclasses (see :mod:`libmcpc.errors`).
 
 The library is found through ``MCPC_LIBRARY`` (a path), else the copy bundled in this
@@ -37,8 +38,10 @@ from ._client import (
     Transport,
     version,
 )
+from ._oauth import AuthorizeCallback, OAuth, OAuthStore
 from .errors import (
     AuthError,
+    AuthServerError,
     CancelledError,
     ClosedError,
     HandshakeError,
@@ -46,6 +49,8 @@ from .errors import (
     InsecureUrlError,
     InvalidArgumentError,
     ListingError,
+    LoginCancelledError,
+    LoginRequiredError,
     McpcError,
     MessageTooLargeError,
     NotSupportedError,
@@ -70,6 +75,8 @@ __version__ = "0.1.0"
 # other timeouts). Use libmcpc.TimeoutError, or catch the builtin TimeoutError.
 __all__ = [
     "AuthError",
+    "AuthServerError",
+    "AuthorizeCallback",
     "CallResult",
     "Cancel",
     "CancelledError",
@@ -81,10 +88,14 @@ __all__ = [
     "InsecureUrlError",
     "InvalidArgumentError",
     "ListingError",
+    "LoginCancelledError",
+    "LoginRequiredError",
     "McpcError",
     "MessageTooLargeError",
     "NotSupportedError",
     "NotificationCallback",
+    "OAuth",
+    "OAuthStore",
     "PanicError",
     "ProgressCallback",
     "ProtocolError",

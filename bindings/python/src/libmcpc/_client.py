@@ -26,6 +26,7 @@ from typing import (
 
 from . import _ffi
 from ._ffi import lib, registry
+from ._oauth import OAuth
 from .errors import ClosedError, McpcError, Status, error_for
 
 __all__ = [
@@ -246,11 +247,7 @@ def _token_py(userdata: Optional[int], www: Optional[bytes], buf: Optional[int],
         token = fn(www.decode("utf-8", "replace") if www is not None else None)
         if token is None:
             return 1
-        data = token.encode("utf-8")
-        if len(data) + 1 > size or b"\0" in data:
-            return 1
-        ctypes.memmove(buf, data + b"\0", len(data) + 1)
-        return 0
+        return _ffi.put_string(buf, size, token)
     except BaseException:  # noqa: BLE001 - an exception means "no token"
         return 1
 
@@ -311,6 +308,7 @@ def _build_options(
     cacert: Union[None, PathLike, Sequence[PathLike]] = None,
     ca_pem: Union[None, str, bytes] = None,
     standalone_stream: bool = False,
+    oauth: Optional[OAuth] = None,
 ) -> _Options:
     """An mcpc_options_t with these settings (the caller frees it)."""
     o = _Options()
@@ -368,6 +366,10 @@ def _build_options(
             _check(lib.mcpc_options_add_ca_pem(h, pem, len(pem)))
         if standalone_stream:
             _check(lib.mcpc_options_set_standalone_stream(h, True))
+        if oauth is not None:
+            if not isinstance(oauth, OAuth):
+                raise TypeError("oauth must be a libmcpc.OAuth")
+            oauth._attach(h, _check)
     except BaseException:
         o.free()
         raise
@@ -375,7 +377,7 @@ def _build_options(
 
 
 _STDIO_ONLY = ("env", "clear_env", "cwd", "stderr", "close_grace")
-_HTTP_ONLY = ("headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream")
+_HTTP_ONLY = ("headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream", "oauth")
 
 
 def _only(kind: str, options: Mapping[str, Any], refused: Sequence[str]) -> None:
@@ -595,6 +597,7 @@ class Client:
         cacert: Union[None, PathLike, Sequence[PathLike]] = None,
         ca_pem: Union[None, str, bytes] = None,
         standalone_stream: bool = False,
+        oauth: Optional[OAuth] = None,
         timeout: Optional[float] = None,
         protocol_version: Optional[str] = None,
         negotiation: Optional[str] = None,
@@ -612,10 +615,12 @@ class Client:
         ``token(www_authenticate)`` is asked for the token first (with None) and again
         after a 401 (with the server's ``WWW-Authenticate``), on an mcpc thread, and may
         block to refresh it. ``standalone_stream`` opens the optional GET stream for
-        server notifications. Other arguments as for :meth:`stdio`.
+        server notifications. ``oauth`` (a :class:`~libmcpc.OAuth`) authorizes with
+        OAuth 2.1 when the server asks for it, replacing ``bearer`` and ``token``; a
+        login it needs runs during this call. Other arguments as for :meth:`stdio`.
         """
         o = _build_options(headers=headers, bearer=bearer, token=token, cacert=cacert, ca_pem=ca_pem,
-                           standalone_stream=standalone_stream, timeout=timeout, protocol_version=protocol_version,
+                           standalone_stream=standalone_stream, oauth=oauth, timeout=timeout, protocol_version=protocol_version,
                            negotiation=negotiation, client_info=client_info, on_notification=on_notification,
                            max_pages=max_pages, max_message_size=max_message_size)
         with o:

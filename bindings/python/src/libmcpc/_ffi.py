@@ -272,5 +272,15 @@ def take_string(ptr: Optional[int]) -> str:
         lib.mcpc_string_free(ptr)
 
 
+def put_string(buf: int, size: int, s: str) -> int:
+    """Writes `s` NUL-terminated into a C buffer of `size` bytes: 0, or 1 when it does
+    not fit or holds a NUL (the callbacks' "nothing")."""
+    data = s.encode("utf-8")
+    if len(data) + 1 > size or b"\0" in data:
+        return 1
+    ctypes.memmove(buf, data + b"\0", len(data) + 1)
+    return 0
+
+
 def text(b: Optional[bytes]) -> str:
     return b.decode("utf-8", errors="replace") if b else ""

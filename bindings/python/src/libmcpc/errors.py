@@ -31,6 +31,9 @@ The hierarchy::
     ├── ClosedError                              CLOSED
     ├── WouldDeadlockError                       WOULD_DEADLOCK
     ├── NotSupportedError                        NOT_SUPPORTED
+    ├── LoginRequiredError                       LOGIN_REQUIRED
+    ├── LoginCancelledError                      LOGIN_CANCELLED
+    ├── AuthServerError                          AUTH_SERVER
     └── PanicError                               PANIC
 
 A status this module does not know (a newer library) raises plain McpcError.
@@ -74,6 +77,9 @@ class Status(enum.IntEnum):
     SESSION_EXPIRED = 22
     UNSUPPORTED_VERSION = 23
     NOT_SUPPORTED = 24
+    LOGIN_REQUIRED = 28
+    LOGIN_CANCELLED = 29
+    AUTH_SERVER = 30
 
 
 class McpcError(Exception):
@@ -200,6 +206,21 @@ class NotSupportedError(McpcError):
     """Not supported by this transport or protocol version."""
 
 
+class LoginRequiredError(McpcError):
+    """OAuth needs a login that cannot happen: headless mode without usable stored
+    credentials, or no ``authorize`` callable or redirect URI."""
+
+
+class LoginCancelledError(McpcError):
+    """The login was cancelled (``authorize`` returned None or raised) or the user
+    denied access at the authorization server."""
+
+
+class AuthServerError(McpcError):
+    """The authorization server (or the server's authorization metadata) failed or
+    broke the OAuth rules; the message says which."""
+
+
 class PanicError(McpcError):
     """An internal panic was caught at the library boundary."""
 
@@ -229,6 +250,9 @@ _BY_STATUS: Dict[int, Type[McpcError]] = {
     Status.SESSION_EXPIRED: SessionExpiredError,
     Status.UNSUPPORTED_VERSION: UnsupportedVersionError,
     Status.NOT_SUPPORTED: NotSupportedError,
+    Status.LOGIN_REQUIRED: LoginRequiredError,
+    Status.LOGIN_CANCELLED: LoginCancelledError,
+    Status.AUTH_SERVER: AuthServerError,
 }
 
 

@@ -1,0 +1,198 @@
+"""OAuth 2.1 settings for HTTP endpoints (mcpc_oauth_t) and the host's callbacks."""
+
+from __future__ import annotations
+
+from ctypes import CFUNCTYPE, c_char_p, c_int, c_int32, c_size_t, c_void_p
+from typing import Any, Callable, Optional
+
+from . import _ffi
+from ._ffi import lib, registry
+
+__all__ = ["AuthorizeCallback", "OAuth", "OAuthStore"]
+
+AuthorizeCallback = Callable[[str], Optional[str]]
+"""authorize(url): show the authorization URL to the user and return the URL the
+authorization server redirected to (with ``code`` and ``state``), or None to cancel."""
+
+AUTHORIZE_CB = CFUNCTYPE(None, c_void_p, c_void_p)
+STORE_LOAD_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p, c_size_t)
+STORE_SAVE_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p)
+
+_P = c_void_p
+_S = c_int
+_DECLS = [
+    ("mcpc_oauth_new", _P),
+    ("mcpc_oauth_free", None, _P),
+    ("mcpc_oauth_set_client", _S, _P, c_char_p, c_char_p),
+    ("mcpc_oauth_set_redirect_uri", _S, _P, c_char_p),
+    ("mcpc_oauth_set_client_metadata_url", _S, _P, c_char_p),
+    ("mcpc_oauth_set_scope", _S, _P, c_char_p),
+    ("mcpc_oauth_set_grant", _S, _P, c_int32),
+    ("mcpc_oauth_set_headless", _S, _P, c_int32),
+    ("mcpc_oauth_set_authorize_callback", _S, _P, AUTHORIZE_CB, _P, _ffi.FREE_CB),
+    ("mcpc_oauth_set_store", _S, _P, STORE_LOAD_CB, STORE_SAVE_CB, _P, _ffi.FREE_CB),
+    ("mcpc_options_set_oauth", _S, _P, _P),
+    ("mcpc_auth_request_url", c_char_p, _P),
+    ("mcpc_auth_request_complete", _S, _P, c_char_p),
+    ("mcpc_auth_request_cancel", _S, _P),
+]
+for _name, _res, *_args in _DECLS:
+    _fn = getattr(lib, _name)
+    _fn.restype = _res
+    _fn.argtypes = _args
+
+_GRANTS = {"authorization_code": 0, "client_credentials": 1}
+
+
+class OAuthStore:
+    """Where tokens and client registrations are kept between runs. Subclass it, or
+    pass any object with these two methods. Keys name the server or the
+    authorization server; values are JSON text holding secrets: keep them private.
+    Both run on an mcpc thread; calls for one client never overlap. Exceptions
+    from ``load`` count as "nothing stored"; those from ``save`` are dropped (the
+    credentials still serve this client, the next one logs in again)."""
+
+    def load(self, key: str) -> Optional[str]:
+        raise NotImplementedError
+
+    def save(self, key: str, value: Optional[str]) -> None:
+        """Stores ``value`` under ``key``; None deletes the key."""
+        raise NotImplementedError
+
+
+def _authorize_py(userdata: Optional[int], request: Optional[int]) -> None:
+    # Completes the request exactly once, whatever the callable does.
+    redirect: Optional[bytes] = None
+    try:
+        fn = registry.get(userdata)
+        url = _ffi.text(lib.mcpc_auth_request_url(request))
+        back = fn(url) if fn is not None else None
+        if back is not None:
+            redirect = str(back).encode("utf-8")
+    except BaseException:  # noqa: BLE001 - an exception cancels the login
+        redirect = None
+    try:
+        if redirect is not None and b"\0" not in redirect:
+            lib.mcpc_auth_request_complete(request, redirect)
+        else:
+            lib.mcpc_auth_request_cancel(request)
+    except BaseException:  # noqa: BLE001 - nothing may unwind into C
+        pass
+
+
+def _load_py(userdata: Optional[int], key: Optional[bytes], buf: Optional[int], size: int) -> int:
+    try:
+        store = registry.get(userdata)
+        if store is None or key is None or not buf:
+            return 1
+        value = store.load(key.decode("utf-8", "replace"))
+        if value is None:
+            return 1
+        return _ffi.put_string(buf, size, str(value))
+    except BaseException:  # noqa: BLE001 - an exception means "nothing stored"
+        return 1
+
+
+def _save_py(userdata: Optional[int], key: Optional[bytes], value: Optional[bytes]) -> None:
+    try:
+        store = registry.get(userdata)
+        if store is not None and key is not None:
+            store.save(key.decode("utf-8", "replace"), None if value is None else value.decode("utf-8", "replace"))
+    except BaseException:  # noqa: BLE001 - see OAuthStore
+        pass
+
+
+_authorize_trampoline = AUTHORIZE_CB(_authorize_py)
+_load_trampoline = STORE_LOAD_CB(_load_py)
+_save_trampoline = STORE_SAVE_CB(_save_py)
+
+
+def _opt(s: Optional[str]) -> Optional[bytes]:
+    return None if s is None else s.encode("utf-8")
+
+
+class OAuth:
+    """OAuth 2.1 for an HTTP endpoint: pass it as ``Client.http(url, oauth=...)``.
+    After a 401 the client discovers the authorization server, identifies itself
+    (``client_id``, else a client ID metadata document at ``client_metadata_url``,
+    else registration), gets a token by the ``grant`` and keeps it fresh.
+
+    - ``grant``: ``"authorization_code"`` (a user logs in; needs ``redirect_uri``
+      and ``authorize``) or ``"client_credentials"`` (needs ``client_id`` and
+      ``client_secret``).
+    - ``authorize(url)``: shows the login to the user and returns the URL the
+      authorization server redirected to, or None to cancel. It runs on an mcpc
+      thread, may block for as long as the login takes (the connect or call
+      timeout bounds it), and an exception it raises cancels the login.
+    - ``store``: an :class:`OAuthStore`, so that later clients need no login.
+    - ``headless``: never log in; use stored or refreshed credentials, else raise
+      :class:`~libmcpc.LoginRequiredError`.
+
+    A login the user cancels raises :class:`~libmcpc.LoginCancelledError`; an
+    authorization server that fails or breaks the rules raises
+    :class:`~libmcpc.AuthServerError`. The secret is never shown in messages.
+    The callables are kept alive for as long as any client made with them.
+    """
+
+    def __init__(
+        self,
+        *,
+        client_id: Optional[str] = None,
+        client_secret: Optional[str] = None,
+        redirect_uri: Optional[str] = None,
+        scope: Optional[str] = None,
+        client_metadata_url: Optional[str] = None,
+        grant: str = "authorization_code",
+        headless: bool = False,
+        authorize: Optional[AuthorizeCallback] = None,
+        store: Optional[Any] = None,
+    ) -> None:
+        if grant not in _GRANTS:
+            raise ValueError("grant must be 'authorization_code' or 'client_credentials'")
+        if client_secret is not None and client_id is None:
+            raise ValueError("client_secret needs client_id")
+        if authorize is not None and not callable(authorize):
+            raise TypeError("authorize must be a callable taking the URL")
+        if store is not None and not (callable(getattr(store, "load", None)) and
+                                      callable(getattr(store, "save", None))):
+            raise TypeError("store must have load(key) and save(key, value) methods")
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.redirect_uri = redirect_uri
+        self.scope = scope
+        self.client_metadata_url = client_metadata_url
+        self.grant = grant
+        self.headless = headless
+        self.authorize = authorize
+        self.store = store
+
+    def __repr__(self) -> str:
+        return "OAuth(client_id=%r, grant=%r, headless=%r)" % (self.client_id, self.grant, self.headless)
+
+    def _attach(self, options: int, check: Callable[[int], None]) -> None:
+        """Sets these settings on an mcpc_options_t (``check`` raises for a status)."""
+        h = lib.mcpc_oauth_new()
+        if not h:
+            raise MemoryError("mcpc_oauth_new failed")
+        try:
+            if self.client_id is not None:
+                check(lib.mcpc_oauth_set_client(h, _opt(self.client_id), _opt(self.client_secret)))
+            if self.redirect_uri is not None:
+                check(lib.mcpc_oauth_set_redirect_uri(h, _opt(self.redirect_uri)))
+            if self.client_metadata_url is not None:
+                check(lib.mcpc_oauth_set_client_metadata_url(h, _opt(self.client_metadata_url)))
+            if self.scope is not None:
+                check(lib.mcpc_oauth_set_scope(h, _opt(self.scope)))
+            check(lib.mcpc_oauth_set_grant(h, _GRANTS[self.grant]))
+            check(lib.mcpc_oauth_set_headless(h, 1 if self.headless else 0))
+            # Each registry entry is dropped by userdata_free, which runs exactly once:
+            # when the last client made with these settings is freed.
+            if self.authorize is not None:
+                key = registry.add(self.authorize)
+                check(lib.mcpc_oauth_set_authorize_callback(h, _authorize_trampoline, key, _ffi.free_userdata))
+            if self.store is not None:
+                key = registry.add(self.store)
+                check(lib.mcpc_oauth_set_store(h, _load_trampoline, _save_trampoline, key, _ffi.free_userdata))
+            check(lib.mcpc_options_set_oauth(options, h))
+        finally:
+            lib.mcpc_oauth_free(h)

@@ -1,0 +1,168 @@
+"""OAuth against the loopback authorization server and protected MCP server of
+tests/fixtures/oauth_fixture.py, which approves every login at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional
+
+import pytest
+
+import libmcpc
+
+from conftest import PYTHON, REPO, Server, assert_registry_empty
+
+OAUTH_FIXTURE = str(REPO / "tests" / "fixtures" / "oauth_fixture.py")
+REDIRECT = "http://127.0.0.1:9/callback"  # never contacted: the test plays the browser
+
+
+class _Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return None
+
+
+def browse(url: str) -> Optional[str]:
+    """GETs the authorization URL as a browser would and returns where it redirects."""
+    try:
+        with urllib.request.build_opener(_Stay).open(url, timeout=10) as r:
+            return r.headers.get("Location")
+    except urllib.error.HTTPError as e:
+        return e.headers.get("Location")
+
+
+class DictStore(libmcpc.OAuthStore):
+    def __init__(self) -> None:
+        self.items: Dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    def load(self, key: str) -> Optional[str]:
+        with self.lock:
+            return self.items.get(key)
+
+    def save(self, key: str, value: Optional[str]) -> None:
+        with self.lock:
+            if value is None:
+                self.items.pop(key, None)
+            else:
+                self.items[key] = value
+
+
+@pytest.fixture
+def oauth_server(tmp_path: Path) -> Iterator[Server]:
+    log = tmp_path / "oauth.log"
+    s = Server([PYTHON, OAUTH_FIXTURE, "--client", "cc-client", "cc-secret", "--log", str(log)], log)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def events(server: Server, name: str) -> List[dict]:
+    return [e for e in map(json.loads, server.log_text().splitlines()) if e.get("event") == name]
+
+
+def test_login_then_stored_tokens_then_headless(oauth_server: Server) -> None:
+    store = DictStore()
+    shown: List[str] = []
+
+    def authorize(url: str) -> Optional[str]:
+        shown.append(url)
+        return browse(url)
+
+    oauth = libmcpc.OAuth(redirect_uri=REDIRECT, authorize=authorize, store=store)
+    with libmcpc.Client.http(oauth_server.url, oauth=oauth, timeout=20) as c:
+        assert c.call("echo", {"text": "hi"}).text == "hi"
+        assert [t["name"] for t in c.tools()] == ["echo"]
+    assert len(shown) == 1 and "code_challenge_method=S256" in shown[0]
+    assert any(k.startswith("tokens ") for k in store.items)
+
+    headless = libmcpc.OAuth(headless=True, store=store)
+    with libmcpc.Client.http(oauth_server.url, oauth=headless, timeout=20) as c:
+        assert c.call("echo", {"text": "again"}).text == "again"
+    assert len(events(oauth_server, "authorize")) == 1
+    assert_registry_empty()
+
+
+def test_headless_without_store_needs_a_login(oauth_server: Server) -> None:
+    with pytest.raises(libmcpc.LoginRequiredError) as e:
+        libmcpc.Client.http(oauth_server.url, oauth=libmcpc.OAuth(headless=True), timeout=20)
+    assert e.value.status == libmcpc.Status.LOGIN_REQUIRED
+    assert isinstance(e.value, libmcpc.McpcError)
+
+
+@pytest.mark.parametrize("how", ["none", "raise"])
+def test_authorize_cancels(oauth_server: Server, how: str) -> None:
+    def authorize(url: str) -> Optional[str]:
+        if how == "raise":
+            raise RuntimeError("the user closed the window")
+        return None
+
+    oauth = libmcpc.OAuth(redirect_uri=REDIRECT, authorize=authorize)
+    with pytest.raises(libmcpc.LoginCancelledError):
+        libmcpc.Client.http(oauth_server.url, oauth=oauth, timeout=20)
+    assert_registry_empty()
+
+
+def test_a_forged_redirect_is_refused(oauth_server: Server) -> None:
+    def authorize(url: str) -> Optional[str]:
+        back = browse(url)
+        assert back is not None
+        return back.replace("state=", "state=forged")
+
+    oauth = libmcpc.OAuth(redirect_uri=REDIRECT, authorize=authorize)
+    with pytest.raises(libmcpc.AuthServerError):
+        libmcpc.Client.http(oauth_server.url, oauth=oauth, timeout=20)
+
+
+def test_client_credentials(oauth_server: Server) -> None:
+    oauth = libmcpc.OAuth(client_id="cc-client", client_secret="cc-secret", grant="client_credentials")
+    with libmcpc.Client.http(oauth_server.url, oauth=oauth, timeout=20) as c:
+        assert c.call("echo", {"text": "cc"}).text == "cc"
+    wrong = libmcpc.OAuth(client_id="cc-client", client_secret="wrong-secret", grant="client_credentials")
+    with pytest.raises(libmcpc.AuthServerError) as e:
+        libmcpc.Client.http(oauth_server.url, oauth=wrong, timeout=20)
+    assert "wrong-secret" not in str(e.value)
+
+
+def test_a_store_that_raises_is_no_store(oauth_server: Server) -> None:
+    class Broken(libmcpc.OAuthStore):
+        def load(self, key: str) -> Optional[str]:
+            raise OSError("disk gone")
+
+        def save(self, key: str, value: Optional[str]) -> None:
+            raise OSError("disk gone")
+
+    oauth = libmcpc.OAuth(redirect_uri=REDIRECT, authorize=browse, store=Broken())
+    with libmcpc.Client.http(oauth_server.url, oauth=oauth, timeout=20) as c:
+        assert c.call("echo", {"text": "ok"}).text == "ok"
+
+
+def test_settings_are_checked() -> None:
+    with pytest.raises(ValueError):
+        libmcpc.OAuth(grant="password")
+    with pytest.raises(ValueError):
+        libmcpc.OAuth(client_secret="s")
+    with pytest.raises(TypeError):
+        libmcpc.OAuth(store=object())
+    with pytest.raises(libmcpc.InvalidArgumentError):
+        libmcpc.Client.http("http://127.0.0.1:1/mcp", oauth=libmcpc.OAuth(redirect_uri="not a url"))
+    with pytest.raises(TypeError):
+        libmcpc.Client.stdio(["true"], oauth=libmcpc.OAuth())  # type: ignore[call-arg]
+
+
+def test_http_async_logs_in(oauth_server: Server) -> None:
+    store = DictStore()
+
+    async def main() -> str:
+        oauth = libmcpc.OAuth(redirect_uri=REDIRECT, authorize=browse, store=store)
+        async with await libmcpc.Client.http_async(oauth_server.url, oauth=oauth, timeout=20) as c:
+            return (await c.call_async("echo", {"text": "async"})).text
+
+    assert asyncio.run(main()) == "async"
+    assert len(events(oauth_server, "authorize")) == 1
+    assert_registry_empty()
