@@ -8,26 +8,30 @@ mkdir -p build
 passed=0
 failed=0
 
-check() {  # DOC FILE PATTERN...
+# build DOC FILE: checks that DOC's copy of FILE is FILE word for word and compiles
+# it to build/example_NAME; false (and counted as failed) otherwise.
+build() {
     local doc=$1 file=$2
-    shift 2
     local block
     block=$(awk -v m="<!-- example: $file -->" '$0 == m {f=1; next} f && /^```c$/ {g=1; next} g && /^```$/ {exit} g' "$doc")
     if [ "$block" != "$(cat "$file")" ]; then
         echo "FAIL $file: $doc's copy differs"
         diff <(echo "$block") "$file" | head -20
         failed=$((failed + 1))
-        return
+        return 1
     fi
-    local bin="build/example_$(basename "$file" .c)"
+    bin="build/example_$(basename "$file" .c)"
     if ! gcc -std=c11 -Wall -Wextra -Werror -Iinclude "$file" -L"$LIB" -lmcpc -lpthread -Wl,-rpath,"$PWD/$LIB" -o "$bin"; then
         echo "FAIL $file: does not compile"
         failed=$((failed + 1))
-        return
+        return 1
     fi
-    local out
-    out=$("$bin")
-    local rc=$?
+}
+
+# expect_lines FILE RC OUTPUT PATTERN...: every pattern is a whole line of OUTPUT.
+expect_lines() {
+    local file=$1 rc=$2 out=$3
+    shift 3
     for pattern in "$@"; do
         if ! grep -qxF -- "$pattern" <<<"$out"; then
             echo "FAIL $file: exit $rc, output lacks the line '$pattern':"
@@ -40,10 +44,57 @@ check() {  # DOC FILE PATTERN...
     passed=$((passed + 1))
 }
 
+check() {  # DOC FILE PATTERN...: runs the example against the demo server
+    local doc=$1 file=$2 bin
+    shift 2
+    build "$doc" "$file" || return
+    local out
+    out=$("$bin")
+    expect_lines "$file" $? "$out" "$@"
+}
+
+# check_oauth DOC FILE PATTERN...: runs the example against the OAuth fixture
+# (tests/fixtures/oauth_fixture.py), playing the user: it opens the URL the example
+# shows (the fixture approves at once) and pastes the redirect into its stdin.
+check_oauth() {
+    local doc=$1 file=$2 bin
+    shift 2
+    build "$doc" "$file" || return
+    local out
+    out=$(python3 - "$bin" <<'EOF_LOGIN'
+import subprocess, sys, urllib.request
+class Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **k):
+        return None
+fixture = subprocess.Popen([sys.executable, "tests/fixtures/oauth_fixture.py"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+port = fixture.stdout.readline().split()[1]
+ex = subprocess.Popen([sys.argv[1], f"http://127.0.0.1:{port}/mcp"], stdin=subprocess.PIPE,
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+line = ex.stderr.readline()
+if line.startswith("open: "):
+    try:
+        urllib.request.build_opener(Stay).open(line[6:].strip(), timeout=10)
+    except urllib.error.HTTPError as e:
+        ex.stdin.write(e.headers.get("Location", "") + "\n")
+        ex.stdin.flush()
+out, err = ex.communicate(timeout=30)
+sys.stdout.write(out)
+if ex.returncode != 0:
+    sys.stderr.write(line + err)
+fixture.stdin.close()
+fixture.wait(timeout=10)
+sys.exit(ex.returncode)
+EOF_LOGIN
+)
+    expect_lines "$file" $? "$out" "$@"
+}
+
 check README.md examples/hello.c 'tool: echo' 'structured: {"sum":5}'
 check README.md examples/async.c 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
 check README.md examples/elicit.c 'mcpc-demo asks: name?' 'wants_input: hello Ada'
 check docs/transports.md examples/seam.c 'echo: over the seam'
+check_oauth README.md examples/oauth.c 'tool: echo'
 
 echo "readme examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
