@@ -265,6 +265,11 @@ static void test_round_after_round_is_bounded(void) {
     CHECK(t == NULL);
     /* Ten rounds answered; the eleventh request for input is the error. */
     CHECK(h.calls == 10);
+    /* One round may ask for at most 64 inputs; the host is asked for none. */
+    int before = h.calls;
+    t = call_text(c, "wide", &st);
+    CHECK_STATUS(st, MCPC_ERR_PROTOCOL);
+    CHECK(t == NULL && h.calls == before);
     mcpc_client_free(c);
 }
 
