@@ -23,6 +23,7 @@ mod core_tests;
 mod direct;
 mod generic;
 pub mod input;
+mod listing;
 mod negotiate;
 pub mod op;
 mod ops;
@@ -30,6 +31,7 @@ mod router;
 mod started;
 
 pub use direct::{DirectCall, ToolName};
+pub use listing::Listing;
 pub use negotiate::{MAX_INPUT_ROUNDS, PROBE_TIMEOUT};
 use ops::*;
 pub(crate) use router::Shared;

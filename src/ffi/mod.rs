@@ -12,6 +12,7 @@ pub mod client_async;
 pub mod cstr;
 pub mod error;
 pub mod input;
+pub mod listing;
 pub mod op;
 pub mod options;
 pub mod ptr;
