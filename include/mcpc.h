@@ -90,15 +90,16 @@ typedef enum {
    */
   MCPC_ERR_CLOSED = 11,
   /**
-   * `tools/list` returned a cursor already seen in this listing (a loop).
+   * A listing returned a cursor already seen in it (a loop).
    */
   MCPC_ERR_CURSOR_REPEATED = 12,
   /**
-   * `tools/list` returned the same tool name twice.
+   * `tools/list` returned the same tool name twice (or another listing the same
+   * resource URI, template or prompt name).
    */
   MCPC_ERR_DUPLICATE_TOOL = 13,
   /**
-   * `tools/list` needed more pages than the configured maximum.
+   * A listing needed more pages than the configured maximum.
    */
   MCPC_ERR_TOO_MANY_PAGES = 14,
   /**
@@ -825,11 +826,57 @@ mcpc_status_t mcpc_client_call_tool(const mcpc_client_t *client,
 mcpc_status_t mcpc_check_arguments(const char *arguments_json);
 
 /**
+ * Lists every resource (`resources/list`, following `nextCursor`) as one JSON array
+ * of the resources as the server sent them (`uri`, `name`, `mimeType`, `_meta`...).
+ * The call options' timeout covers the whole listing.
+ * Ownership: on success `*out_json` is the caller's; free it with mcpc_string_free.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_CURSOR_REPEATED, MCPC_ERR_DUPLICATE_TOOL
+ * (a URI twice), MCPC_ERR_TOO_MANY_PAGES, MCPC_ERR_RPC (-32601: the server has no
+ * resources), MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_CLOSED, MCPC_ERR_PROTOCOL.
+ *
+ * # Safety
+ * `client` is NULL or live; `opts` is NULL or an initialised mcpc_call_opts_t;
+ * `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_list_resources(const mcpc_client_t *client,
+                                         const mcpc_call_opts_t *opts,
+                                         char **out_json);
+
+/**
+ * Lists every resource template (`resources/templates/list`) as one JSON array; a
+ * `uriTemplate` twice is MCPC_ERR_DUPLICATE_TOOL. Otherwise as
+ * mcpc_client_list_resources.
+ *
+ * # Safety
+ * As for mcpc_client_list_resources.
+ */
+mcpc_status_t mcpc_client_list_resource_templates(const mcpc_client_t *client,
+                                                  const mcpc_call_opts_t *opts,
+                                                  char **out_json);
+
+/**
+ * Lists every prompt (`prompts/list`) as one JSON array (`name`, `description`,
+ * `arguments`...); a name twice is MCPC_ERR_DUPLICATE_TOOL. Otherwise as
+ * mcpc_client_list_resources.
+ *
+ * # Safety
+ * As for mcpc_client_list_resources.
+ */
+mcpc_status_t mcpc_client_list_prompts(const mcpc_client_t *client,
+                                       const mcpc_call_opts_t *opts,
+                                       char **out_json);
+
+/**
  * Sends the request `method` with `params_json` (a JSON object; NULL for none) and
  * waits for its result, as mcpc_client_call_tool does: the call options' timeout,
  * cancel handle and progress callback apply; under 2026-07-28 the client's `_meta`
  * envelope is added to the params (members the caller set in `_meta` are kept) and
- * `input_required` rounds are answered. `initialize`, `server/discover` and
+ * `input_required` rounds are answered (by the input handlers, see
+ * mcpc_options_set_elicitation_handler); over HTTP the `Mcp-Name` header mirrors the
+ * `name` of `tools/call` and `prompts/get` and the `uri` of `resources/read`, and a
+ * tool call's annotated arguments go into `Mcp-Param-*` as for mcpc_client_call_tool.
+ * `initialize`, `server/discover` and
  * `notifications/initialized` belong to the session and are refused.
  * Ownership: the strings and `opts` are read during the call. On success
  * `*out_result_json` is the result as the server sent it, owned by the caller: free

@@ -35,11 +35,12 @@ pub enum mcpc_status_t {
     MCPC_ERR_CANCELLED = 10,
     /// The client was closed, or its connection had already failed before this call.
     MCPC_ERR_CLOSED = 11,
-    /// `tools/list` returned a cursor already seen in this listing (a loop).
+    /// A listing returned a cursor already seen in it (a loop).
     MCPC_ERR_CURSOR_REPEATED = 12,
-    /// `tools/list` returned the same tool name twice.
+    /// `tools/list` returned the same tool name twice (or another listing the same
+    /// resource URI, template or prompt name).
     MCPC_ERR_DUPLICATE_TOOL = 13,
-    /// `tools/list` needed more pages than the configured maximum.
+    /// A listing needed more pages than the configured maximum.
     MCPC_ERR_TOO_MANY_PAGES = 14,
     /// A message from the server exceeded the maximum message size.
     MCPC_ERR_MESSAGE_TOO_LARGE = 15,

@@ -81,6 +81,7 @@ impl Client {
         let method: Cow<'static, str> = Cow::Owned(method.to_string());
         let ctx = || method.to_string();
         let deadline = Instant::now() + self.timeout_of(ctl);
+        let headers = self.named_headers(&method, &base);
         let mut state: Option<String> = None;
         let mut responses: Option<Box<RawValue>> = None;
         for round in 0..=MAX_INPUT_ROUNDS {
@@ -107,7 +108,7 @@ impl Client {
                     None,
                     &round_ctl,
                     true,
-                    Vec::new(),
+                    headers.clone(),
                     0,
                 )
                 .await?
@@ -124,6 +125,29 @@ impl Client {
             return Ok(raw);
         }
         Err(super::ops::too_many_rounds().context(ctx()))
+    }
+
+    /// Under 2026-07-28 over HTTP, the headers that mirror what a request names:
+    /// `Mcp-Name` for `tools/call` and `prompts/get` (`name`) and `resources/read`
+    /// (`uri`), and a tool call's `Mcp-Param-*`, as for the typed calls.
+    fn named_headers(&self, method: &str, params: &Map<String, Value>) -> Vec<(String, String)> {
+        let key = match method {
+            "tools/call" | "prompts/get" => "name",
+            "resources/read" => "uri",
+            _ => return Vec::new(),
+        };
+        let Some(name) = params.get(key).and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        if method == "tools/call" {
+            let args = params.get("arguments").map(Value::to_string);
+            let args = crate::result::parse_arguments(args.as_deref()).ok().flatten();
+            return self.call_headers(name, args);
+        }
+        if !self.mirrors_params() {
+            return Vec::new();
+        }
+        vec![("Mcp-Name".to_string(), crate::headers::encode_value(name))]
     }
 
     /// Sends the notification `method` with `params_json` (a JSON object, or none).

@@ -23,6 +23,7 @@ mod core_tests;
 mod direct;
 mod generic;
 pub mod input;
+mod listing;
 mod negotiate;
 #[cfg(test)]
 mod negotiate_tests;
@@ -32,6 +33,7 @@ mod router;
 mod started;
 
 pub use direct::{DirectCall, ToolName};
+pub use listing::Listing;
 pub use negotiate::{MAX_INPUT_ROUNDS, PROBE_TIMEOUT};
 use ops::*;
 pub(crate) use router::Shared;

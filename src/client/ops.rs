@@ -1,6 +1,7 @@
 //! The operations: a request with its timeout, cancellation, progress and
 //! `input_required` rounds; the tool listing and the tool call.
 
+use super::listing::ListParams;
 use super::*;
 use crate::error::{quote, Error, Result, Status};
 use crate::headers::{self, ParamHeader};
@@ -18,14 +19,6 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, Notify};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-#[derive(Serialize)]
-pub(super) struct ListParams<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) cursor: Option<&'a str>,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    pub(super) meta: Option<RequestMeta<'a>>,
-}
 
 pub(super) struct CallParams<'a> {
     pub(super) name: &'a str,
@@ -316,18 +309,7 @@ impl Client {
                     }
                     return Ok(tools);
                 }
-                Some(next) => {
-                    if !cursors.insert(next.clone()) {
-                        return Err(Error::new(
-                            Status::MCPC_ERR_CURSOR_REPEATED,
-                            format!(
-                                "tools/list: cursor {} was already seen in this listing (page {pages})",
-                                quote(&next)
-                            ),
-                        ));
-                    }
-                    cursor = Some(next);
-                }
+                Some(next) => cursor = Some(super::listing::unseen_cursor(&mut cursors, next, "tools/list", pages)?),
             }
         }
     }

@@ -14,6 +14,7 @@ pub mod cstr;
 pub mod error;
 pub mod input;
 pub mod oauth;
+pub mod listing;
 pub mod op;
 pub mod options;
 pub mod ptr;

@@ -15,7 +15,11 @@ use crate::error::{mcpc_status_t, Status};
 /// waits for its result, as mcpc_client_call_tool does: the call options' timeout,
 /// cancel handle and progress callback apply; under 2026-07-28 the client's `_meta`
 /// envelope is added to the params (members the caller set in `_meta` are kept) and
-/// `input_required` rounds are answered. `initialize`, `server/discover` and
+/// `input_required` rounds are answered (by the input handlers, see
+/// mcpc_options_set_elicitation_handler); over HTTP the `Mcp-Name` header mirrors the
+/// `name` of `tools/call` and `prompts/get` and the `uri` of `resources/read`, and a
+/// tool call's annotated arguments go into `Mcp-Param-*` as for mcpc_client_call_tool.
+/// `initialize`, `server/discover` and
 /// `notifications/initialized` belong to the session and are refused.
 /// Ownership: the strings and `opts` are read during the call. On success
 /// `*out_result_json` is the result as the server sent it, owned by the caller: free

@@ -643,6 +643,19 @@ static void modern_over(const char *mode) {
         CHECK(log_count(&f, params) == 1);
         const char *unannotated[] = {"mcp-param-query", NULL};
         CHECK(log_count(&f, unannotated) == 0);
+        /* A generic request mirrors what it names as the typed calls do. */
+        char *json = NULL;
+        CHECK_STATUS(mcpc_client_request(c, "tools/call", "{\"name\":\"header_tool\",\"arguments\":{\"region\":\"generic\"}}",
+                                         NULL, &json),
+                     MCPC_OK);
+        mcpc_string_free(json);
+        const char *generic[] = {"\"mcp-param-region\":\"generic\"", "\"mcp-name\":\"header_tool\"", NULL};
+        CHECK(log_count(&f, generic) == 1);
+        json = NULL;
+        mcpc_client_request(c, "resources/read", "{\"uri\":\"res://x\"}", NULL, &json); /* the fixture has none */
+        mcpc_string_free(json);
+        const char *read[] = {"\"mcp-name\":\"res://x\"", NULL};
+        CHECK(log_count(&f, read) == 1);
         /* A null value is omitted. */
         CHECK_STATUS(mcpc_client_call_tool(c, "header_tool", "{\"region\":\"x\",\"verbose\":null}", NULL, &r), MCPC_OK);
         mcpc_result_free(r);

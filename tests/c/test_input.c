@@ -265,6 +265,11 @@ static void test_round_after_round_is_bounded(void) {
     CHECK(t == NULL);
     /* Ten rounds answered; the eleventh request for input is the error. */
     CHECK(h.calls == 10);
+    /* One round may ask for at most 64 inputs; the host is asked for none. */
+    int before = h.calls;
+    t = call_text(c, "wide", &st);
+    CHECK_STATUS(st, MCPC_ERR_PROTOCOL);
+    CHECK(t == NULL && h.calls == before);
     mcpc_client_free(c);
 }
 
@@ -352,6 +357,36 @@ static void test_freed_unanswered_is_refused(void) {
     }
 }
 
+/* The listings other than tools, with the tool listing's guards, in both eras. */
+static void test_listings_are_guarded(void) {
+    for (int e = 0; e < 2; e++) {
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(connect_era(ERAS[e], NULL, 10000, &c), MCPC_OK);
+        char *json = NULL;
+        CHECK_STATUS(mcpc_client_list_resources(c, NULL, &json), MCPC_OK);
+        CHECK(json && strcmp(json, "[{\"uri\": \"res://1\", \"name\": \"one\"},{\"uri\": \"res://2\", \"name\": \"two\"}]") == 0);
+        mcpc_string_free(json);
+        json = (char *)1;
+        CHECK_STATUS(mcpc_client_list_resource_templates(c, NULL, &json), MCPC_ERR_CURSOR_REPEATED);
+        CHECK(json == NULL);
+        CHECK_STATUS(mcpc_client_list_prompts(c, NULL, &json), MCPC_ERR_DUPLICATE_TOOL);
+        CHECK(strstr(mcpc_last_error_message(), "prompts/list") != NULL);
+        CHECK_STATUS(mcpc_client_list_prompts(c, NULL, NULL), MCPC_ERR_INVALID_ARG);
+        mcpc_client_free(c);
+    }
+    /* The page limit holds too. */
+    const char *argv[] = {"python3", "tests/fixtures/input_server.py", "--era=modern"};
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_max_pages(o, 1);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    char *json = NULL;
+    CHECK_STATUS(mcpc_client_list_resources(c, NULL, &json), MCPC_ERR_TOO_MANY_PAGES);
+    mcpc_client_free(c);
+    CHECK_STATUS(mcpc_client_list_resources(NULL, NULL, &json), MCPC_ERR_INVALID_ARG);
+}
+
 static void test_bad_arguments(void) {
     mcpc_options_t *o = mcpc_options_new();
     CHECK_STATUS(mcpc_options_set_elicitation_handler(o, 0, on_input, NULL, NULL), MCPC_ERR_INVALID_ARG);
@@ -381,5 +416,6 @@ int main(int argc, char **argv) {
     RUN(test_never_completed_ends_at_the_timeout);
     RUN(test_free_client_with_handles_outstanding);
     RUN(test_freed_unanswered_is_refused);
+    RUN(test_listings_are_guarded);
     return harness_finish();
 }

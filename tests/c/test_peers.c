@@ -646,6 +646,19 @@ static void test_everything_input(void) {
                      "Paris");
             call_has(c, "get-roots-list", "{}", "file:///tmp");
             CHECK_STATUS(mcpc_client_roots_changed(c), MCPC_OK);
+            /* Its other listings, all pages. */
+            char *json = NULL;
+            CHECK_STATUS(mcpc_client_list_prompts(c, NULL, &json), MCPC_OK);
+            CHECK(json && strstr(json, "\"name\":\"simple-prompt\"") && strstr(json, "\"name\":\"args-prompt\""));
+            mcpc_string_free(json);
+            json = NULL;
+            CHECK_STATUS(mcpc_client_list_resources(c, NULL, &json), MCPC_OK);
+            CHECK(json && strstr(json, "\"uri\":"));
+            mcpc_string_free(json);
+            json = NULL;
+            CHECK_STATUS(mcpc_client_list_resource_templates(c, NULL, &json), MCPC_OK);
+            CHECK(json && strstr(json, "\"uriTemplate\":"));
+            mcpc_string_free(json);
             CHECK(atomic_load(&input_asked[MCPC_INPUT_ELICIT_FORM]) == 1);
             CHECK(atomic_load(&input_asked[MCPC_INPUT_SAMPLING]) == 1);
             /* It asks for the roots after initialized, and again after the change. */

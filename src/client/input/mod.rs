@@ -19,6 +19,11 @@ pub(super) mod rounds;
 pub mod schema;
 pub(super) mod served;
 
+/// Most input requests waiting for the host at once: before 2026-07-28 per client
+/// (more are refused with an error to the server), under 2026-07-28 per round (more
+/// fail the call). A server cannot make the host's queue grow without bound.
+pub const MAX_OUTSTANDING: usize = 64;
+
 /// What a request asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {

@@ -8,7 +8,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{hand_over, Outcome, Pending, ENDED, TIMED_OUT};
+use super::{hand_over, Outcome, Pending, ENDED, MAX_OUTSTANDING, TIMED_OUT};
 use crate::client::Client;
 use crate::error::{quote, Error, Result, Status};
 use crate::protocol::{self, ResultKind};
@@ -66,6 +66,15 @@ impl Client {
         let Some(requests) = requests else {
             return Ok(Some((request_state, None)));
         };
+        if requests.len() > MAX_OUTSTANDING {
+            return Err(Error::new(
+                Status::MCPC_ERR_PROTOCOL,
+                format!(
+                    "the server asked for {} inputs in one round, over {MAX_OUTSTANDING}",
+                    requests.len()
+                ),
+            ));
+        }
         let mut out = Map::new();
         let mut asked = Vec::new();
         let handlers = &self.inbox().handlers;

@@ -2,13 +2,14 @@
 //! standalone GET stream), answered with a JSON-RPC response whenever the host
 //! answers, or with an error at the client's timeout.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::{hand_over, Handlers, Outcome, Pending, TIMED_OUT};
+use super::{hand_over, Handlers, Outcome, Pending, MAX_OUTSTANDING, TIMED_OUT};
 use crate::error::{Error, Status};
 use crate::jsonrpc::{self, INVALID_PARAMS};
 use crate::transport::{Outgoing, Transport};
@@ -21,6 +22,8 @@ pub(crate) struct Inbox {
     server: Mutex<String>,
     /// The transport answers go out on (weak: the transport holds the router).
     transport: Mutex<Option<Weak<dyn Transport>>>,
+    /// Requests handed to the host and not yet answered.
+    outstanding: Arc<AtomicUsize>,
 }
 
 /// What became of a server request.
@@ -38,6 +41,7 @@ impl Inbox {
             timeout,
             server: Mutex::new(String::new()),
             transport: Mutex::new(None),
+            outstanding: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -63,6 +67,14 @@ impl Inbox {
                 return Served::Reply(Outgoing::response(body));
             }
         };
+        if self.outstanding.fetch_add(1, Ordering::AcqRel) >= MAX_OUTSTANDING {
+            self.outstanding.fetch_sub(1, Ordering::AcqRel);
+            log::warn!("refused the server's {method}: {MAX_OUTSTANDING} requests are waiting for the host");
+            let why = format!("the client already has {MAX_OUTSTANDING} requests waiting for an answer");
+            let body = jsonrpc::encode_response(id, Err((-32603, &why)));
+            return Served::Reply(Outgoing::response(body));
+        }
+        let outstanding = self.outstanding.clone();
         let handler = self
             .handlers
             .for_method(method)
@@ -73,6 +85,7 @@ impl Inbox {
         let pending = Pending::new(
             request,
             Box::new(move |outcome| {
+                outstanding.fetch_sub(1, Ordering::AcqRel);
                 let body = match &outcome {
                     Outcome::Result(v) => {
                         let raw = serde_json::value::to_raw_value(v).expect("a JSON value serializes");
@@ -121,6 +134,34 @@ pub(crate) fn server_name(init_result: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outstanding_requests_are_bounded() {
+        use std::sync::mpsc;
+        let (tx, rx) = mpsc::channel::<Pending>();
+        let tx = Mutex::new(tx);
+        let handler: super::super::Handler = Arc::new(move |p| tx.lock().unwrap().send(p).unwrap());
+        let inbox = Inbox::new(
+            Handlers {
+                roots: Some(handler),
+                ..Handlers::default()
+            },
+            Duration::from_secs(60),
+        );
+        let id = RawValue::from_string("1".into()).unwrap();
+        let mut kept = Vec::new();
+        for _ in 0..MAX_OUTSTANDING {
+            assert!(matches!(inbox.serve(&id, super::super::ROOTS, None), Served::Handed));
+            kept.push(rx.recv().unwrap());
+        }
+        match inbox.serve(&id, super::super::ROOTS, None) {
+            Served::Reply(r) => assert!(String::from_utf8_lossy(&r.body).contains("-32603")),
+            Served::Handed => panic!("over the bound"),
+        }
+        // An answer (here: letting go) makes room again.
+        drop(kept.pop());
+        assert!(matches!(inbox.serve(&id, super::super::ROOTS, None), Served::Handed));
+    }
 
     #[test]
     fn names_the_server() {
