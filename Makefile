@@ -22,7 +22,7 @@ VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite 
 RUNNER   := $(if $(filter 1,$(MCPC_VALGRIND)),$(VALGRIND),)
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all lib lib-debug cli demo test test-rust test-c test-asan soak test-cli test-readme check-header check-symbols lint clean
+.PHONY: all lib lib-debug cli demo test test-rust test-c test-asan soak chaos test-cli test-readme check-header check-symbols lint clean
 
 all: lib cli
 
@@ -111,6 +111,11 @@ test-asan: build/asan/test_protocol build/asan/test_async build/asan/test_http
 # A long soak by hand: thousands of cycles over stdio and HTTP.
 soak: build/test_soak
 	MCPC_SOAK_CYCLES=3000 MCPC_SOAK_HTTP_CYCLES=10000 MCPC_LOAD_CLIENTS=100 MCPC_LOAD_CALLS=100 build/test_soak
+
+# A long chaos run by hand (make test runs 200 seeds); MCPC_CHAOS_SEED=S replays one.
+CHAOS_SEEDS ?= 5000
+chaos:
+	MCPC_CHAOS_SEEDS=$(CHAOS_SEEDS) $(CARGO) test --test chaos -- --nocapture
 
 test-cli: build/debug/mcpc
 	MCPC=build/debug/mcpc PYTHON=$(PYTHON) tests/cli_test.sh
