@@ -22,7 +22,7 @@ VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite 
 RUNNER   := $(if $(filter 1,$(MCPC_VALGRIND)),$(VALGRIND),)
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all lib lib-debug cli demo test test-rust test-c test-asan soak test-cli test-readme check-header check-symbols lint clean
+.PHONY: all lib lib-debug cli demo test test-rust loom test-c test-asan soak chaos test-cli test-readme check-header check-symbols lint clean
 
 all: lib cli
 
@@ -67,7 +67,7 @@ demo: build/release/mcpc
 EXTRA_TESTS :=
 -include mk/*.mk
 
-test: test-rust check-symbols test-c test-asan test-cli test-readme $(EXTRA_TESTS)
+test: test-rust loom check-symbols test-c test-asan test-cli test-readme $(EXTRA_TESTS)
 
 test-rust:
 	$(CARGO) test
@@ -117,6 +117,16 @@ test-asan: build/asan/test_protocol build/asan/test_async build/asan/test_http b
 # A long soak by hand: thousands of cycles over stdio and HTTP.
 soak: build/test_soak
 	MCPC_SOAK_CYCLES=3000 MCPC_SOAK_HTTP_CYCLES=10000 MCPC_LOAD_CLIENTS=100 MCPC_LOAD_CALLS=100 build/test_soak
+
+# Model checks of the concurrency core with loom: the real code built with its
+# primitives from loom (src/sync.rs), in a target directory of its own.
+loom:
+	RUSTFLAGS="--cfg mcpc_loom" CARGO_TARGET_DIR=target/loom $(CARGO) test --lib loom_
+
+# A long chaos run by hand (make test runs 200 seeds); MCPC_CHAOS_SEED=S replays one.
+CHAOS_SEEDS ?= 5000
+chaos:
+	MCPC_CHAOS_SEEDS=$(CHAOS_SEEDS) $(CARGO) test --test chaos -- --nocapture
 
 test-cli: build/debug/mcpc
 	MCPC=build/debug/mcpc PYTHON=$(PYTHON) tests/cli_test.sh

@@ -3,7 +3,6 @@
 //! completion runs after the client's close has returned.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use tokio::sync::Notify;
@@ -12,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::direct::DirectCall;
 use crate::drive::runtime;
 use crate::error::{Error, Result, Status};
+use crate::sync::{AtomicU8, AtomicUsize, Ordering};
 
 const RUNNING: u8 = 0;
 const DONE: u8 = 1;
@@ -215,5 +215,89 @@ impl<K> OpDone<K> {
         };
         (self.complete)(outcome);
         drop(self.guard);
+    }
+}
+
+/// Model checks (`make loom`): every interleaving of the operation's decision and
+/// of the tracker's count, not only those a stress run meets.
+#[cfg(all(test, mcpc_loom))]
+mod loom_models {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// A cancel racing the completion: exactly one wins, the outcome says which,
+    /// and both see the operation finished.
+    #[test]
+    fn loom_completion_or_cancel_is_decided_once() {
+        loom::model(|| {
+            let op = Arc::new(OpState::new(None));
+            let canceller = {
+                let op = op.clone();
+                thread::spawn(move || op.cancel())
+            };
+            let outcome = op.settle(Ok(7));
+            canceller.join().unwrap();
+            assert!(op.is_finished());
+            let state = op.state.load(Ordering::Acquire);
+            match outcome {
+                Ok(7) => assert_eq!(state, DONE),
+                Err(e) => {
+                    assert_eq!(e.status, Status::MCPC_ERR_CANCELLED);
+                    assert_eq!(state, CANCELLED);
+                }
+                Ok(_) => unreachable!(),
+            }
+        });
+    }
+
+    /// Two cancels and a completion: the completion is still decided once.
+    #[test]
+    fn loom_cancel_is_idempotent() {
+        loom::model(|| {
+            let op = Arc::new(OpState::new(None));
+            let threads: Vec<_> = (0..2)
+                .map(|_| {
+                    let op = op.clone();
+                    thread::spawn(move || op.cancel())
+                })
+                .collect();
+            let outcome = op.settle(Ok(()));
+            for t in threads {
+                t.join().unwrap();
+            }
+            assert_eq!(outcome.is_ok(), op.state.load(Ordering::Acquire) == DONE);
+        });
+    }
+
+    /// An operation starting while the client closes either is refused or is
+    /// counted, so that close waits for it; once it ends the count is empty.
+    #[test]
+    fn loom_close_races_a_start() {
+        loom::model(|| {
+            let tracker = std::sync::Arc::new(OpTracker {
+                state: AtomicUsize::new(0),
+                idle: Notify::new(),
+            });
+            let closer = {
+                let t = tracker.clone();
+                thread::spawn(move || t.close())
+            };
+            let started = tracker.start();
+            let closed_first = !matches!(started, Ok(_));
+            closer.join().unwrap();
+            let during = tracker.state.load(Ordering::Acquire);
+            match started {
+                Ok(guard) => {
+                    assert_eq!(during, CLOSED + ONE_OP, "close must wait for it");
+                    drop(guard);
+                }
+                Err(e) => {
+                    assert!(closed_first);
+                    assert_eq!(e.status, Status::MCPC_ERR_CLOSED);
+                }
+            }
+            assert_eq!(tracker.state.load(Ordering::Acquire), CLOSED);
+        });
     }
 }

@@ -4,13 +4,13 @@
 //! of being woken by another thread that read it (one cross-thread wake-up less per
 //! call, the largest cost of a sequential call).
 
-use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::task::Wake;
 
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::eventfd::{EfdFlags, EventFd};
+use nix::poll::PollFlags;
+
+use crate::sync::{AtomicU8, Ordering};
 
 const EMPTY: u8 = 0;
 const PARKED: u8 = 1;
@@ -23,13 +23,22 @@ thread_local! {
 /// One thread's wake-up: an eventfd, written only when the thread actually sleeps.
 /// Used as the waker of the future the thread blocks on.
 pub struct Parker {
-    efd: EventFd,
+    #[cfg(not(mcpc_loom))]
+    efd: nix::sys::eventfd::EventFd,
+    #[cfg(mcpc_loom)]
+    efd: crate::sync::ModelEventFd,
     state: AtomicU8,
 }
 
 impl Parker {
     fn new() -> Option<Arc<Parker>> {
-        let efd = EventFd::from_value_and_flags(0, EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC).ok()?;
+        #[cfg(not(mcpc_loom))]
+        let efd = {
+            use nix::sys::eventfd::{EfdFlags, EventFd};
+            EventFd::from_value_and_flags(0, EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC).ok()?
+        };
+        #[cfg(mcpc_loom)]
+        let efd = crate::sync::ModelEventFd::new();
         Some(Arc::new(Parker {
             efd,
             state: AtomicU8::new(EMPTY),
@@ -72,6 +81,18 @@ impl Parker {
         {
             return;
         }
+        self.sleep(fd);
+        // Still PARKED: woken by `fd`, not by the waker.
+        let _ = self
+            .state
+            .compare_exchange(PARKED, EMPTY, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Sleeps on the eventfd and `fd` until either is readable.
+    #[cfg(not(mcpc_loom))]
+    fn sleep(&self, fd: Option<(BorrowedFd<'_>, PollFlags)>) {
+        use nix::poll::{poll, PollFd, PollTimeout};
+        use std::os::fd::AsFd;
         let mut fds = [PollFd::new(self.efd.as_fd(), PollFlags::POLLIN)];
         let mut both;
         let fds: &mut [PollFd<'_>] = match fd {
@@ -86,10 +107,13 @@ impl Parker {
         if fds[0].any().unwrap_or(false) {
             let _ = self.efd.read();
         }
-        // Still PARKED: woken by `fd`, not by the waker.
-        let _ = self
-            .state
-            .compare_exchange(PARKED, EMPTY, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// The model's sleep: on the eventfd alone (the models wait on no other fd).
+    #[cfg(mcpc_loom)]
+    fn sleep(&self, fd: Option<(BorrowedFd<'_>, PollFlags)>) {
+        assert!(fd.is_none(), "the loom models wait on the eventfd alone");
+        self.efd.wait_and_read();
     }
 
     fn unpark(&self) {
@@ -109,9 +133,52 @@ impl Wake for Parker {
     }
 }
 
-#[cfg(test)]
+/// Model checks (`make loom`): a wake-up racing the sleep is never lost, in every
+/// interleaving.
+#[cfg(all(test, mcpc_loom))]
+mod loom_models {
+    use super::*;
+
+    #[test]
+    fn loom_a_wake_racing_the_sleep_is_never_lost() {
+        loom::model(|| {
+            let p = Parker::new().expect("the model's eventfd");
+            p.reset();
+            let waker = std::task::Waker::from(p.clone());
+            let t = loom::thread::spawn(move || waker.wake());
+            // A caller's loop: sleep until woken (a lost wake-up deadlocks, which
+            // loom reports).
+            while !p.is_notified() {
+                p.wait(None);
+            }
+            t.join().unwrap();
+            assert!(p.is_notified());
+        });
+    }
+
+    #[test]
+    fn loom_a_reset_after_the_wake_waits_for_the_next() {
+        loom::model(|| {
+            let p = Parker::new().expect("the model's eventfd");
+            let first = std::task::Waker::from(p.clone());
+            first.wake_by_ref();
+            p.wait(None);
+            assert!(p.is_notified());
+            // The next round: a wake from another thread ends the next wait.
+            p.reset();
+            let t = loom::thread::spawn(move || first.wake());
+            while !p.is_notified() {
+                p.wait(None);
+            }
+            t.join().unwrap();
+        });
+    }
+}
+
+#[cfg(all(test, not(mcpc_loom)))]
 mod tests {
     use super::*;
+    use std::os::fd::AsFd;
     use std::time::Duration;
 
     #[test]

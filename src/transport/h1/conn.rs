@@ -159,20 +159,28 @@ impl Conn {
             .map_err(|e| (e, true))
     }
 
-    /// Reads the response head (past any 1xx ones).
-    pub(super) async fn read_head(&mut self, method: &Method) -> Result<Head, Failure> {
+    /// Reads the response head (past any 1xx ones). An error says too whether the
+    /// connection ended (closed or reset) before any byte of a response came.
+    pub(super) async fn read_head(&mut self, method: &Method) -> Result<Head, (Failure, bool)> {
+        // A kept-alive connection's buffer is empty when its next request goes out.
+        let mut got_any = !self.buf.is_empty();
         loop {
-            // A kept-alive connection's buffer is empty when its next request goes out.
             if !self.buf.is_empty() {
-                if let Some(head) = parse_head(&mut self.buf, method)? {
+                if let Some(head) = parse_head(&mut self.buf, method).map_err(|f| (f, false))? {
                     return Ok(head);
                 }
             }
             match self.read_more(READ_SIZE).await {
-                Ok(0) if self.buf.is_empty() => return Err(closed_early("before a response came")),
-                Ok(0) => return Err(closed_early("in the middle of the response head")),
-                Ok(_) => {}
-                Err(e) => return Err(Failure::Http(e)),
+                Ok(0) if !got_any => return Err((closed_early("before a response came"), true)),
+                Ok(0) => return Err((closed_early("in the middle of the response head"), false)),
+                Ok(_) => got_any = true,
+                Err(e) => {
+                    let ended = matches!(
+                        e.kind(),
+                        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe
+                    );
+                    return Err((Failure::Http(e), ended && !got_any));
+                }
             }
         }
     }

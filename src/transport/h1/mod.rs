@@ -156,12 +156,16 @@ impl Client {
     /// `method`) and waits for the response head. `Content-Length` ends the head when
     /// there is a body (or it is a POST). A kept-alive connection that turns out
     /// closed before the request went out is dropped and the request goes on
-    /// another.
+    /// another. A request that a reused connection's end cut off before any byte of
+    /// a response came goes again, once, on a fresh connection: the server closed
+    /// an idle connection as the request crossed it, and did not see the request
+    /// (docs/decisions/0012-h1-resend.md says when that is proven).
     pub async fn send(&self, method: &Method, head: &[u8], body: &[u8]) -> Result<Reply, Failure> {
         let mut end = [0u8; 48];
         let end = head_end(&mut end, body.len(), method == Method::POST);
+        let mut resent = false;
         loop {
-            let (mut conn, reused) = match self.pool.take() {
+            let (mut conn, reused) = match (!resent).then(|| self.pool.take()).flatten() {
                 Some(c) => (c, true),
                 // Boxed: connecting (with TLS) is a large future, and rare; inline, it
                 // would make every request's future larger, and dearer to move.
@@ -174,9 +178,22 @@ impl Client {
             match conn.write([head, end, body]).await {
                 Ok(()) => {}
                 Err((_, false)) if reused => continue, // closed meanwhile; nothing went out
+                // Cut off part way: the server never had the whole request.
+                Err(_) if reused => {
+                    resent = true;
+                    continue;
+                }
                 Err((e, _)) => return Err(Failure::Http(e)),
             }
-            let h = conn.read_head(method).await?;
+            let h = match conn.read_head(method).await {
+                Ok(h) => h,
+                Err((f, true)) if reused => {
+                    log::debug!("a kept-alive connection ended before any response came ({f}): sending again");
+                    resent = true;
+                    continue;
+                }
+                Err((f, _)) => return Err(f),
+            };
             conn.keep_alive = h.keep_alive;
             let mut reply = Reply {
                 status: h.status,
@@ -358,6 +375,79 @@ mod tests {
                 closed.recv().unwrap();
             }
         }
+        server.join().unwrap();
+    }
+
+    /// A server that answers the first request on each connection, then closes the
+    /// connection: at once after the response (`at_once`), or as the next request
+    /// on it arrives, unanswered (an idle close that crossed that request). Ends
+    /// after `conns` connections.
+    fn closes_after_each_response(conns: usize, at_once: bool) -> (u16, std::thread::JoinHandle<()>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let request = |s: &mut std::net::TcpStream| {
+                let (mut got, mut buf) = (Vec::new(), [0u8; 1024]);
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") || !got.ends_with(b"{}") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return false,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                true
+            };
+            for _ in 0..conns {
+                let (mut s, _) = listener.accept().unwrap();
+                if !request(&mut s) {
+                    continue;
+                }
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").unwrap();
+                if !at_once {
+                    request(&mut s);
+                }
+            }
+        });
+        (port, server)
+    }
+
+    #[test]
+    fn a_request_cut_off_on_a_reused_connection_goes_again_once() {
+        // Each request after the first meets a connection that ends under it, before
+        // any response byte: it goes again on a fresh connection, and succeeds.
+        let (port, server) = closes_after_each_response(4, false);
+        let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        for i in 0..4 {
+            let body = run_here_or_not(i % 2 == 0, post(&client, How::Whole));
+            assert_eq!(body.expect("sent again on a fresh connection"), b"ok", "request {i}");
+        }
+        drop(client);
+        server.join().unwrap();
+        // Once only: a fresh connection that ends before a response is an error.
+        let (port, server) = scripted::<&[u8]>(vec![(b"", true)]);
+        let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        let err = crate::drive::runtime::handle()
+            .block_on(post(&client, How::Whole))
+            .unwrap_err();
+        assert!(err.to_string().contains("before a response came"), "{err}");
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn a_server_that_closes_each_connection_after_its_response() {
+        // The close races the next request's reuse of the connection; every request
+        // succeeds whichever wins.
+        const REQUESTS: usize = 200;
+        let (port, server) = closes_after_each_response(REQUESTS, true);
+        let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        for i in 0..REQUESTS {
+            let body = crate::drive::runtime::handle().block_on(post(&client, How::Whole));
+            assert_eq!(body.unwrap_or_else(|e| panic!("request {i}: {e}")), b"ok");
+        }
+        drop(client);
         server.join().unwrap();
     }
 

@@ -1,0 +1,42 @@
+//! The primitives of the concurrency core (an operation's completion-or-cancel
+//! decision, the operation tracker, the parker's state and its eventfd): loom's
+//! when model-checked (`--cfg mcpc_loom`, `make loom`), so that the models explore
+//! the real code; the standard library's and the system's otherwise, at no cost.
+
+#[cfg(mcpc_loom)]
+pub(crate) use loom::sync::atomic::{AtomicU8, AtomicUsize};
+pub(crate) use std::sync::atomic::Ordering;
+#[cfg(not(mcpc_loom))]
+pub(crate) use std::sync::atomic::{AtomicU8, AtomicUsize};
+
+/// The parker's eventfd as loom sees it: a counter that a wait blocks on until
+/// it is non-zero. Only what the parker uses: write, and a wait that reads.
+#[cfg(mcpc_loom)]
+pub(crate) struct ModelEventFd {
+    count: loom::sync::Mutex<u64>,
+    ready: loom::sync::Condvar,
+}
+
+#[cfg(mcpc_loom)]
+impl ModelEventFd {
+    pub(crate) fn new() -> Self {
+        ModelEventFd {
+            count: loom::sync::Mutex::new(0),
+            ready: loom::sync::Condvar::new(),
+        }
+    }
+
+    pub(crate) fn write(&self, n: u64) {
+        *self.count.lock().unwrap() += n;
+        self.ready.notify_all();
+    }
+
+    /// Blocks until the counter is non-zero, then reads it (back to zero).
+    pub(crate) fn wait_and_read(&self) {
+        let mut count = self.count.lock().unwrap();
+        while *count == 0 {
+            count = self.ready.wait(count).unwrap();
+        }
+        *count = 0;
+    }
+}
