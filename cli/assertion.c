@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,18 @@ void client_key_free(char *pem)
         return;
     explicit_bzero(pem, strlen(pem));
     free(pem);
+}
+
+/* The command running now (its process group), and whether a signal ended the wait. */
+static atomic_int g_running;
+static atomic_bool g_interrupted;
+
+void assertion_interrupt(void)
+{
+    atomic_store(&g_interrupted, true);
+    int pid = atomic_load(&g_running);
+    if (pid > 0)
+        kill(-pid, SIGKILL);
 }
 
 struct assertion_command {
@@ -165,7 +178,7 @@ static int32_t run_command(void *userdata, char *buf, size_t buf_len)
 {
     const struct assertion_command *c = userdata;
     int fds[2];
-    if (buf_len < 2 || pipe2(fds, O_CLOEXEC) != 0)
+    if (buf_len < 2 || atomic_load(&g_interrupted) || pipe2(fds, O_CLOEXEC) != 0)
         return 1;
     pid_t pid = spawn(c, fds[1]);
     close(fds[1]);
@@ -173,6 +186,9 @@ static int32_t run_command(void *userdata, char *buf, size_t buf_len)
         close(fds[0]);
         return 1;
     }
+    atomic_store(&g_running, (int)pid);
+    if (atomic_load(&g_interrupted)) /* the signal came while it started */
+        kill(-pid, SIGKILL);
     ssize_t len = read_output(fds[0], buf, buf_len - 1, now_ms() + c->timeout_ms);
     close(fds[0]);
     if (len == -1)
@@ -180,9 +196,12 @@ static int32_t run_command(void *userdata, char *buf, size_t buf_len)
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    atomic_store(&g_running, 0);
     const char *why = NULL;
     char code[48];
-    if (len == -1) {
+    if (atomic_load(&g_interrupted)) {
+        why = "was interrupted";
+    } else if (len == -1) {
         snprintf(code, sizeof code, "gave no answer within %lld ms", (long long)c->timeout_ms);
         why = code;
     } else if (len == -2) {

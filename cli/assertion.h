@@ -36,4 +36,8 @@ struct assertion_command *assertion_command_new(const char *option, char *const 
  * (also when this fails). */
 mcpc_status_t assertion_attach(struct assertion_command *c, mcpc_oauth_t *oauth);
 
+/* Kills the command running now, if any, and makes later ones give none at once
+ * (on SIGINT or SIGTERM). Any thread. */
+void assertion_interrupt(void);
+
 #endif

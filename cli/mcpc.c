@@ -858,6 +858,7 @@ static void *signal_thread(void *arg)
          * MCPC_ERR_CANCELLED and the server is sent notifications/cancelled. */
         mcpc_cancel_trigger(sw->cancel);
         login_interrupt();
+        assertion_interrupt();
     }
     return NULL;
 }
@@ -1311,7 +1312,8 @@ static int run(const struct config *cfg, const struct words *server_argv,
     int sig = atomic_load(&g_signal);
     if (sig != 0) {
         /* The signal came during connect, which cannot be cancelled (a login
-         * it waits for is: see login_interrupt). */
+         * or an assertion command it waits for is: see login_interrupt and
+         * assertion_interrupt). */
         fprintf(stderr, "mcpc: %s: interrupted by %s while connecting\n",
                 mcpc_status_name(MCPC_ERR_CANCELLED), signal_name(sig));
         mcpc_client_free(client);

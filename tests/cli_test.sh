@@ -315,11 +315,32 @@ expect oauth-assertion-command-fails 3 '' -- --oauth --assertion-command "sh -c 
 check oauth-assertion-command-fails-login-required grep -q 'MCPC_ERR_LOGIN_REQUIRED' "$tmp/err"
 check oauth-assertion-command-fails-says-why grep -q 'assertion-command: the command exited with status 7' "$tmp/err"
 expect oauth-assertion-wrong 3 '' -- --oauth --assertion-command "printf nope" --url "$url" info
+# A command that hangs: it records its pid, then sleeps in its place.
+printf '#!/bin/sh\necho $$ >"%s"\nexec sleep 30\n' "$tmp/hang.pid" >"$tmp/bin/hang"
+chmod +x "$tmp/bin/hang"
+gone() { ! kill -0 "$(cat "$tmp/hang.pid")" 2>/dev/null; }
 t0=$(date +%s%N)
-expect oauth-assertion-command-hangs 3 '' -- --timeout 2000 --oauth --assertion-command "sh -c 'sleep 30'" --url "$url" info
+PATH="$tmp/bin:$PATH" expect oauth-assertion-command-hangs 3 '' -- --timeout 2000 --oauth --assertion-command hang --url "$url" info
 ms=$((($(date +%s%N) - t0) / 1000000))
 check oauth-assertion-command-hang-bounded [ "$ms" -lt 5000 ]
 check oauth-assertion-command-hang-login-required grep -q 'MCPC_ERR_LOGIN_REQUIRED' "$tmp/err"
+check oauth-assertion-command-hang-killed gone
+# Ctrl-C while the command runs kills it and ends the run at once: exit 5.
+rm -f "$tmp/hang.pid"
+t0=$(date +%s%N)
+PATH="$tmp/bin:$PATH" "$MCPC" --oauth --assertion-command hang --url "$url" info >/dev/null 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 1000); do
+    [ -s "$tmp/hang.pid" ] && break
+    sleep 0.01
+done
+kill -INT "$pid"
+wait "$pid"
+got=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+quick=$([ "$got" -eq 5 ] && [ "$ms" -lt 10000 ] && echo yes)
+check oauth-assertion-command-sigint [ "$quick" = yes ]
+check oauth-assertion-command-sigint-killed gone
 # shellcheck disable=SC2086 # $idp is two options and their values
 expect oauth-id-token-command 0 '"text": "e"' -- --oauth --id-token-command "printf %s $id_token" $idp --url "$url" call echo '{"text":"e"}'
 check oauth-id-jag-exchanged grep -q '"event": "idp-exchange", "ok": true, "client_id": "idp-client"' "$tmp/oauth27.log"
