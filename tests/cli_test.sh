@@ -280,7 +280,8 @@ wait "$oauth_pid" 2>/dev/null
 
 # No user: private_key_jwt client authentication (the fixture verifies the ES256
 # signature), the JWT bearer grant with an assertion command, and the ID-JAG flow
-# with an ID token command and the fixture's identity provider.
+# with an ID token command and the fixture's identity provider. The fixture offers
+# DPoP, so tokens are DPoP-bound unless --no-dpop.
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/key.pem" 2>/dev/null
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/other-key.pem" 2>/dev/null
 openssl pkey -in "$tmp/key.pem" -pubout -out "$tmp/key.pub" 2>/dev/null
@@ -288,7 +289,7 @@ openssl pkey -in "$tmp/other-key.pem" -pubout -out "$tmp/other-key.pub" 2>/dev/n
 assertion="eyJhbGciOiJSUzI1NiJ9.wif-$RANDOM$RANDOM.sig"
 id_token="eyJhbGciOiJSUzI1NiJ9.idt-$RANDOM$RANDOM.sig"
 coproc OAUTH { exec "$PYTHON" tests/fixtures/oauth_fixture.py --key-client key-client "$tmp/key.pub" \
-    --assertion "$assertion" --id-token "$id_token" --log "$tmp/oauth27.log"; }
+    --assertion "$assertion" --id-token "$id_token" --dpop --log "$tmp/oauth27.log"; }
 oauth_pid=$OAUTH_PID
 read -r _ oauth_port <&"${OAUTH[0]}"
 url="http://127.0.0.1:$oauth_port/mcp"
@@ -303,8 +304,12 @@ check() {  # NAME CONDITION...: a check of its own
     fi
 }
 expect oauth-private-key-jwt 0 '"protocolVersion"' -- --oauth --client-credentials --client-id key-client --client-key "$tmp/key.pem" --url "$url" info
-check oauth-private-key-jwt-used grep -q '"grant": "client_credentials", "client_id": "key-client", "auth": "private_key_jwt"' "$tmp/oauth27.log"
+check oauth-private-key-jwt-used grep -q '"grant": "client_credentials", "client_id": "key-client", "auth": "private_key_jwt", "dpop": true' "$tmp/oauth27.log"
+check oauth-dpop-by-default grep -q '"event": "mcp", "method": "initialize", "scheme": "DPoP"' "$tmp/oauth27.log"
+check oauth-dpop-never-bearer bash -c "! grep -q '\"scheme\": \"Bearer\"' '$tmp/oauth27.log'"
 expect oauth-private-key-jwt-no-dpop 0 '"text": "k"' -- --oauth --no-dpop --client-credentials --client-id key-client --client-key "$tmp/key.pem" --url "$url" call echo '{"text":"k"}'
+check oauth-no-dpop-is-bearer grep -q '"auth": "private_key_jwt", "dpop": false' "$tmp/oauth27.log"
+check oauth-no-dpop-sends-bearer grep -q '"event": "mcp", "method": "tools/call", "scheme": "Bearer"' "$tmp/oauth27.log"
 expect oauth-private-key-jwt-wrong-key 3 '' -- --oauth --client-credentials --client-id key-client --client-key "$tmp/other-key.pem" --url "$url" info
 printf '#!/bin/sh\necho run >>"%s"\nprintf "  %%s\\n" "$1"\n' "$tmp/runs" >"$tmp/bin/print-assertion"
 chmod +x "$tmp/bin/print-assertion"

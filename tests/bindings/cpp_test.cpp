@@ -805,7 +805,8 @@ int main() {
     });
 
     // No user: the fixture verifies private_key_jwt's ES256 signatures, accepts one
-    // assertion, and exchanges one ID token for an ID-JAG at its identity provider.
+    // assertion, exchanges one ID token for an ID-JAG at its identity provider, and
+    // offers DPoP (verifying its proofs).
     run("oauth: private_key_jwt, the JWT bearer grant and the ID-JAG flow", [] {
         const std::string base = "/tmp/mcpc-cpp-key-" + std::to_string(getpid());
         std::string cmd = "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + base +
@@ -815,7 +816,7 @@ int main() {
         std::stringstream key;
         key << kf.rdbuf();
         const std::string a = "eyJhbGciOiJSUzI1NiJ9.wif-cpp.sig", idt = "eyJhbGciOiJSUzI1NiJ9.idt-cpp.sig";
-        Fixture fx({"--key-client", "key-client", base + ".pub", "--assertion", a, "--id-token", idt},
+        Fixture fx({"--key-client", "key-client", base + ".pub", "--assertion", a, "--id-token", idt, "--dpop"},
                    "tests/fixtures/oauth_fixture.py");
         unlink((base + ".pem").c_str());
         unlink((base + ".pub").c_str());
@@ -823,7 +824,8 @@ int main() {
         mcpc::Options k = quick();
         k.oauth(mcpc::OAuth().client("key-client").client_key(key.str()).grant(mcpc::Grant::ClientCredentials).dpop(false));
         CHECK_EQ(mcpc::Client::http(fx.url(), k).call("echo", R"({"text":"key"})").text(), std::string("key"));
-        CHECK_EQ(count(fx.log_text(), "\"auth\": \"private_key_jwt\""), size_t{1});
+        CHECK_EQ(count(fx.log_text(), "\"auth\": \"private_key_jwt\", \"dpop\": false"), size_t{1});
+        CHECK_EQ(count(fx.log_text(), "\"method\": \"tools/call\", \"scheme\": \"Bearer\""), size_t{1});
 
         mcpc::Options f = quick();
         f.oauth(mcpc::OAuth().grant(mcpc::Grant::JwtBearer).assertion(a));
@@ -836,6 +838,7 @@ int main() {
         }));
         CHECK_EQ(mcpc::Client::http(fx.url(), cb).call("echo", R"({"text":"cb"})").text(), std::string("cb"));
         CHECK_EQ(asked.load(), 1);
+        CHECK_EQ(count(fx.log_text(), "\"method\": \"tools/call\", \"scheme\": \"DPoP\""), size_t{2});
 
         const size_t tokens = count(fx.log_text(), "\"event\": \"token\"");
         for (bool raise : {false, true}) {

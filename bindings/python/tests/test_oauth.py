@@ -172,7 +172,7 @@ def test_http_async_logs_in(oauth_server: Server) -> None:
 
 # No user: private_key_jwt, the JWT bearer grant and the ID-JAG flow, against the
 # fixture's key client (whose ES256 signatures it verifies), assertion and
-# identity provider.
+# identity provider. The fixture offers DPoP (and verifies its proofs).
 ASSERTION = "eyJhbGciOiJSUzI1NiJ9.wif-python.sig"
 ID_TOKEN = "eyJhbGciOiJSUzI1NiJ9.idt-python.sig"
 
@@ -194,7 +194,7 @@ def workload_server(tmp_path: Path) -> Iterator[Server]:
     p256_key(tmp_path, "client")
     log = tmp_path / "oauth27.log"
     s = Server([PYTHON, OAUTH_FIXTURE, "--key-client", "key-client", str(tmp_path / "client.pub"),
-                "--assertion", ASSERTION, "--id-token", ID_TOKEN, "--log", str(log)], log)
+                "--assertion", ASSERTION, "--id-token", ID_TOKEN, "--dpop", "--log", str(log)], log)
     try:
         yield s
     finally:
@@ -203,10 +203,13 @@ def workload_server(tmp_path: Path) -> Iterator[Server]:
 
 def test_private_key_jwt(workload_server: Server, tmp_path: Path) -> None:
     key = (tmp_path / "client.pem").read_text()
-    oauth = libmcpc.OAuth(client_id="key-client", client_key=key, grant="client_credentials", dpop=False)
-    with libmcpc.Client.http(workload_server.url, oauth=oauth, timeout=20) as c:
-        assert c.call("echo", {"text": "key"}).text == "key"
-    assert [e["auth"] for e in events(workload_server, "token")] == ["private_key_jwt"]
+    for dpop in (True, False):
+        oauth = libmcpc.OAuth(client_id="key-client", client_key=key, grant="client_credentials", dpop=dpop)
+        with libmcpc.Client.http(workload_server.url, oauth=oauth, timeout=20) as c:
+            assert c.call("echo", {"text": "key"}).text == "key"
+    assert [(e["auth"], e["dpop"]) for e in events(workload_server, "token")] == [
+        ("private_key_jwt", True), ("private_key_jwt", False)]
+    assert [e["scheme"] for e in events(workload_server, "mcp") if e["method"] == "tools/call"] == ["DPoP", "Bearer"]
     other = libmcpc.OAuth(client_id="key-client", client_key=p256_key(tmp_path, "other"), grant="client_credentials")
     with pytest.raises(libmcpc.AuthServerError) as e:
         libmcpc.Client.http(workload_server.url, oauth=other, timeout=20)
