@@ -129,7 +129,7 @@ static const char USAGE[] =
     "                          so the next run needs no login\n"
     "  --no-browser            only print the login URL; do not run xdg-open\n"
     "  --client-credentials    no user: the client credentials grant (needs\n"
-    "                          --client-id and a secret)\n"
+    "                          --client-id and a secret or --client-key)\n"
     "  --headless              never log in: stored or refreshed credentials only\n"
     "  --client-key FILE       authenticate the client (--client-id) with this\n"
     "                          PKCS#8 P-256 private key (PEM) instead of a secret\n"
@@ -156,7 +156,8 @@ static const char USAGE[] =
     "Exit status:\n"
     "  0 success            1 usage error         2 the tool returned an error result\n"
     "  3 transport, protocol, handshake, JSON-RPC or authorization error (also a\n"
-    "    login that is needed but not allowed: --headless)\n"
+    "    login that is needed but not allowed: --headless; an assertion command\n"
+    "    that gives none)\n"
     "  4 timeout            5 cancelled (SIGINT or SIGTERM; a login cancelled or denied)\n";
 
 /* ------------------------------------------------------------------------- */
