@@ -2,10 +2,25 @@
 #ifndef MCPC_CLI_H
 #define MCPC_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* Writes text that may hold server-controlled bytes, escaping control characters
  * (mcpc.c). */
 void put_sanitized(FILE *f, const char *s);
+
+/* A command line split into words (mcpc.c): argv[argc] is NULL. */
+struct words {
+    char *buf;   /* all words, each NUL-terminated */
+    char **argv; /* argc pointers into buf, then NULL */
+    size_t argc;
+};
+
+/* Splits `s` into words like a shell does (quotes, backslash), expanding nothing.
+ * Returns NULL on success or a description of the error. */
+const char *split_command(const char *s, struct words *w);
+
+/* Frees the words; they are empty afterwards. */
+void words_free(struct words *w);
 
 #endif

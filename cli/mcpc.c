@@ -58,6 +58,7 @@
 
 #include "mcpc.h"
 
+#include "assertion.h"
 #include "cli.h"
 #include "login.h"
 #include "store.h"
@@ -128,8 +129,25 @@ static const char USAGE[] =
     "                          so the next run needs no login\n"
     "  --no-browser            only print the login URL; do not run xdg-open\n"
     "  --client-credentials    no user: the client credentials grant (needs\n"
-    "                          --client-id and a secret)\n"
+    "                          --client-id and a secret or --client-key)\n"
     "  --headless              never log in: stored or refreshed credentials only\n"
+    "  --client-key FILE       authenticate the client (--client-id) with this\n"
+    "                          PKCS#8 P-256 private key (PEM) instead of a secret\n"
+    "                          (private_key_jwt)\n"
+    "  --assertion-command \"COMMAND [ARGS...]\"\n"
+    "                          no user: the JWT bearer grant; COMMAND (split like\n"
+    "                          --stdio, no shell) runs each time a fresh assertion is\n"
+    "                          needed and prints it (a workload identity token); one\n"
+    "                          that fails or runs longer than half of --timeout\n"
+    "                          gives none (exit 3)\n"
+    "  --id-token-command \"COMMAND [ARGS...]\"\n"
+    "                          like --assertion-command, but COMMAND prints an ID token\n"
+    "                          of the enterprise identity provider, which is exchanged\n"
+    "                          there for an ID-JAG first; needs both of:\n"
+    "  --idp-token-endpoint URL  the identity provider's token endpoint\n"
+    "  --idp-client-id ID      this client's id at the identity provider\n"
+    "  --no-dpop               never bind tokens to a key with DPoP (default: DPoP\n"
+    "                          when the authorization server offers ES256)\n"
     "\n"
     "  -h, --help              print this help and exit\n"
     "Options may also be written --name=value, and may follow the command;\n"
@@ -138,7 +156,8 @@ static const char USAGE[] =
     "Exit status:\n"
     "  0 success            1 usage error         2 the tool returned an error result\n"
     "  3 transport, protocol, handshake, JSON-RPC or authorization error (also a\n"
-    "    login that is needed but not allowed: --headless)\n"
+    "    login that is needed but not allowed: --headless; an assertion command\n"
+    "    that gives none)\n"
     "  4 timeout            5 cancelled (SIGINT or SIGTERM; a login cancelled or denied)\n";
 
 /* ------------------------------------------------------------------------- */
@@ -258,6 +277,14 @@ struct config {
     bool no_browser;
     bool client_credentials;
     bool headless;
+    const char *client_key_file;
+    char *client_key_pem; /* its contents, read and checked in main */
+    const char *assertion_cmd;
+    const char *id_token_cmd;
+    struct words assertion_argv; /* the one of the two given, split in main */
+    const char *idp_token_endpoint;
+    const char *idp_client_id;
+    bool no_dpop;
     /* Client settings. */
     int64_t timeout_ms; /* 0: the library default */
     const char *protocol_version;
@@ -379,7 +406,8 @@ enum opt_id {
     OPT_STDIO, OPT_URL, OPT_TIMEOUT, OPT_HEADER, OPT_BEARER, OPT_CACERT,
     OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_ROOTS, OPT_ELICIT, OPT_HELP,
     OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
-    OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_UNKNOWN
+    OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_CLIENT_KEY, OPT_ASSERTION_COMMAND,
+    OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_UNKNOWN
 };
 
 static const struct {
@@ -408,16 +436,26 @@ static const struct {
     {"--no-browser", OPT_NO_BROWSER, false},
     {"--client-credentials", OPT_CLIENT_CREDENTIALS, false},
     {"--headless", OPT_HEADLESS, false},
+    {"--client-key", OPT_CLIENT_KEY, true},
+    {"--assertion-command", OPT_ASSERTION_COMMAND, true},
+    {"--id-token-command", OPT_ID_TOKEN_COMMAND, true},
+    {"--idp-token-endpoint", OPT_IDP_TOKEN_ENDPOINT, true},
+    {"--idp-client-id", OPT_IDP_CLIENT_ID, true},
+    {"--no-dpop", OPT_NO_DPOP, false},
 };
 
 /* The OAuth options go together: -1 to go on, or the usage exit status. */
 static int check_oauth(struct config *cfg)
 {
     bool any = cfg->client_id || cfg->client_secret || cfg->scope || cfg->oauth_store ||
-               cfg->no_browser || cfg->client_credentials || cfg->headless;
+               cfg->no_browser || cfg->client_credentials || cfg->headless || cfg->client_key_file ||
+               cfg->assertion_cmd || cfg->id_token_cmd || cfg->idp_token_endpoint || cfg->idp_client_id ||
+               cfg->no_dpop;
     if (!cfg->oauth)
         return any ? usage_error("--client-id, --client-secret, --scope, --oauth-store, --no-browser, "
-                                 "--client-credentials and --headless need --oauth")
+                                 "--client-credentials, --headless, --client-key, --assertion-command, "
+                                 "--id-token-command, --idp-token-endpoint, --idp-client-id and "
+                                 "--no-dpop need --oauth")
                    : -1;
     if (cfg->url == NULL)
         return usage_error("--oauth needs --url");
@@ -426,16 +464,32 @@ static int check_oauth(struct config *cfg)
     for (size_t k = 0; k < cfg->n_headers; k++)
         if (header_is(cfg->headers[k], "Authorization"))
             return usage_error("--oauth and --header \"Authorization: ...\" cannot be used together");
-    if (cfg->client_secret == NULL && cfg->client_id != NULL) {
+    if (cfg->client_key_file != NULL && cfg->client_id == NULL)
+        return usage_error("--client-key needs --client-id");
+    if (cfg->client_key_file != NULL && cfg->client_secret != NULL)
+        return usage_error("--client-key and --client-secret cannot be used together");
+    if (cfg->assertion_cmd != NULL && cfg->id_token_cmd != NULL)
+        return usage_error("--assertion-command and --id-token-command cannot be used together");
+    if ((cfg->assertion_cmd || cfg->id_token_cmd) && cfg->client_credentials)
+        return usage_error("--client-credentials and an assertion command cannot be used together");
+    if ((cfg->id_token_cmd != NULL) != (cfg->idp_token_endpoint != NULL && cfg->idp_client_id != NULL) ||
+        ((cfg->idp_token_endpoint != NULL) != (cfg->idp_client_id != NULL)))
+        return usage_error("--id-token-command, --idp-token-endpoint and --idp-client-id go together");
+    if (cfg->idp_token_endpoint != NULL && !valid_url(cfg->idp_token_endpoint))
+        return usage_error("--idp-token-endpoint: '%s' is not an http:// or https:// URL",
+                           cfg->idp_token_endpoint);
+    if (cfg->idp_client_id != NULL && *cfg->idp_client_id == '\0')
+        return usage_error("--idp-client-id: the id is empty");
+    if (cfg->client_secret == NULL && cfg->client_id != NULL && cfg->client_key_file == NULL) {
         const char *env = getenv("MCPC_CLIENT_SECRET");
         if (env != NULL && *env != '\0')
             cfg->client_secret = env;
     }
     if (cfg->client_secret != NULL && cfg->client_id == NULL)
         return usage_error("a client secret (--client-secret or MCPC_CLIENT_SECRET) needs --client-id");
-    if (cfg->client_credentials && cfg->client_secret == NULL)
+    if (cfg->client_credentials && cfg->client_secret == NULL && cfg->client_key_file == NULL)
         return usage_error("--client-credentials needs --client-id and a secret "
-                           "(--client-secret or MCPC_CLIENT_SECRET)");
+                           "(--client-secret or MCPC_CLIENT_SECRET) or --client-key");
     return -1;
 }
 
@@ -605,6 +659,29 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         case OPT_HEADLESS:
             cfg->headless = true;
             break;
+        case OPT_CLIENT_KEY:
+            if ((rc = set_once(&cfg->client_key_file, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_ASSERTION_COMMAND:
+            if ((rc = set_once(&cfg->assertion_cmd, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_ID_TOKEN_COMMAND:
+            if ((rc = set_once(&cfg->id_token_cmd, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_IDP_TOKEN_ENDPOINT:
+            if ((rc = set_once(&cfg->idp_token_endpoint, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_IDP_CLIENT_ID:
+            if ((rc = set_once(&cfg->idp_client_id, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_NO_DPOP:
+            cfg->no_dpop = true;
+            break;
         case OPT_UNKNOWN:
             break;
         }
@@ -662,13 +739,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 /* Splitting --stdio into argv, like a shell would, without a shell           */
 /* ------------------------------------------------------------------------- */
 
-struct words {
-    char *buf;   /* all words, each NUL-terminated */
-    char **argv; /* argc pointers into buf */
-    size_t argc;
-};
-
-static void words_free(struct words *w)
+void words_free(struct words *w)
 {
     free(w->argv);
     free(w->buf);
@@ -688,7 +759,7 @@ static bool is_blank(char c)
  * takes the next character literally. Nothing is expanded. Returns NULL on success
  * or a description of the error.
  */
-static const char *split_command(const char *s, struct words *w)
+const char *split_command(const char *s, struct words *w)
 {
     size_t len = strlen(s);
     const char *err = NULL;
@@ -752,6 +823,7 @@ static const char *split_command(const char *s, struct words *w)
         err = "empty program name";
         goto fail;
     }
+    w->argv[w->argc] = NULL;
     return NULL;
 
 fail:
@@ -787,6 +859,7 @@ static void *signal_thread(void *arg)
          * MCPC_ERR_CANCELLED and the server is sent notifications/cancelled. */
         mcpc_cancel_trigger(sw->cancel);
         login_interrupt();
+        assertion_interrupt();
     }
     return NULL;
 }
@@ -1057,8 +1130,30 @@ static int add_oauth(const struct config *cfg, struct store **store, mcpc_option
         st = mcpc_oauth_set_client(oauth, cfg->client_id, cfg->client_secret);
     if (st == MCPC_OK && cfg->scope != NULL)
         st = mcpc_oauth_set_scope(oauth, cfg->scope);
+    if (st == MCPC_OK && cfg->client_key_pem != NULL)
+        st = mcpc_oauth_set_client_key(oauth, cfg->client_key_pem);
     if (st == MCPC_OK && cfg->client_credentials)
         st = mcpc_oauth_set_grant(oauth, MCPC_OAUTH_CLIENT_CREDENTIALS);
+    bool assertion = cfg->assertion_argv.argc > 0;
+    if (st == MCPC_OK && assertion)
+        st = mcpc_oauth_set_grant(oauth, MCPC_OAUTH_JWT_BEARER);
+    if (st == MCPC_OK && assertion) {
+        /* Half the run's timeout: what is left is for using the assertion, so a
+         * hanging command ends as no assertion rather than as a timeout. */
+        struct assertion_command *c = assertion_command_new(cfg->id_token_cmd ? "--id-token-command" : "--assertion-command",
+                                                  cfg->assertion_argv.argv, cfg->assertion_argv.argc,
+                                                  (cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS) / 2);
+        if (c == NULL) {
+            fputs("mcpc: out of memory\n", stderr);
+            mcpc_oauth_free(oauth);
+            return EXIT_ERROR;
+        }
+        st = assertion_attach(c, oauth);
+    }
+    if (st == MCPC_OK && cfg->idp_token_endpoint != NULL)
+        st = mcpc_oauth_set_identity_provider(oauth, cfg->idp_token_endpoint, cfg->idp_client_id);
+    if (st == MCPC_OK && cfg->no_dpop)
+        st = mcpc_oauth_set_dpop(oauth, 0);
     if (st == MCPC_OK && cfg->headless)
         st = mcpc_oauth_set_headless(oauth, 1);
     if (st == MCPC_OK && *store != NULL) {
@@ -1066,8 +1161,8 @@ static int add_oauth(const struct config *cfg, struct store **store, mcpc_option
         *store = NULL;
     }
     /* The listener comes first: the redirect URI names its port. A headless run
-     * or the client credentials grant never logs in, so needs none. */
-    if (st == MCPC_OK && !cfg->client_credentials && !cfg->headless) {
+     * or a grant with no user never logs in, so needs none. */
+    if (st == MCPC_OK && !cfg->client_credentials && !assertion && !cfg->headless) {
         const char *why = NULL;
         struct login *l = login_new(cfg->timeout_ms > 0 ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS,
                                     !cfg->no_browser, &why);
@@ -1218,7 +1313,8 @@ static int run(const struct config *cfg, const struct words *server_argv,
     int sig = atomic_load(&g_signal);
     if (sig != 0) {
         /* The signal came during connect, which cannot be cancelled (a login
-         * it waits for is: see login_interrupt). */
+         * or an assertion command it waits for is: see login_interrupt and
+         * assertion_interrupt). */
         fprintf(stderr, "mcpc: %s: interrupted by %s while connecting\n",
                 mcpc_status_name(MCPC_ERR_CANCELLED), signal_name(sig));
         mcpc_client_free(client);
@@ -1272,12 +1368,26 @@ int main(int argc, char **argv)
         if (store == NULL)
             code = usage_error("--oauth-store '%s': %s", cfg.oauth_store, why);
     }
+    if (code < 0 && (cfg.assertion_cmd != NULL || cfg.id_token_cmd != NULL)) {
+        const char *err = split_command(cfg.assertion_cmd ? cfg.assertion_cmd : cfg.id_token_cmd,
+                                        &cfg.assertion_argv);
+        if (err != NULL)
+            code = usage_error("%s: %s", cfg.assertion_cmd ? "--assertion-command" : "--id-token-command", err);
+    }
+    if (code < 0 && cfg.client_key_file != NULL) {
+        const char *why = NULL;
+        cfg.client_key_pem = client_key_read(cfg.client_key_file, &why);
+        if (cfg.client_key_pem == NULL)
+            code = usage_error("--client-key '%s': %s", cfg.client_key_file, why);
+    }
     if (code < 0 && cfg.oauth && !login_init()) {
         fprintf(stderr, "mcpc: pipe: %s\n", strerror(errno));
         code = EXIT_ERROR;
     }
     if (code >= 0) {
         words_free(&server_argv);
+        words_free(&cfg.assertion_argv);
+        client_key_free(cfg.client_key_pem);
         free(cfg.headers);
         free(cfg.roots);
         return code;
@@ -1323,6 +1433,8 @@ int main(int argc, char **argv)
 out:
     store_free(store); /* NULL once the OAuth settings took it */
     words_free(&server_argv);
+    words_free(&cfg.assertion_argv);
+    client_key_free(cfg.client_key_pem);
     free(cfg.headers);
     free(cfg.roots);
     return code;

@@ -374,10 +374,7 @@ impl Drop for Client {
 
 /// Connects to `url` with OAuth as a host configures it; the status and message.
 fn connect(url: &str, host: &Arc<Host>, headless: bool) -> (Status, String, Option<Client>) {
-    unsafe {
-        let o = mcpc_options_new();
-        mcpc_options_set_timeout_ms(o, 10_000);
-        let a = mcpc_oauth_new();
+    connect_with(url, |a| unsafe {
         let redirect = CString::new("http://127.0.0.1:9/callback").unwrap();
         mcpc_oauth_set_redirect_uri(a, redirect.as_ptr());
         mcpc_oauth_set_authorize_callback(a, Some(on_authorize), Arc::as_ptr(host) as *mut c_void, None);
@@ -389,6 +386,16 @@ fn connect(url: &str, host: &Arc<Host>, headless: bool) -> (Status, String, Opti
             None,
         );
         mcpc_oauth_set_headless(a, headless as i32);
+    })
+}
+
+/// Connects to `url` with the OAuth settings `configure` makes.
+fn connect_with(url: &str, configure: impl FnOnce(*mut mcpc_oauth_t)) -> (Status, String, Option<Client>) {
+    unsafe {
+        let o = mcpc_options_new();
+        mcpc_options_set_timeout_ms(o, 10_000);
+        let a = mcpc_oauth_new();
+        configure(a);
         assert_eq!(mcpc_options_set_oauth(o, a), Status::MCPC_OK);
         mcpc_oauth_free(a);
         let url = CString::new(format!("{url}/mcp")).unwrap();
@@ -658,4 +665,50 @@ fn a_nonce_that_changes_every_time_is_bounded() {
     let (st, msg, _) = connect(&m.url, &host(User::Approve), false);
     assert_eq!(st, Status::MCPC_ERR_AUTH, "{msg}");
     assert!(n.load(Ordering::SeqCst) <= 6, "{} tries", n.load(Ordering::SeqCst));
+}
+
+/// Gives the assertion in `ud` (a NUL-terminated string), or none for NULL.
+unsafe extern "C" fn give_assertion(ud: *mut c_void, buf: *mut c_char, len: usize) -> i32 {
+    CALLS.fetch_add(1, Ordering::SeqCst);
+    if ud.is_null() {
+        return 1;
+    }
+    let jwt = unsafe { CStr::from_ptr(ud as *const c_char) }.to_bytes_with_nul();
+    assert!(jwt.len() <= len);
+    unsafe { std::ptr::copy_nonoverlapping(jwt.as_ptr(), buf.cast(), jwt.len()) };
+    0
+}
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// Connects with the JWT bearer grant and `give_assertion(jwt)`.
+fn connect_jwt_bearer(url: &str, jwt: Option<&CStr>) -> (Status, String) {
+    let (st, msg, _) = connect_with(url, |a| unsafe {
+        assert_eq!(mcpc_oauth_set_grant(a, MCPC_OAUTH_JWT_BEARER), Status::MCPC_OK);
+        let ud = jwt.map_or(std::ptr::null_mut(), |j| j.as_ptr() as *mut c_void);
+        assert_eq!(
+            mcpc_oauth_set_assertion_callback(a, Some(give_assertion), ud, None),
+            Status::MCPC_OK
+        );
+    });
+    (st, msg)
+}
+
+#[test]
+fn an_assertion_callback_with_none_is_login_required_and_asks_nothing() {
+    let (a, _) = auth_server(Fault::None);
+    let m = mcp_server(a.url.clone(), bearer(issued), None);
+    let (st, msg) = connect_jwt_bearer(&m.url, None);
+    assert_eq!(st, Status::MCPC_ERR_LOGIN_REQUIRED, "{msg}");
+    assert_eq!(CALLS.load(Ordering::SeqCst), 1);
+    assert_eq!(a.count("/token"), 0, "a token request was made without an assertion");
+    // The same server with an assertion: it is what the token request carries.
+    let (st, msg) = connect_jwt_bearer(&m.url, Some(c"the-workload-jwt"));
+    assert_eq!(st, Status::MCPC_OK, "{msg}");
+    let t = a.seen().into_iter().find(|s| s.path() == "/token").unwrap();
+    assert_eq!(
+        t.form("grant_type").as_deref(),
+        Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+    );
+    assert_eq!(t.form("assertion").as_deref(), Some("the-workload-jwt"));
+    token_stayed(&[&a]);
 }

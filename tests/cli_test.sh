@@ -278,6 +278,98 @@ fi
 eval "exec ${OAUTH[1]}>&-"
 wait "$oauth_pid" 2>/dev/null
 
+# No user: private_key_jwt client authentication (the fixture verifies the ES256
+# signature), the JWT bearer grant with an assertion command, and the ID-JAG flow
+# with an ID token command and the fixture's identity provider. The fixture offers
+# DPoP, so tokens are DPoP-bound unless --no-dpop.
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/key.pem" 2>/dev/null
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/other-key.pem" 2>/dev/null
+openssl pkey -in "$tmp/key.pem" -pubout -out "$tmp/key.pub" 2>/dev/null
+openssl pkey -in "$tmp/other-key.pem" -pubout -out "$tmp/other-key.pub" 2>/dev/null
+assertion="eyJhbGciOiJSUzI1NiJ9.wif-$RANDOM$RANDOM.sig"
+id_token="eyJhbGciOiJSUzI1NiJ9.idt-$RANDOM$RANDOM.sig"
+coproc OAUTH { exec "$PYTHON" tests/fixtures/oauth_fixture.py --key-client key-client "$tmp/key.pub" \
+    --assertion "$assertion" --id-token "$id_token" --dpop --log "$tmp/oauth27.log"; }
+oauth_pid=$OAUTH_PID
+read -r _ oauth_port <&"${OAUTH[0]}"
+url="http://127.0.0.1:$oauth_port/mcp"
+idp="--idp-token-endpoint http://127.0.0.1:$oauth_port/idp/token --idp-client-id idp-client"
+check() {  # NAME CONDITION...: a check of its own
+    local name=$1
+    shift
+    if "$@"; then
+        echo "ok   $name"; passed=$((passed + 1))
+    else
+        echo "FAIL $name: $(head -c 600 "$tmp/err")"; failed=$((failed + 1))
+    fi
+}
+expect oauth-private-key-jwt 0 '"protocolVersion"' -- --oauth --client-credentials --client-id key-client --client-key "$tmp/key.pem" --url "$url" info
+check oauth-private-key-jwt-used grep -q '"grant": "client_credentials", "client_id": "key-client", "auth": "private_key_jwt", "dpop": true' "$tmp/oauth27.log"
+check oauth-dpop-by-default grep -q '"event": "mcp", "method": "initialize", "scheme": "DPoP"' "$tmp/oauth27.log"
+check oauth-dpop-never-bearer bash -c "! grep -q '\"scheme\": \"Bearer\"' '$tmp/oauth27.log'"
+expect oauth-private-key-jwt-no-dpop 0 '"text": "k"' -- --oauth --no-dpop --client-credentials --client-id key-client --client-key "$tmp/key.pem" --url "$url" call echo '{"text":"k"}'
+check oauth-no-dpop-is-bearer grep -q '"auth": "private_key_jwt", "dpop": false' "$tmp/oauth27.log"
+check oauth-no-dpop-sends-bearer grep -q '"event": "mcp", "method": "tools/call", "scheme": "Bearer"' "$tmp/oauth27.log"
+expect oauth-private-key-jwt-wrong-key 3 '' -- --oauth --client-credentials --client-id key-client --client-key "$tmp/other-key.pem" --url "$url" info
+printf '#!/bin/sh\necho run >>"%s"\nprintf "  %%s\\n" "$1"\n' "$tmp/runs" >"$tmp/bin/print-assertion"
+chmod +x "$tmp/bin/print-assertion"
+PATH="$tmp/bin:$PATH" expect oauth-assertion-command 0 '"text": "w"' -- --oauth --assertion-command "print-assertion '$assertion'" --url "$url" call echo '{"text":"w"}'
+check oauth-assertion-command-ran-once [ "$(grep -c run "$tmp/runs" 2>/dev/null)" = 1 ]
+check oauth-assertion-not-shown bash -c "! grep -qF -- '${assertion#*.}' '$tmp/err'"
+expect oauth-assertion-command-fails 3 '' -- --oauth --assertion-command "sh -c 'echo x; exit 7'" --url "$url" info
+check oauth-assertion-command-fails-login-required grep -q 'MCPC_ERR_LOGIN_REQUIRED' "$tmp/err"
+check oauth-assertion-command-fails-says-why grep -q 'assertion-command: the command exited with status 7' "$tmp/err"
+expect oauth-assertion-wrong 3 '' -- --oauth --assertion-command "printf nope" --url "$url" info
+# A command that hangs: it records its pid, then sleeps in its place.
+printf '#!/bin/sh\necho $$ >"%s"\nexec sleep 30\n' "$tmp/hang.pid" >"$tmp/bin/hang"
+chmod +x "$tmp/bin/hang"
+gone() { ! kill -0 "$(cat "$tmp/hang.pid")" 2>/dev/null; }
+t0=$(date +%s%N)
+PATH="$tmp/bin:$PATH" expect oauth-assertion-command-hangs 3 '' -- --timeout 2000 --oauth --assertion-command hang --url "$url" info
+ms=$((($(date +%s%N) - t0) / 1000000))
+check oauth-assertion-command-hang-bounded [ "$ms" -lt 5000 ]
+check oauth-assertion-command-hang-login-required grep -q 'MCPC_ERR_LOGIN_REQUIRED' "$tmp/err"
+check oauth-assertion-command-hang-killed gone
+# Ctrl-C while the command runs kills it and ends the run at once: exit 5.
+rm -f "$tmp/hang.pid"
+t0=$(date +%s%N)
+PATH="$tmp/bin:$PATH" "$MCPC" --oauth --assertion-command hang --url "$url" info >/dev/null 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 1000); do
+    [ -s "$tmp/hang.pid" ] && break
+    sleep 0.01
+done
+kill -INT "$pid"
+wait "$pid"
+got=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+quick=$([ "$got" -eq 5 ] && [ "$ms" -lt 10000 ] && echo yes)
+check oauth-assertion-command-sigint [ "$quick" = yes ]
+check oauth-assertion-command-sigint-killed gone
+# shellcheck disable=SC2086 # $idp is two options and their values
+expect oauth-id-token-command 0 '"text": "e"' -- --oauth --id-token-command "printf %s $id_token" $idp --url "$url" call echo '{"text":"e"}'
+check oauth-id-jag-exchanged grep -q '"event": "idp-exchange", "ok": true, "client_id": "idp-client"' "$tmp/oauth27.log"
+# shellcheck disable=SC2086
+expect oauth-id-token-wrong 3 '' -- --oauth --id-token-command "printf wrong" $idp --url "$url" info
+eval "exec ${OAUTH[1]}>&-"
+wait "$oauth_pid" 2>/dev/null
+
+echo 'not a key' >"$tmp/bad-key.pem"
+u=http://127.0.0.1:1/mcp
+expect usage-client-key-needs-oauth 1 '' -- --client-key "$tmp/key.pem" --url $u info
+expect usage-client-key-needs-id 1 '' -- --oauth --client-key "$tmp/key.pem" --url $u info
+expect usage-client-key-and-secret 1 '' -- --oauth --client-id c --client-secret s --client-key "$tmp/key.pem" --url $u info
+expect usage-client-key-unreadable 1 '' -- --oauth --client-id c --client-key "$tmp/no-such-key.pem" --url $u info
+expect usage-client-key-invalid 1 '' -- --oauth --client-id c --client-key "$tmp/bad-key.pem" --url $u info
+expect usage-assertion-needs-oauth 1 '' -- --assertion-command true --url $u info
+expect usage-assertion-and-client-credentials 1 '' -- --oauth --client-credentials --client-id c --client-secret s --assertion-command true --url $u info
+expect usage-assertion-bad-words 1 '' -- --oauth --assertion-command "print 'x" --url $u info
+expect usage-assertion-and-id-token 1 '' -- --oauth --assertion-command true --id-token-command true --idp-token-endpoint $u --idp-client-id c --url $u info
+expect usage-id-token-needs-idp 1 '' -- --oauth --id-token-command true --url $u info
+expect usage-idp-needs-id-token 1 '' -- --oauth --idp-token-endpoint $u --idp-client-id c --assertion-command true --url $u info
+expect usage-idp-bad-url 1 '' -- --oauth --id-token-command true --idp-token-endpoint nope --idp-client-id c --url $u info
+expect usage-no-dpop-needs-oauth 1 '' -- --no-dpop --url $u info
+
 echo '{"tokens x": 1}' >"$tmp/bad-store.json"
 expect usage-oauth-needs-url 1 '' -- --oauth --stdio "$SERVER" info
 expect usage-oauth-option-needs-oauth 1 '' -- --headless --url http://127.0.0.1:1/mcp info

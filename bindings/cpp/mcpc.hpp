@@ -392,10 +392,12 @@ public:
     virtual void save(std::string_view key, std::optional<std::string_view> value) = 0;
 };
 
-/// The OAuth grant: a user logs in (the default), or the client authenticates as itself.
+/// The OAuth grant: a user logs in (the default), the client authenticates as itself,
+/// or a JWT assertion (a workload's identity token, or an ID-JAG) is exchanged.
 enum class Grant : int32_t {
     AuthorizationCode = MCPC_OAUTH_AUTHORIZATION_CODE,
     ClientCredentials = MCPC_OAUTH_CLIENT_CREDENTIALS,
+    JwtBearer = MCPC_OAUTH_JWT_BEARER,
 };
 
 /// OAuth 2.1 settings for HTTP endpoints (mcpc_oauth_t): a builder, for one thread at
@@ -406,6 +408,10 @@ public:
     /// server redirected to, or nullopt to cancel. Runs on an mcpc thread and may block
     /// until the login is done; an exception cancels the login.
     using AuthorizeFn = std::function<std::optional<std::string>(std::string_view url)>;
+    /// Returns a fresh assertion for Grant::JwtBearer, or nullopt for none (the request
+    /// then throws LoginRequiredError). Runs on an mcpc thread before each token request
+    /// that needs one and may block; an exception counts as none.
+    using AssertionFn = std::function<std::optional<std::string>()>;
 
     OAuth() : p_(mcpc_oauth_new()) {
         if (!p_) throw std::bad_alloc();
@@ -441,6 +447,43 @@ public:
         detail::check(mcpc_oauth_set_headless(p_.get(), on ? 1 : 0));
         return *this;
     }
+    /// Authenticates the client (see client()) with private_key_jwt: `pem` is its PKCS#8
+    /// P-256 private key, copied.
+    OAuth& client_key(std::string_view pem) {
+        detail::check(mcpc_oauth_set_client_key(p_.get(), std::string(pem).c_str()));
+        return *this;
+    }
+    /// A fixed assertion (a JWT) for Grant::JwtBearer.
+    OAuth& assertion(std::string_view jwt) {
+        detail::check(mcpc_oauth_set_assertion(p_.get(), std::string(jwt).c_str()));
+        return *this;
+    }
+    /// Fresh assertions for Grant::JwtBearer (see AssertionFn). The function lives as
+    /// long as any client made with it.
+    OAuth& on_assertion(AssertionFn fn) {
+        auto* f = new AssertionFn(std::move(fn));
+        detail::check(mcpc_oauth_set_assertion_callback(p_.get(), &OAuth::assertion_cb, f,
+                                                        detail::delete_fn<AssertionFn>));
+        return *this;
+    }
+    /// The assertion is an ID token of the enterprise identity provider at
+    /// `token_endpoint` (where this client is `client_id`), exchanged there for an
+    /// ID-JAG first.
+    OAuth& identity_provider(std::string_view token_endpoint, std::string_view client_id) {
+        detail::check(mcpc_oauth_set_identity_provider(p_.get(), std::string(token_endpoint).c_str(),
+                                                       std::string(client_id).c_str()));
+        return *this;
+    }
+    /// DPoP-bound tokens where the authorization server offers ES256 (on by default).
+    OAuth& dpop(bool on = true) {
+        detail::check(mcpc_oauth_set_dpop(p_.get(), on ? 1 : 0));
+        return *this;
+    }
+    /// The DPoP key (PKCS#8 P-256 PEM, copied) instead of a fresh one per client.
+    OAuth& dpop_key(std::string_view pem) {
+        detail::check(mcpc_oauth_set_dpop_key(p_.get(), std::string(pem).c_str()));
+        return *this;
+    }
     /// The login (see AuthorizeFn). The function lives as long as any client made with it.
     OAuth& on_authorize(AuthorizeFn fn) {
         auto* f = new AuthorizeFn(std::move(fn));
@@ -473,13 +516,25 @@ private:
         else
             mcpc_auth_request_cancel(req);
     }
+    // Writes `v` NUL-terminated into the callback's buffer: 0, or 1 for "none" (no
+    // value, or one that does not fit or holds a NUL).
+    static int32_t put(const std::optional<std::string>& v, char* buf, size_t len) noexcept {
+        if (!v || v->size() + 1 > len || v->find('\0') != std::string::npos) return 1;
+        v->copy(buf, v->size());
+        buf[v->size()] = '\0';
+        return 0;
+    }
+    static int32_t assertion_cb(void* ud, char* buf, size_t len) noexcept {
+        try {
+            std::optional<std::string> v = (*static_cast<AssertionFn*>(ud))();
+            return v && !v->empty() ? put(v, buf, len) : 1;
+        } catch (...) {
+            return 1;
+        }
+    }
     static int32_t load_cb(void* ud, const char* key, char* buf, size_t len) noexcept {
         try {
-            std::optional<std::string> v = (*static_cast<std::shared_ptr<OAuthStore>*>(ud))->load(key);
-            if (!v || v->size() + 1 > len || v->find('\0') != std::string::npos) return 1;
-            v->copy(buf, v->size());
-            buf[v->size()] = '\0';
-            return 0;
+            return put((*static_cast<std::shared_ptr<OAuthStore>*>(ud))->load(key), buf, len);
         } catch (...) {
             return 1;
         }

@@ -804,6 +804,65 @@ int main() {
                                             });
     });
 
+    // No user: the fixture verifies private_key_jwt's ES256 signatures, accepts one
+    // assertion, exchanges one ID token for an ID-JAG at its identity provider, and
+    // offers DPoP (verifying its proofs).
+    run("oauth: private_key_jwt, the JWT bearer grant and the ID-JAG flow", [] {
+        const std::string base = "/tmp/mcpc-cpp-key-" + std::to_string(getpid());
+        std::string cmd = "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + base +
+                          ".pem 2>/dev/null && openssl pkey -in " + base + ".pem -pubout -out " + base + ".pub";
+        CHECK_EQ(std::system(cmd.c_str()), 0);
+        std::ifstream kf(base + ".pem");
+        std::stringstream key;
+        key << kf.rdbuf();
+        const std::string a = "eyJhbGciOiJSUzI1NiJ9.wif-cpp.sig", idt = "eyJhbGciOiJSUzI1NiJ9.idt-cpp.sig";
+        Fixture fx({"--key-client", "key-client", base + ".pub", "--assertion", a, "--id-token", idt, "--dpop"},
+                   "tests/fixtures/oauth_fixture.py");
+        unlink((base + ".pem").c_str());
+        unlink((base + ".pub").c_str());
+
+        mcpc::Options k = quick();
+        k.oauth(mcpc::OAuth().client("key-client").client_key(key.str()).grant(mcpc::Grant::ClientCredentials).dpop(false));
+        CHECK_EQ(mcpc::Client::http(fx.url(), k).call("echo", R"({"text":"key"})").text(), std::string("key"));
+        CHECK_EQ(count(fx.log_text(), "\"auth\": \"private_key_jwt\", \"dpop\": false"), size_t{1});
+        CHECK_EQ(count(fx.log_text(), "\"method\": \"tools/call\", \"scheme\": \"Bearer\""), size_t{1});
+
+        mcpc::Options f = quick();
+        f.oauth(mcpc::OAuth().grant(mcpc::Grant::JwtBearer).assertion(a));
+        CHECK_EQ(mcpc::Client::http(fx.url(), f).call("echo", R"({"text":"f"})").text(), std::string("f"));
+        std::atomic<int> asked{0};
+        mcpc::Options cb = quick();
+        cb.oauth(mcpc::OAuth().grant(mcpc::Grant::JwtBearer).on_assertion([&]() -> std::optional<std::string> {
+            asked++;
+            return a;
+        }));
+        CHECK_EQ(mcpc::Client::http(fx.url(), cb).call("echo", R"({"text":"cb"})").text(), std::string("cb"));
+        CHECK_EQ(asked.load(), 1);
+        CHECK_EQ(count(fx.log_text(), "\"method\": \"tools/call\", \"scheme\": \"DPoP\""), size_t{2});
+
+        const size_t tokens = count(fx.log_text(), "\"event\": \"token\"");
+        for (bool raise : {false, true}) {
+            mcpc::Options none = quick();
+            none.oauth(mcpc::OAuth().grant(mcpc::Grant::JwtBearer).on_assertion([raise]() -> std::optional<std::string> {
+                if (raise) throw std::runtime_error("no workload identity here");
+                return std::nullopt;
+            }));
+            expect_throw<mcpc::LoginRequiredError>(mcpc::Status::LoginRequired,
+                                                   [&] { mcpc::Client::http(fx.url(), none); });
+        }
+        CHECK_EQ(count(fx.log_text(), "\"event\": \"token\""), tokens);
+
+        const std::string idp = "http://127.0.0.1:" + std::to_string(fx.port) + "/idp/token";
+        mcpc::Options e = quick();
+        e.oauth(mcpc::OAuth().grant(mcpc::Grant::JwtBearer).on_assertion([&] { return std::optional<std::string>(idt); })
+                    .identity_provider(idp, "idp-client"));
+        CHECK_EQ(mcpc::Client::http(fx.url(), e).call("echo", R"({"text":"sso"})").text(), std::string("sso"));
+        CHECK_EQ(count(fx.log_text(), "\"event\": \"idp-exchange\", \"ok\": true"), size_t{1});
+
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [] { mcpc::OAuth().client_key("not a key"); });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [] { mcpc::OAuth().dpop_key("not a key"); });
+    });
+
     std::printf("test-cpp: %d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
 import threading
 import urllib.error
 import urllib.request
@@ -165,4 +167,115 @@ def test_http_async_logs_in(oauth_server: Server) -> None:
 
     assert asyncio.run(main()) == "async"
     assert len(events(oauth_server, "authorize")) == 1
+    assert_registry_empty()
+
+
+# No user: private_key_jwt, the JWT bearer grant and the ID-JAG flow, against the
+# fixture's key client (whose ES256 signatures it verifies), assertion and
+# identity provider. The fixture offers DPoP (and verifies its proofs).
+ASSERTION = "eyJhbGciOiJSUzI1NiJ9.wif-python.sig"
+ID_TOKEN = "eyJhbGciOiJSUzI1NiJ9.idt-python.sig"
+
+
+def p256_key(tmp_path: Path, name: str) -> str:
+    """A fresh PKCS#8 P-256 private key (PEM); its public key goes to NAME.pub."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl makes the test keys")
+    key = tmp_path / (name + ".pem")
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                    "-out", str(key)], check=True, capture_output=True)
+    subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-out", str(tmp_path / (name + ".pub"))],
+                   check=True, capture_output=True)
+    return key.read_text()
+
+
+@pytest.fixture
+def workload_server(tmp_path: Path) -> Iterator[Server]:
+    p256_key(tmp_path, "client")
+    log = tmp_path / "oauth27.log"
+    s = Server([PYTHON, OAUTH_FIXTURE, "--key-client", "key-client", str(tmp_path / "client.pub"),
+                "--assertion", ASSERTION, "--id-token", ID_TOKEN, "--dpop", "--log", str(log)], log)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_private_key_jwt(workload_server: Server, tmp_path: Path) -> None:
+    key = (tmp_path / "client.pem").read_text()
+    for dpop in (True, False):
+        oauth = libmcpc.OAuth(client_id="key-client", client_key=key, grant="client_credentials", dpop=dpop)
+        with libmcpc.Client.http(workload_server.url, oauth=oauth, timeout=20) as c:
+            assert c.call("echo", {"text": "key"}).text == "key"
+    assert [(e["auth"], e["dpop"]) for e in events(workload_server, "token")] == [
+        ("private_key_jwt", True), ("private_key_jwt", False)]
+    assert [e["scheme"] for e in events(workload_server, "mcp") if e["method"] == "tools/call"] == ["DPoP", "Bearer"]
+    other = libmcpc.OAuth(client_id="key-client", client_key=p256_key(tmp_path, "other"), grant="client_credentials")
+    with pytest.raises(libmcpc.AuthServerError) as e:
+        libmcpc.Client.http(workload_server.url, oauth=other, timeout=20)
+    assert "PRIVATE KEY" not in str(e.value)
+
+
+def test_jwt_bearer_fixed_and_callable(workload_server: Server) -> None:
+    with libmcpc.Client.http(workload_server.url, oauth=libmcpc.OAuth(assertion=ASSERTION), timeout=20) as c:
+        assert c.call("echo", {"text": "fixed"}).text == "fixed"
+    calls: List[int] = []
+
+    def fresh() -> Optional[str]:
+        calls.append(1)
+        return ASSERTION
+
+    with libmcpc.Client.http(workload_server.url, oauth=libmcpc.OAuth(assertion=fresh), timeout=20) as c:
+        assert c.call("echo", {"text": "cb"}).text == "cb"
+    assert calls == [1]
+    assert [e["grant"] for e in events(workload_server, "token")] == [
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"] * 2
+    assert_registry_empty()
+
+
+@pytest.mark.parametrize("how", ["none", "raise", "not-a-str", "empty"])
+def test_no_assertion_is_login_required(workload_server: Server, how: str) -> None:
+    def source() -> Optional[str]:
+        if how == "raise":
+            raise RuntimeError("the metadata service is down")
+        return {"none": None, "not-a-str": 42, "empty": ""}[how]  # type: ignore[return-value]
+
+    with pytest.raises(libmcpc.LoginRequiredError):
+        libmcpc.Client.http(workload_server.url, oauth=libmcpc.OAuth(assertion=source), timeout=20)
+    assert events(workload_server, "token") == []
+    assert_registry_empty()
+
+
+def test_identity_provider(workload_server: Server) -> None:
+    idp = (workload_server.url.replace("/mcp", "/idp/token"), "idp-client")
+    oauth = libmcpc.OAuth(assertion=lambda: ID_TOKEN, identity_provider=idp)
+    with libmcpc.Client.http(workload_server.url, oauth=oauth, timeout=20) as c:
+        assert c.call("echo", {"text": "sso"}).text == "sso"
+    assert [(e["ok"], e["client_id"]) for e in events(workload_server, "idp-exchange")] == [(True, "idp-client")]
+    wrong = libmcpc.OAuth(assertion="not-the-id-token", identity_provider=idp)
+    with pytest.raises(libmcpc.AuthServerError):
+        libmcpc.Client.http(workload_server.url, oauth=wrong, timeout=20)
+
+
+def test_workload_settings_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        libmcpc.OAuth(client_key="k")  # no client_id
+    with pytest.raises(ValueError):
+        libmcpc.OAuth(client_id="c", client_secret="s", client_key="k")
+    with pytest.raises(ValueError):
+        libmcpc.OAuth(grant="jwt_bearer")  # no assertion
+    with pytest.raises(ValueError):
+        libmcpc.OAuth(assertion="a", grant="client_credentials")
+    with pytest.raises(TypeError):
+        libmcpc.OAuth(assertion=42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        libmcpc.OAuth(identity_provider=("http://127.0.0.1:1/t", "c"))
+    with pytest.raises(TypeError):
+        libmcpc.OAuth(assertion="a", identity_provider="http://127.0.0.1:1/t")  # type: ignore[arg-type]
+    url = "http://127.0.0.1:1/mcp"
+    for bad in (libmcpc.OAuth(client_id="c", client_key="not a key", grant="client_credentials"),
+                libmcpc.OAuth(assertion="a", dpop_key="not a key"),
+                libmcpc.OAuth(assertion="a", identity_provider=("not a url", "c"))):
+        with pytest.raises(libmcpc.InvalidArgumentError):
+            libmcpc.Client.http(url, oauth=bad)
     assert_registry_empty()

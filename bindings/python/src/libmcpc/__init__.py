@@ -38,7 +38,7 @@ from ._client import (
     Transport,
     version,
 )
-from ._oauth import AuthorizeCallback, OAuth, OAuthStore
+from ._oauth import AssertionSource, AuthorizeCallback, OAuth, OAuthStore
 from .errors import (
     AuthError,
     AuthServerError,
@@ -74,6 +74,7 @@ __version__ = "0.1.0"
 # builtin (libmcpc.TimeoutError subclasses it, but the builtin would no longer catch
 # other timeouts). Use libmcpc.TimeoutError, or catch the builtin TimeoutError.
 __all__ = [
+    "AssertionSource",
     "AuthError",
     "AuthServerError",
     "AuthorizeCallback",

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from ctypes import CFUNCTYPE, c_char_p, c_int, c_int32, c_size_t, c_void_p
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import lib, registry
 
-__all__ = ["AuthorizeCallback", "OAuth", "OAuthStore"]
+__all__ = ["AssertionSource", "AuthorizeCallback", "OAuth", "OAuthStore"]
 
 AuthorizeCallback = Callable[[str], Optional[str]]
 """authorize(url): show the authorization URL to the user and return the URL the
 authorization server redirected to (with ``code`` and ``state``), or None to cancel."""
 
+AssertionSource = Union[str, Callable[[], Optional[str]]]
+"""The JWT bearer grant's assertion: a fixed JWT, or a callable returning a fresh one
+(None, or an exception, for none)."""
+
 AUTHORIZE_CB = CFUNCTYPE(None, c_void_p, c_void_p)
+ASSERTION_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t)
 STORE_LOAD_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p, c_size_t)
 STORE_SAVE_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p)
 
@@ -29,6 +34,12 @@ _DECLS = [
     ("mcpc_oauth_set_scope", _S, _P, c_char_p),
     ("mcpc_oauth_set_grant", _S, _P, c_int32),
     ("mcpc_oauth_set_headless", _S, _P, c_int32),
+    ("mcpc_oauth_set_client_key", _S, _P, c_char_p),
+    ("mcpc_oauth_set_assertion", _S, _P, c_char_p),
+    ("mcpc_oauth_set_assertion_callback", _S, _P, ASSERTION_CB, _P, _ffi.FREE_CB),
+    ("mcpc_oauth_set_identity_provider", _S, _P, c_char_p, c_char_p),
+    ("mcpc_oauth_set_dpop", _S, _P, c_int32),
+    ("mcpc_oauth_set_dpop_key", _S, _P, c_char_p),
     ("mcpc_oauth_set_authorize_callback", _S, _P, AUTHORIZE_CB, _P, _ffi.FREE_CB),
     ("mcpc_oauth_set_store", _S, _P, STORE_LOAD_CB, STORE_SAVE_CB, _P, _ffi.FREE_CB),
     ("mcpc_options_set_oauth", _S, _P, _P),
@@ -41,7 +52,7 @@ for _name, _res, *_args in _DECLS:
     _fn.restype = _res
     _fn.argtypes = _args
 
-_GRANTS = {"authorization_code": 0, "client_credentials": 1}
+_GRANTS = {"authorization_code": 0, "client_credentials": 1, "jwt_bearer": 2}
 
 
 class OAuthStore:
@@ -102,7 +113,19 @@ def _save_py(userdata: Optional[int], key: Optional[bytes], value: Optional[byte
         pass
 
 
+def _assertion_py(userdata: Optional[int], buf: Optional[int], size: int) -> int:
+    try:
+        fn = registry.get(userdata)
+        jwt = fn() if fn is not None else None
+        if not isinstance(jwt, str) or not jwt or not buf:
+            return 1
+        return _ffi.put_string(buf, size, jwt)
+    except BaseException:  # noqa: BLE001 - an exception means "no assertion"
+        return 1
+
+
 _authorize_trampoline = AUTHORIZE_CB(_authorize_py)
+_assertion_trampoline = ASSERTION_CB(_assertion_py)
 _load_trampoline = STORE_LOAD_CB(_load_py)
 _save_trampoline = STORE_SAVE_CB(_save_py)
 
@@ -118,8 +141,22 @@ class OAuth:
     else registration), gets a token by the ``grant`` and keeps it fresh.
 
     - ``grant``: ``"authorization_code"`` (a user logs in; needs ``redirect_uri``
-      and ``authorize``) or ``"client_credentials"`` (needs ``client_id`` and
-      ``client_secret``).
+      and ``authorize``), ``"client_credentials"`` (needs ``client_id`` and
+      ``client_secret`` or ``client_key``) or ``"jwt_bearer"`` (no user: needs
+      ``assertion``). The default: ``"jwt_bearer"`` with an ``assertion``, else
+      ``"authorization_code"``.
+    - ``client_key``: the client's PKCS#8 P-256 private key (PEM), to authenticate
+      with ``private_key_jwt`` instead of a secret (needs ``client_id``).
+    - ``assertion``: for ``"jwt_bearer"``, a JWT (a workload's identity token), or a
+      callable returning a fresh one before each token request that needs one (it
+      runs on an mcpc thread and may block); None or an exception gives none, and
+      the request raises :class:`~libmcpc.LoginRequiredError`.
+    - ``identity_provider``: ``(token_endpoint, client_id)`` of the enterprise's
+      identity provider: the assertion is then its ID token, exchanged there for an
+      ID-JAG first (enterprise-managed authorization).
+    - ``dpop``: bind tokens to a key with DPoP where the authorization server
+      offers ES256 (the default); ``dpop_key`` is that key (PKCS#8 P-256 PEM)
+      instead of a fresh one per client.
     - ``authorize(url)``: shows the login to the user and returns the URL the
       authorization server redirected to, or None to cancel. It runs on an mcpc
       thread, may block for as long as the login takes (the connect or call
@@ -142,15 +179,34 @@ class OAuth:
         redirect_uri: Optional[str] = None,
         scope: Optional[str] = None,
         client_metadata_url: Optional[str] = None,
-        grant: str = "authorization_code",
+        grant: Optional[str] = None,
         headless: bool = False,
         authorize: Optional[AuthorizeCallback] = None,
         store: Optional[Any] = None,
+        client_key: Optional[str] = None,
+        assertion: Optional[AssertionSource] = None,
+        identity_provider: Optional[Tuple[str, str]] = None,
+        dpop: bool = True,
+        dpop_key: Optional[str] = None,
     ) -> None:
+        if grant is None:
+            grant = "jwt_bearer" if assertion is not None else "authorization_code"
         if grant not in _GRANTS:
-            raise ValueError("grant must be 'authorization_code' or 'client_credentials'")
+            raise ValueError("grant must be 'authorization_code', 'client_credentials' or 'jwt_bearer'")
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
+        if client_key is not None and (client_id is None or client_secret is not None):
+            raise ValueError("client_key needs client_id and no client_secret")
+        if (assertion is None) != (grant != "jwt_bearer"):
+            raise ValueError("assertion goes with grant='jwt_bearer', and that grant needs one")
+        if assertion is not None and not (isinstance(assertion, str) or callable(assertion)):
+            raise TypeError("assertion must be a str or a callable returning one")
+        if identity_provider is not None:
+            if assertion is None:
+                raise ValueError("identity_provider needs an assertion (the ID token)")
+            if not (isinstance(identity_provider, tuple) and len(identity_provider) == 2 and
+                    all(isinstance(x, str) for x in identity_provider)):
+                raise TypeError("identity_provider must be (token_endpoint, client_id)")
         if authorize is not None and not callable(authorize):
             raise TypeError("authorize must be a callable taking the URL")
         if store is not None and not (callable(getattr(store, "load", None)) and
@@ -165,6 +221,11 @@ class OAuth:
         self.headless = headless
         self.authorize = authorize
         self.store = store
+        self.client_key = client_key
+        self.assertion = assertion
+        self.identity_provider = identity_provider
+        self.dpop = dpop
+        self.dpop_key = dpop_key
 
     def __repr__(self) -> str:
         return "OAuth(client_id=%r, grant=%r, headless=%r)" % (self.client_id, self.grant, self.headless)
@@ -185,6 +246,19 @@ class OAuth:
                 check(lib.mcpc_oauth_set_scope(h, _opt(self.scope)))
             check(lib.mcpc_oauth_set_grant(h, _GRANTS[self.grant]))
             check(lib.mcpc_oauth_set_headless(h, 1 if self.headless else 0))
+            if self.client_key is not None:
+                check(lib.mcpc_oauth_set_client_key(h, _opt(self.client_key)))
+            if isinstance(self.assertion, str):
+                check(lib.mcpc_oauth_set_assertion(h, _opt(self.assertion)))
+            elif self.assertion is not None:
+                key = registry.add(self.assertion)
+                check(lib.mcpc_oauth_set_assertion_callback(h, _assertion_trampoline, key, _ffi.free_userdata))
+            if self.identity_provider is not None:
+                endpoint, idp_client = self.identity_provider
+                check(lib.mcpc_oauth_set_identity_provider(h, _opt(endpoint), _opt(idp_client)))
+            check(lib.mcpc_oauth_set_dpop(h, 1 if self.dpop else 0))
+            if self.dpop_key is not None:
+                check(lib.mcpc_oauth_set_dpop_key(h, _opt(self.dpop_key)))
             # Each registry entry is dropped by userdata_free, which runs exactly once:
             # when the last client made with these settings is freed.
             if self.authorize is not None:
