@@ -146,12 +146,18 @@ enum Fault {
 struct Auth {
     fault: Fault,
     tokens: AtomicUsize,
+    /// A refresh is answered only once the MCP server refused this many requests
+    /// (`refused`), so that all of them are on their way before it (0: at once).
+    hold: AtomicUsize,
+    refused: (Mutex<usize>, std::sync::Condvar),
 }
 
 fn auth_server(fault: Fault) -> (Server, Arc<Auth>) {
     let st = Arc::new(Auth {
         fault,
         tokens: AtomicUsize::new(0),
+        hold: AtomicUsize::new(0),
+        refused: (Mutex::new(0), std::sync::Condvar::new()),
     });
     let s = st.clone();
     let issuer = Arc::new(Mutex::new(String::new()));
@@ -184,6 +190,14 @@ fn auth_server(fault: Fault) -> (Server, Arc<Auth>) {
             "/token" => {
                 let n = s.tokens.fetch_add(1, Ordering::SeqCst);
                 let refresh = r.form("grant_type").as_deref() == Some("refresh_token");
+                if refresh {
+                    let (lock, cv) = &s.refused;
+                    let hold = s.hold.load(Ordering::SeqCst);
+                    let n = lock.lock().unwrap();
+                    let _ = cv
+                        .wait_timeout_while(n, std::time::Duration::from_secs(10), |n| *n < hold)
+                        .unwrap();
+                }
                 match s.fault {
                     Fault::TokenError => json(
                         400,
@@ -549,11 +563,17 @@ fn metadata_for_another_resource_is_refused() {
 fn revoked_under_load(fault: Fault) -> (Vec<(Status, String)>, usize) {
     let (a, st) = auth_server(fault);
     let revoked = Arc::new(AtomicUsize::new(usize::MAX));
-    let r = revoked.clone();
+    let (r, counts) = (revoked.clone(), st.clone());
     let valid = move |t: &str| {
-        t.strip_prefix("secret-token-")
+        let ok = t
+            .strip_prefix("secret-token-")
             .and_then(|n| n.parse::<usize>().ok())
-            .is_some_and(|n| r.load(Ordering::SeqCst) != n)
+            .is_some_and(|n| r.load(Ordering::SeqCst) != n);
+        if !ok && t == "secret-token-0" {
+            *counts.refused.0.lock().unwrap() += 1;
+            counts.refused.1.notify_all();
+        }
+        ok
     };
     let m = mcp_server(a.url.clone(), bearer(valid), None);
     let h = host(User::Approve);
@@ -561,6 +581,7 @@ fn revoked_under_load(fault: Fault) -> (Vec<(Status, String)>, usize) {
     assert_eq!(s, Status::MCPC_OK, "{msg}");
     let c = Arc::new(c.unwrap());
     let before = st.tokens.load(Ordering::SeqCst);
+    st.hold.store(16, Ordering::SeqCst);
     revoked.store(0, Ordering::SeqCst);
     let outcomes: Vec<(Status, String)> = (0..16)
         .map(|_| {

@@ -155,8 +155,8 @@ pub struct OAuth {
     net: net::Net,
     current: Mutex<Option<Arc<Tokens>>>,
     gate: tokio::sync::Mutex<Gate>,
-    /// Attempts made (logins and refreshes after a challenge), so that requests
-    /// that waited at the gate for a failed one share its outcome, not retry it.
+    /// Attempts made (logins and refreshes after a challenge): requests that went
+    /// out before a failed one share its outcome rather than try again.
     attempts: AtomicU64,
 }
 
@@ -355,6 +355,7 @@ impl OAuth {
         header: Option<&str>,
         nonce: Option<&str>,
         refused: Option<&str>,
+        sent_at: u64,
     ) -> Result<()> {
         let c = challenge::parse(header.unwrap_or(""));
         // RFC 9449 §9: the server wants its nonce in the proof; the transport bounds
@@ -363,7 +364,6 @@ impl OAuth {
             *d.rs_nonce.lock().unwrap_or_else(|p| p.into_inner()) = Some(n.to_string());
             return Ok(());
         }
-        let seen = self.attempts.load(Ordering::Acquire);
         let mut g = self.gate.lock().await;
         self.load(&mut g);
         let cur = self.current();
@@ -375,7 +375,7 @@ impl OAuth {
         }
         // An attempt for the same token failed while this request waited: its outcome.
         if let Some((n, tok, e)) = &g.failed {
-            if *n >= seen && tok.as_deref() == refused {
+            if *n >= sent_at && tok.as_deref() == refused {
                 return Err(e.clone());
             }
         }
@@ -457,8 +457,13 @@ impl Authorizer for OAuth {
         challenge: Option<&'a str>,
         nonce: Option<&'a str>,
         refused: Option<&'a str>,
+        epoch: u64,
     ) -> BoxFuture<'a, Result<()>> {
-        Box::pin(self.challenge(status, challenge, nonce, refused))
+        Box::pin(self.challenge(status, challenge, nonce, refused, epoch))
+    }
+
+    fn epoch(&self) -> u64 {
+        self.attempts.load(Ordering::Acquire)
     }
 
     fn proof(&self, method: &str, url: &Url, token: &str) -> Result<Option<String>> {

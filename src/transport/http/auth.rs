@@ -16,16 +16,24 @@ pub trait Authorizer: Send + Sync {
     /// at hand; it may refresh one that is about to expire.
     fn token(&self) -> BoxFuture<'_, Result<Option<String>>>;
 
+    /// A count the transport reads before it sends a request and hands back with
+    /// that request's challenge, so that the authorizer knows which of its attempts
+    /// the request went out before.
+    fn epoch(&self) -> u64 {
+        0
+    }
+
     /// The server answered `status` (401, or 403 with `insufficient_scope`) with the
     /// `WWW-Authenticate` value `challenge` (and a `DPoP-Nonce` value `nonce`) to a
-    /// request that carried `refused`. Ok means the request should go again (a new
-    /// token or nonce is ready); an error is the request's outcome.
+    /// request that carried `refused` and went out at `epoch`. Ok means the request
+    /// should go again (a new token or nonce is ready); an error is its outcome.
     fn challenged<'a>(
         &'a self,
         status: u16,
         challenge: Option<&'a str>,
         nonce: Option<&'a str>,
         refused: Option<&'a str>,
+        epoch: u64,
     ) -> BoxFuture<'a, Result<()>>;
 
     /// For a token bound to a key (DPoP): the proof for one request of `method`

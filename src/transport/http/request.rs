@@ -134,6 +134,16 @@ impl Inner {
         let mut challenges = 0;
         loop {
             let had_session = self.session.read().unwrap_or_else(|p| p.into_inner()).id.is_some();
+            // What the request carries, read before it goes: never a token that came
+            // after it (which would look refused and be renewed again).
+            let sent = match &self.cfg.authorizer {
+                Some(a) => {
+                    let epoch = a.epoch();
+                    self.token_ready().await?;
+                    (self.token.lock().unwrap_or_else(|p| p.into_inner()).clone(), epoch)
+                }
+                None => (None, 0),
+            };
             let resp = self.request(Method::POST, Some(body), extra).await?;
             let status = resp.status();
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
@@ -149,13 +159,13 @@ impl Inner {
                                 format!("HTTP {status} after {MAX_CHALLENGES} authorizations"),
                             ));
                         }
-                        let refused = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone();
                         let nonce = resp.header_str("dpop-nonce").map(str::to_string);
                         a.challenged(
                             status.as_u16(),
                             challenge.as_deref(),
                             nonce.as_deref(),
-                            refused.as_deref(),
+                            sent.0.as_deref(),
+                            sent.1,
                         )
                         .await?;
                         continue;
