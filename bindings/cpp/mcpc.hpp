@@ -62,9 +62,14 @@ enum class Status : int {
     SessionExpired = MCPC_ERR_SESSION_EXPIRED,
     UnsupportedVersion = MCPC_ERR_UNSUPPORTED_VERSION,
     NotSupported = MCPC_ERR_NOT_SUPPORTED,
+    HeaderMismatch = MCPC_ERR_HEADER_MISMATCH,
+    MissingCapability = MCPC_ERR_MISSING_CAPABILITY,
+    InputRequired = MCPC_ERR_INPUT_REQUIRED,
     LoginRequired = MCPC_ERR_LOGIN_REQUIRED,
     LoginCancelled = MCPC_ERR_LOGIN_CANCELLED,
     AuthServer = MCPC_ERR_AUTH_SERVER,
+    AlreadyCompleted = MCPC_ERR_ALREADY_COMPLETED,
+    InputInvalid = MCPC_ERR_INPUT_INVALID,
 };
 
 /// The status's name, such as "MCPC_ERR_TIMEOUT".
