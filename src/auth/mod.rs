@@ -476,6 +476,8 @@ impl Authorizer for OAuth {
     }
 
     fn binds_requests(&self) -> bool {
-        self.net.dpop.is_some()
+        // Only a DPoP-bound token needs a proof per request; a bearer token's head
+        // may be kept (it names the token, so a new token never reuses it).
+        self.current().is_some_and(|t| t.dpop)
     }
 }

@@ -42,8 +42,8 @@ pub trait Authorizer: Send + Sync {
         Ok(None)
     }
 
-    /// True when requests may carry a per-request proof, so that no request head
-    /// may be kept for use again.
+    /// True while requests carry a per-request proof, so that no request head may
+    /// be kept for use again.
     fn binds_requests(&self) -> bool {
         false
     }
