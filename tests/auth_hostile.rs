@@ -10,7 +10,7 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use mcpc::ffi::client::*;
 use mcpc::ffi::error::*;
@@ -405,9 +405,18 @@ fn connect(url: &str, host: &Arc<Host>, headless: bool) -> (Status, String, Opti
 
 /// Connects to `url` with the OAuth settings `configure` makes.
 fn connect_with(url: &str, configure: impl FnOnce(*mut mcpc_oauth_t)) -> (Status, String, Option<Client>) {
+    connect_within(url, 10_000, configure)
+}
+
+/// As `connect_with`, with the client's timeout `timeout_ms`.
+fn connect_within(
+    url: &str,
+    timeout_ms: i64,
+    configure: impl FnOnce(*mut mcpc_oauth_t),
+) -> (Status, String, Option<Client>) {
     unsafe {
         let o = mcpc_options_new();
-        mcpc_options_set_timeout_ms(o, 10_000);
+        mcpc_options_set_timeout_ms(o, timeout_ms);
         let a = mcpc_oauth_new();
         configure(a);
         assert_eq!(mcpc_options_set_oauth(o, a), Status::MCPC_OK);
@@ -732,4 +741,47 @@ fn an_assertion_callback_with_none_is_login_required_and_asks_nothing() {
     );
     assert_eq!(t.form("assertion").as_deref(), Some("the-workload-jwt"));
     token_stayed(&[&a]);
+}
+
+/// Blocks until the test lets it go, then gives no assertion.
+unsafe extern "C" fn hang_assertion(_ud: *mut c_void, _buf: *mut c_char, _len: usize) -> i32 {
+    let (lock, cv) = &HANG;
+    let mut state = lock.lock().unwrap();
+    state.0 = true;
+    cv.notify_all();
+    while !state.1 {
+        state = cv.wait(state).unwrap();
+    }
+    state.0 = false;
+    cv.notify_all();
+    1
+}
+/// (the callback is running, the test let it go)
+static HANG: (Mutex<(bool, bool)>, Condvar) = (Mutex::new((false, false)), Condvar::new());
+
+#[test]
+fn a_hanging_assertion_callback_ends_with_the_timeout_and_nothing_waits_on_it() {
+    let (a, _) = auth_server(Fault::None);
+    let m = mcp_server(a.url.clone(), bearer(issued), None);
+    let (st, msg, c) = connect_within(&m.url, 1000, |o| unsafe {
+        assert_eq!(mcpc_oauth_set_grant(o, MCPC_OAUTH_JWT_BEARER), Status::MCPC_OK);
+        let cb = mcpc_oauth_set_assertion_callback(o, Some(hang_assertion), std::ptr::null_mut(), None);
+        assert_eq!(cb, Status::MCPC_OK);
+    });
+    assert_eq!(st, Status::MCPC_ERR_TIMEOUT, "{msg}");
+    assert!(c.is_none());
+    assert_eq!(a.count("/token"), 0, "a token request was made without an assertion");
+    // The callback is still blocked in the host: let it go and see it return.
+    let (lock, cv) = &HANG;
+    let mut state = lock.lock().unwrap();
+    assert!(state.0, "the timeout came before the callback was called");
+    state.1 = true;
+    cv.notify_all();
+    while state.0 {
+        state = cv.wait(state).unwrap();
+    }
+    drop(state);
+    // Its late "none" is nobody's answer: a new client with an assertion connects.
+    let (st, msg) = connect_jwt_bearer(&m.url, Some(c"the-workload-jwt"));
+    assert_eq!(st, Status::MCPC_OK, "{msg}");
 }
