@@ -4,8 +4,9 @@
  * This file is two things at once:
  *
  *  1. A tool. `mcpc` starts (or, later, reaches) an MCP server, then lists its
- *     tools, calls one, or shows its initialize result. stdout carries exactly one
- *     JSON document and a newline, so it can be piped into jq and friends;
+ *     tools, calls one, reads its resources and prompts, or shows its initialize
+ *     result. stdout carries exactly one JSON document and a newline, so it can
+ *     be piped into jq and friends;
  *     everything else goes to stderr, and the exit status says what happened.
  *
  *  2. The first example of the libmcpc C API (include/mcpc.h), kept small on
@@ -90,6 +91,15 @@ static const char USAGE[] =
     "  request METHOD [PARAMS_JSON]\n"
     "                          send request METHOD with the JSON object PARAMS_JSON\n"
     "                          and print its result JSON\n"
+    "  resources               print all resources as one JSON array (all pages)\n"
+    "  templates               print all resource templates as one JSON array\n"
+    "  read URI                read resource URI and print its result JSON\n"
+    "  prompts                 print all prompts as one JSON array (all pages)\n"
+    "  prompt NAME [ARGS_JSON] get prompt NAME with the JSON object ARGS_JSON (string\n"
+    "                          values) and print its result JSON\n"
+    "  complete prompt|resource REF ARGUMENT VALUE\n"
+    "                          ask for completions of ARGUMENT (typed so far: VALUE)\n"
+    "                          of prompt REF or resource template REF\n"
     "\n"
     "Server (exactly one is required):\n"
     "  --stdio \"COMMAND [ARGS...]\"\n"
@@ -257,7 +267,39 @@ static int print_json(const char *json)
 /* Command line                                                               */
 /* ------------------------------------------------------------------------- */
 
-enum command { CMD_NONE, CMD_TOOLS, CMD_CALL, CMD_INFO, CMD_REQUEST };
+enum command {
+    CMD_NONE,
+    CMD_TOOLS,
+    CMD_CALL,
+    CMD_INFO,
+    CMD_REQUEST,
+    CMD_RESOURCES,
+    CMD_TEMPLATES,
+    CMD_READ,
+    CMD_PROMPTS,
+    CMD_PROMPT,
+    CMD_COMPLETE,
+};
+
+/* The commands: name, positional arguments (least, most), what is missing. */
+static const struct {
+    const char *name;
+    enum command command;
+    size_t min_args, max_args;
+    const char *missing;
+} COMMANDS[] = {
+    {"tools", CMD_TOOLS, 0, 0, NULL},
+    {"info", CMD_INFO, 0, 0, NULL},
+    {"call", CMD_CALL, 1, 2, "call: missing tool NAME"},
+    {"request", CMD_REQUEST, 1, 2, "request: missing METHOD"},
+    {"resources", CMD_RESOURCES, 0, 0, NULL},
+    {"templates", CMD_TEMPLATES, 0, 0, NULL},
+    {"read", CMD_READ, 1, 1, "read: missing URI"},
+    {"prompts", CMD_PROMPTS, 0, 0, NULL},
+    {"prompt", CMD_PROMPT, 1, 2, "prompt: missing NAME"},
+    {"complete", CMD_COMPLETE, 4, 4, "complete: expected prompt|resource REF ARGUMENT VALUE"},
+};
+#define COMMAND_NAMES "tools, call, info, request, resources, templates, read, prompts, prompt or complete"
 
 struct config {
     /* Server: exactly one of these. */
@@ -298,6 +340,11 @@ struct config {
     enum command command;
     const char *tool_name;
     const char *tool_args; /* NULL: no arguments */
+    /* complete: the reference kind (MCPC_COMPLETE_*), the argument and its value;
+     * tool_name holds the reference. */
+    int32_t complete_kind;
+    const char *complete_arg;
+    const char *complete_value;
 };
 
 /* Parses a positive decimal integer that fits int64_t. */
@@ -509,7 +556,7 @@ static int set_once(const char **slot, const char *value, const char *name)
  */
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
-    const char *pos[4]; /* the first positional arguments: COMMAND [NAME [ARGS_JSON [extra]]] */
+    const char *pos[6]; /* the first positional arguments: COMMAND, at most 4 more, one extra */
     size_t npos = 0;    /* how many positional arguments there are */
     bool only_positional = false;
     const char *timeout_text = NULL;
@@ -699,29 +746,30 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 
     /* The command and its arguments. */
     if (npos == 0)
-        return usage_error("missing command (tools, call, info or request)");
+        return usage_error("missing command (" COMMAND_NAMES ")");
     const char *cmd = pos[0];
-    size_t max_args = 0, min_args = 0;
-    if (strcmp(cmd, "tools") == 0) {
-        cfg->command = CMD_TOOLS;
-    } else if (strcmp(cmd, "info") == 0) {
-        cfg->command = CMD_INFO;
-    } else if (strcmp(cmd, "call") == 0) {
-        cfg->command = CMD_CALL;
-        min_args = 1;
-        max_args = 2;
-    } else if (strcmp(cmd, "request") == 0) {
-        cfg->command = CMD_REQUEST;
-        min_args = 1;
-        max_args = 2;
-    } else {
-        return usage_error("unknown command '%s' (expected tools, call, info or request)", cmd);
-    }
-    if (npos - 1 < min_args)
-        return usage_error("%s", cfg->command == CMD_CALL ? "call: missing tool NAME" : "request: missing METHOD");
-    if (npos - 1 > max_args)
-        return usage_error("unexpected argument '%s'", pos[max_args + 1]);
-    if (cfg->command == CMD_CALL || cfg->command == CMD_REQUEST) {
+    size_t which = sizeof COMMANDS / sizeof COMMANDS[0];
+    for (size_t k = 0; k < sizeof COMMANDS / sizeof COMMANDS[0]; k++)
+        if (strcmp(cmd, COMMANDS[k].name) == 0)
+            which = k;
+    if (which == sizeof COMMANDS / sizeof COMMANDS[0])
+        return usage_error("unknown command '%s' (expected " COMMAND_NAMES ")", cmd);
+    cfg->command = COMMANDS[which].command;
+    if (npos - 1 < COMMANDS[which].min_args)
+        return usage_error("%s", COMMANDS[which].missing);
+    if (npos - 1 > COMMANDS[which].max_args)
+        return usage_error("unexpected argument '%s'", pos[COMMANDS[which].max_args + 1]);
+    if (cfg->command == CMD_COMPLETE) {
+        if (strcmp(pos[1], "prompt") == 0)
+            cfg->complete_kind = MCPC_COMPLETE_PROMPT;
+        else if (strcmp(pos[1], "resource") == 0)
+            cfg->complete_kind = MCPC_COMPLETE_RESOURCE;
+        else
+            return usage_error("complete: '%s' is neither prompt nor resource", pos[1]);
+        cfg->tool_name = pos[2];
+        cfg->complete_arg = pos[3];
+        cfg->complete_value = pos[4];
+    } else if (npos > 1) {
         cfg->tool_name = pos[1];
         cfg->tool_args = npos > 2 ? pos[2] : NULL;
     }
@@ -966,6 +1014,46 @@ static int cmd_request(const mcpc_client_t *client, const mcpc_call_opts_t *call
     mcpc_status_t st = mcpc_client_request(client, method, params_json, call_opts, &json);
     int code = json_or_error(st, json);
     mcpc_string_free(json);
+    return code;
+}
+
+/* resources, templates, prompts, prompt and complete: one JSON string each. */
+static int cmd_json(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const struct config *cfg)
+{
+    char *json = NULL;
+    mcpc_status_t st = MCPC_ERR_INVALID_ARG;
+    switch (cfg->command) {
+    case CMD_RESOURCES:
+        st = mcpc_client_list_resources(client, call_opts, &json);
+        break;
+    case CMD_TEMPLATES:
+        st = mcpc_client_list_resource_templates(client, call_opts, &json);
+        break;
+    case CMD_PROMPTS:
+        st = mcpc_client_list_prompts(client, call_opts, &json);
+        break;
+    case CMD_PROMPT:
+        st = mcpc_client_get_prompt(client, cfg->tool_name, cfg->tool_args, call_opts, &json);
+        break;
+    case CMD_COMPLETE:
+        st = mcpc_client_complete(client, cfg->complete_kind, cfg->tool_name, cfg->complete_arg,
+                                  cfg->complete_value, NULL, call_opts, &json);
+        break;
+    default:
+        break;
+    }
+    int code = json_or_error(st, json);
+    mcpc_string_free(json);
+    return code;
+}
+
+/* read: the result as the server sent it (blobs in base64, as in JSON). */
+static int cmd_read(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const char *uri)
+{
+    mcpc_contents_t *contents = NULL;
+    mcpc_status_t st = mcpc_client_read_resource(client, uri, call_opts, &contents);
+    int code = json_or_error(st, mcpc_contents_json(contents));
+    mcpc_contents_free(contents);
     return code;
 }
 
@@ -1286,7 +1374,7 @@ static int check_before_start(const struct config *cfg)
     mcpc_status_t st = MCPC_OK;
     if (cfg->url != NULL)
         st = mcpc_check_url(cfg->url);
-    if (st == MCPC_OK && cfg->command == CMD_CALL)
+    if (st == MCPC_OK && (cfg->command == CMD_CALL || cfg->command == CMD_PROMPT))
         st = mcpc_check_arguments(cfg->tool_args);
     if (st != MCPC_OK) {
         report_status(st);
@@ -1339,6 +1427,16 @@ static int run(const struct config *cfg, const struct words *server_argv,
         break;
     case CMD_REQUEST:
         code = cmd_request(client, &call_opts, cfg->tool_name, cfg->tool_args);
+        break;
+    case CMD_READ:
+        code = cmd_read(client, &call_opts, cfg->tool_name);
+        break;
+    case CMD_RESOURCES:
+    case CMD_TEMPLATES:
+    case CMD_PROMPTS:
+    case CMD_PROMPT:
+    case CMD_COMPLETE:
+        code = cmd_json(client, &call_opts, cfg);
         break;
     case CMD_NONE:
         code = EXIT_USAGE;

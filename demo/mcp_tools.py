@@ -16,7 +16,12 @@ log file and its command line; the servers' docstrings describe the wire. Here:
                          "resultType" and the cache fields of 2026-07-28 results;
     ToolServer           per-server state: which requests are modern (the era), the
                          initialize and server/discover results, the clientInfo log
-                         record, tools/list pages and tools/call.
+                         record, tools/list pages and tools/call;
+    read_resource, get_prompt
+                         one resource (demo://greeting: the text "Hello from the
+                         mcpc demo.", text/plain; another URI -> -32002) and one
+                         prompt (greet, argument who: one user message "Say hello to
+                         WHO."; another name -> -32602).
 
 Tools, in tools/list order: echo, add, fail, slow, multi, item_00 ... item_NN
 (extra_tools of them), then, in the modern and dual eras only (in dual, legacy
@@ -214,6 +219,26 @@ def check_meta(raw_params, supported):
     return raw_params
 
 
+GREETING_URI = "demo://greeting"
+
+
+def read_resource(params):
+    """resources/read of the one demo resource."""
+    uri = params.get("uri")
+    if uri != GREETING_URI:
+        raise RpcError(-32002, "Resource not found", {"uri": uri})
+    return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "Hello from the mcpc demo."}]}
+
+
+def get_prompt(params):
+    """prompts/get of the one demo prompt."""
+    if params.get("name") != "greet":
+        raise RpcError(-32602, "Unknown prompt: %s" % params.get("name"))
+    who = (params.get("arguments") or {}).get("who", "the world")
+    return {"description": "A greeting",
+            "messages": [{"role": "user", "content": _text("Say hello to %s." % who)}]}
+
+
 def complete(result):
     """A modern result: "resultType":"complete" first, unless it has a resultType."""
     if "resultType" in result:
@@ -294,7 +319,7 @@ class ToolServer:
     def initialize_result(self, version):
         return {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": {"tools": {"listChanged": False}, "resources": {}, "prompts": {}},
             "serverInfo": dict(self.server_info),
             "instructions": self.instructions,
         }
@@ -303,7 +328,7 @@ class ToolServer:
         return {
             "resultType": "complete",
             "supportedVersions": list(self.supported),
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
             "instructions": self.instructions,
             "ttlMs": 60000,
             "cacheScope": "public",

@@ -25,7 +25,8 @@ Eras (--era ERA or env MCPC_DEMO_ERA; default legacy):
             initialize and everything else the legacy way.
 
 Legacy methods: initialize, notifications/initialized, ping, tools/list
-(paginated, cursors "c1", "c2", ... = page number), tools/call,
+(paginated, cursors "c1", "c2", ... = page number), tools/call, resources/read
+and prompts/get (one resource and one prompt: demo/mcp_tools.py),
 notifications/cancelled. Anything else (server/discover included) gets -32601
 (requests) or is ignored (notifications). initialize does not have to come first.
 
@@ -128,7 +129,7 @@ import threading
 import time
 
 from mcp_tools import (ERAS, META_CLIENT_INFO, RpcError, ToolServer, _text, complete, dumps,
-                       modern_list, negotiate_version, notification)
+                       get_prompt, modern_list, negotiate_version, notification, read_resource)
 
 SERVER_INFO = {"name": "mcpc-demo", "version": "0.1.0"}
 INSTRUCTIONS = "Demo server for mcpc: echo, add, fail, slow."
@@ -251,6 +252,10 @@ class Server:
                 self.respond(rid, self.list_tools(params.get("cursor")))
             elif method == "tools/call":
                 self.tools_call(rid, params)
+            elif method == "resources/read":
+                self.respond(rid, read_resource(params))
+            elif method == "prompts/get":
+                self.respond(rid, get_prompt(params))
             else:
                 raise RpcError(-32601, "Method not found")
         except RpcError as e:
@@ -269,6 +274,10 @@ class Server:
             self.respond(rid, modern_list(self.list_tools(params.get("cursor"))))
         elif method == "tools/call":
             self.tools_call(rid, params, modern=True)
+        elif method == "resources/read":
+            self.respond(rid, complete(read_resource(params)))
+        elif method == "prompts/get":
+            self.respond(rid, complete(get_prompt(params)))
         else:
             raise RpcError(-32601, "Method not found")
 

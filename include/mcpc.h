@@ -699,7 +699,18 @@ mcpc_status_t mcpc_client_close(const mcpc_client_t *client);
 void mcpc_client_free(mcpc_client_t *client);
 
 /* ===== Calls ===== */
-/* Listing and calling tools, with per-call settings and cancellation handles. */
+/* Listing and calling tools, resources and prompts, with per-call settings and cancellation handles. */
+
+/**
+ * mcpc_client_complete's reference: a prompt, by name (`ref/prompt`).
+ */
+#define MCPC_COMPLETE_PROMPT 0
+
+/**
+ * mcpc_client_complete's reference: a resource template, by its URI template
+ * (`ref/resource`).
+ */
+#define MCPC_COMPLETE_RESOURCE 1
 
 /**
  * A cancellation handle. Pass it in `mcpc_call_opts_t.cancel`; trigger it from
@@ -707,6 +718,13 @@ void mcpc_client_free(mcpc_client_t *client);
  * Once triggered it stays triggered; make a new one for the next call.
  */
 typedef struct mcpc_cancel_t mcpc_cancel_t;
+
+/**
+ * The contents of a resource read: one or more entries, each text or a blob.
+ * Immutable: any thread may read it, also concurrently. What it hands out is
+ * borrowed and lives until mcpc_contents_free.
+ */
+typedef struct mcpc_contents_t mcpc_contents_t;
 
 /**
  * The result of a tool call. Immutable: any thread may read it, also concurrently.
@@ -868,6 +886,84 @@ mcpc_status_t mcpc_client_list_prompts(const mcpc_client_t *client,
                                        char **out_json);
 
 /**
+ * Reads the resource `uri` (`resources/read`). Each entry of the result is text or a
+ * blob; a blob is decoded from base64 and handed out with its length. The call
+ * options apply as for mcpc_client_call_tool (timeout, cancel handle, progress).
+ * Ownership: `uri` and `opts` are read during the call; on success `*out_contents`
+ * is the caller's: free it with mcpc_contents_free.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, an empty URI), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_RPC (a JSON-RPC error, such as -32002 for an unknown resource; its code
+ * from mcpc_last_error_rpc_code), MCPC_ERR_PROTOCOL (no `contents`, an entry with
+ * neither or both of text and blob, a blob that is not base64), MCPC_ERR_TIMEOUT,
+ * MCPC_ERR_CANCELLED, MCPC_ERR_CLOSED, MCPC_ERR_INPUT_REQUIRED.
+ *
+ * # Safety
+ * `client` is NULL or live; `uri` is NULL or NUL-terminated; `opts` is NULL or an
+ * initialised mcpc_call_opts_t; `out_contents` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_read_resource(const mcpc_client_t *client,
+                                        const char *uri,
+                                        const mcpc_call_opts_t *opts,
+                                        mcpc_contents_t **out_contents);
+
+/**
+ * Gets the prompt `name` (`prompts/get`) with `arguments_json` (a JSON object whose
+ * values are strings; NULL for none). `*out_json` is the `GetPromptResult` as the
+ * server sent it: `description` and every message with its content of any type
+ * (text, image, audio, resource links, embedded resources) verbatim; mcpc checks
+ * that each message has a `role` and a typed `content`. The call options apply as
+ * for mcpc_client_call_tool.
+ * Ownership: the strings and `opts` are read during the call; on success
+ * `*out_json` is the caller's: free it with mcpc_string_free.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, an empty name, arguments that are not an object
+ * of strings), MCPC_ERR_INVALID_UTF8, MCPC_ERR_RPC (a JSON-RPC error, such as -32602
+ * for an unknown prompt), MCPC_ERR_PROTOCOL (no `messages`, a malformed message),
+ * MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_CLOSED, MCPC_ERR_INPUT_REQUIRED.
+ *
+ * # Safety
+ * `client` is NULL or live; the strings are NULL or NUL-terminated; `opts` is NULL or
+ * an initialised mcpc_call_opts_t; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_get_prompt(const mcpc_client_t *client,
+                                     const char *name,
+                                     const char *arguments_json,
+                                     const mcpc_call_opts_t *opts,
+                                     char **out_json);
+
+/**
+ * Asks for completions of the argument `argument` whose value so far is `value`
+ * (`completion/complete`), for the prompt named `reference` (`kind`
+ * MCPC_COMPLETE_PROMPT) or the resource template `reference` (MCPC_COMPLETE_RESOURCE).
+ * `context_json` holds the arguments already chosen (a JSON object of strings; NULL
+ * for none). `*out_json` is the `CompleteResult` as the server sent it; mcpc checks
+ * that `completion.values` holds at most 100 strings and that `total` and `hasMore`
+ * have their types. The call options apply as for mcpc_client_call_tool.
+ * Ownership: the strings and `opts` are read during the call; on success
+ * `*out_json` is the caller's: free it with mcpc_string_free.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, an unknown `kind`, an empty reference or
+ * argument name, a context that is not an object of strings), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_RPC (a JSON-RPC error; -32601 when the server has no completions),
+ * MCPC_ERR_PROTOCOL (a malformed completion), MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED,
+ * MCPC_ERR_CLOSED, MCPC_ERR_INPUT_REQUIRED.
+ *
+ * # Safety
+ * `client` is NULL or live; the strings are NULL or NUL-terminated (`value` may be
+ * empty); `opts` is NULL or an initialised mcpc_call_opts_t; `out_json` is NULL or
+ * writable.
+ */
+mcpc_status_t mcpc_client_complete(const mcpc_client_t *client,
+                                   int32_t kind,
+                                   const char *reference,
+                                   const char *argument,
+                                   const char *value,
+                                   const char *context_json,
+                                   const mcpc_call_opts_t *opts,
+                                   char **out_json);
+
+/**
  * Sends the request `method` with `params_json` (a JSON object; NULL for none) and
  * waits for its result, as mcpc_client_call_tool does: the call options' timeout,
  * cancel handle and progress callback apply; under 2026-07-28 the client's `_meta`
@@ -959,7 +1055,7 @@ bool mcpc_cancel_is_triggered(const mcpc_cancel_t *cancel);
 void mcpc_cancel_free(mcpc_cancel_t *cancel);
 
 /* ===== Results ===== */
-/* Reading a tool list and a tool result. */
+/* Reading a tool list, a tool result and a resource's contents. */
 
 /**
  * The number of tools (0 for NULL).
@@ -1077,6 +1173,93 @@ bool mcpc_result_is_error(const mcpc_result_t *result);
  * `result` is NULL or a live result, freed only once.
  */
 void mcpc_result_free(mcpc_result_t *result);
+
+/**
+ * The number of entries in `contents` (0 if NULL).
+ * Threads: any thread.
+ *
+ * # Safety
+ * `contents` is NULL or live.
+ */
+size_t mcpc_contents_count(const mcpc_contents_t *contents);
+
+/**
+ * The `uri` of entry `index`; NULL if `contents` is NULL or `index` out of range.
+ * Ownership: borrowed; valid until mcpc_contents_free.
+ *
+ * # Safety
+ * `contents` is NULL or live.
+ */
+const char *mcpc_contents_uri(const mcpc_contents_t *contents,
+                              size_t index);
+
+/**
+ * The `mimeType` of entry `index`; NULL if it has none, `contents` is NULL or
+ * `index` is out of range.
+ * Ownership: borrowed; valid until mcpc_contents_free.
+ *
+ * # Safety
+ * `contents` is NULL or live.
+ */
+const char *mcpc_contents_mime_type(const mcpc_contents_t *contents,
+                                    size_t index);
+
+/**
+ * The `text` of entry `index` (NUL-terminated; its length in bytes, without the
+ * NUL, in `*out_len` if `out_len` is not NULL: a text may hold NUL bytes). NULL (and length 0) if the entry is
+ * a blob, `contents` is NULL or `index` is out of range.
+ * Ownership: borrowed; valid until mcpc_contents_free.
+ *
+ * # Safety
+ * `contents` is NULL or live; `out_len` is NULL or writable.
+ */
+const char *mcpc_contents_text(const mcpc_contents_t *contents,
+                               size_t index,
+                               size_t *out_len);
+
+/**
+ * The decoded bytes of the blob of entry `index` (its length in `*out_len` if
+ * `out_len` is not NULL; an empty blob gives a non-NULL pointer and length 0).
+ * NULL (and length 0) if the entry is text, `contents` is NULL or `index` is out
+ * of range.
+ * Ownership: borrowed; valid until mcpc_contents_free.
+ *
+ * # Safety
+ * `contents` is NULL or live; `out_len` is NULL or writable.
+ */
+const uint8_t *mcpc_contents_blob(const mcpc_contents_t *contents,
+                                  size_t index,
+                                  size_t *out_len);
+
+/**
+ * The `_meta` of entry `index` as JSON; NULL if it has none, `contents` is NULL or
+ * `index` is out of range.
+ * Ownership: borrowed; valid until mcpc_contents_free.
+ *
+ * # Safety
+ * `contents` is NULL or live.
+ */
+const char *mcpc_contents_meta_json(const mcpc_contents_t *contents,
+                                    size_t index);
+
+/**
+ * The whole `ReadResourceResult` as the server sent it (blobs still in base64);
+ * NULL if `contents` is NULL.
+ * Ownership: borrowed; valid until mcpc_contents_free.
+ *
+ * # Safety
+ * `contents` is NULL or live.
+ */
+const char *mcpc_contents_json(const mcpc_contents_t *contents);
+
+/**
+ * Frees `contents` and everything it handed out. NULL is a no-op.
+ * Threads: any thread, once no other thread reads it.
+ *
+ * # Safety
+ * `contents` is NULL or live, and is not used afterwards.
+ */
+void mcpc_contents_free(mcpc_contents_t *contents);
 
 /* ===== Asynchronous calls ===== */
 /* The _async functions, which complete through a callback, and their op handles. */

@@ -84,6 +84,21 @@ expect usage-roots-not-a-dir 1 '' -- --roots /nonexistent --stdio "$SERVER" tool
 expect request 0 '"name":"echo"' -- --stdio "$SERVER" request tools/list '{}'
 expect request-rpc-error 3 '' -- --stdio "$SERVER" request no/such/method
 expect usage-request-no-method 1 '' -- --stdio "$SERVER" request
+# Resources, prompts and completions, in both generations.
+for era in modern legacy; do
+    expect "resources-$era" 0 '"uri": "res://2"' -- --stdio "$INPUT --era=$era" resources
+    expect "templates-loop-$era" 3 '' -- --stdio "$INPUT --era=$era" templates
+    expect "prompts-duplicate-$era" 3 '' -- --stdio "$INPUT --era=$era" prompts
+    expect "read-$era" 0 '"text": "one"' -- --stdio "$INPUT --era=$era" read res://1
+    expect "read-blob-$era" 0 '"blob": "AAECAwQF' -- --stdio "$INPUT --era=$era" read res://two
+    expect "read-not-base64-$era" 3 '' -- --stdio "$INPUT --era=$era" read res://notb64
+    expect "prompt-$era" 0 '"text": "hello ada"' -- --stdio "$INPUT --era=$era" prompt greet '{"who":"ada"}'
+    expect "complete-$era" 0 '"values": ["alice", "albert"]' -- --stdio "$INPUT --era=$era" complete prompt greet who al
+done
+expect usage-read-no-uri 1 '' -- --stdio "$INPUT" read
+expect usage-complete-kind 1 '' -- --stdio "$INPUT" complete tool greet who al
+expect usage-complete-short 1 '' -- --stdio "$INPUT" complete prompt greet who
+expect_nothing_started prompt-args-not-json --stdio "$starts" prompt greet not-json
 
 # Protocol 2026-07-28: chosen with no flag against a server that speaks it, initialize
 # against one that does not; info says which and how.

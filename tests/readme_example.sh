@@ -91,6 +91,8 @@ EOF_LOGIN
 }
 
 check README.md examples/hello.c 'tool: echo' 'structured: {"sum":5}'
+check README.md examples/resources.c 'demo://greeting (text/plain): Hello from the mcpc demo.' \
+    'prompt: {"description":"A greeting","messages":[{"role":"user","content":{"type":"text","text":"Say hello to Ada."}}]}'
 check README.md examples/async.c 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
 check README.md examples/elicit.c 'mcpc-demo asks: name?' 'wants_input: hello Ada'
 check docs/transports.md examples/seam.c 'echo: over the seam'

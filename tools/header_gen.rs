@@ -38,9 +38,12 @@ const GROUPS: [(&str, &str); 9] = [
     ),
     (
         "Calls",
-        "Listing and calling tools, with per-call settings and cancellation handles.",
+        "Listing and calling tools, resources and prompts, with per-call settings and cancellation handles.",
     ),
-    ("Results", "Reading a tool list and a tool result."),
+    (
+        "Results",
+        "Reading a tool list, a tool result and a resource's contents.",
+    ),
     (
         "Asynchronous calls",
         "The _async functions, which complete through a callback, and their op handles.",
@@ -93,6 +96,8 @@ const RULES: &[(usize, &str)] = &[
     // The handles that calls return are declared with the calls; Results reads them.
     (CALLS, "mcpc_tool_list_t"),
     (CALLS, "mcpc_result_t"),
+    (CALLS, "mcpc_contents_t"),
+    (CALLS, "MCPC_COMPLETE_*"),
     (CALLS, "mcpc_cancel_t"),
     (CALLS, "mcpc_progress_cb"),
     (CALLS, "mcpc_call_opts_t"),
@@ -102,6 +107,9 @@ const RULES: &[(usize, &str)] = &[
     (CALLS, "mcpc_client_list_resources"),
     (CALLS, "mcpc_client_list_resource_templates"),
     (CALLS, "mcpc_client_list_prompts"),
+    (CALLS, "mcpc_client_read_resource"),
+    (CALLS, "mcpc_client_get_prompt"),
+    (CALLS, "mcpc_client_complete"),
     (CALLS, "mcpc_client_request"),
     (CALLS, "mcpc_client_notify"),
     (CALLS, "mcpc_call_opts_init"),
@@ -109,6 +117,7 @@ const RULES: &[(usize, &str)] = &[
     (CALLS, "mcpc_cancel_*"),
     (RESULTS, "mcpc_tool_list_*"),
     (RESULTS, "mcpc_result_*"),
+    (RESULTS, "mcpc_contents_*"),
     (ASYNC, "mcpc_op_t"),
     (ASYNC, "mcpc_connect_done_cb"),
     (ASYNC, "mcpc_list_done_cb"),

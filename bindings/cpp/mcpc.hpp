@@ -208,6 +208,55 @@ private:
     std::unique_ptr<mcpc_result_t, detail::Deleter<mcpc_result_t, mcpc_result_free>> p_;
 };
 
+/// One entry of a resource read: text, or a blob's decoded bytes.
+struct Content {
+    std::string uri;
+    std::optional<std::string> mime_type;
+    /// The text (may hold NUL bytes; untrusted server data), for a text entry.
+    std::optional<std::string> text;
+    /// The decoded bytes, for a blob entry.
+    std::optional<std::vector<uint8_t>> blob;
+    /// Its _meta as JSON, when it has one.
+    std::optional<std::string> meta_json;
+};
+
+/// What read_resource returns: the entries, and the result JSON as the server sent
+/// it (blobs still in base64).
+struct ResourceContents {
+    std::vector<Content> contents;
+    std::string json;
+};
+
+namespace detail {
+inline std::optional<std::string> opt_str(const char* s) {
+    return s ? std::optional<std::string>(s) : std::nullopt;
+}
+// Copies a mcpc_contents_t and frees it.
+inline ResourceContents take_contents(mcpc_contents_t* raw) {
+    std::unique_ptr<mcpc_contents_t, Deleter<mcpc_contents_t, mcpc_contents_free>> c(raw);
+    ResourceContents out;
+    out.json = str(mcpc_contents_json(c.get()));
+    for (size_t i = 0, n = mcpc_contents_count(c.get()); i < n; i++) {
+        Content e;
+        e.uri = str(mcpc_contents_uri(c.get(), i));
+        e.mime_type = opt_str(mcpc_contents_mime_type(c.get(), i));
+        e.meta_json = opt_str(mcpc_contents_meta_json(c.get(), i));
+        size_t len = 0;
+        if (const char* t = mcpc_contents_text(c.get(), i, &len)) e.text = std::string(t, len);
+        if (const uint8_t* b = mcpc_contents_blob(c.get(), i, &len)) e.blob = std::vector<uint8_t>(b, b + len);
+        out.contents.push_back(std::move(e));
+    }
+    return out;
+}
+// Takes an owned string from the C API.
+inline std::string take_string(char* s) {
+    std::string out = str(s);
+    mcpc_string_free(s);
+    return out;
+}
+inline const char* or_null(const std::string& s) { return s.empty() ? nullptr : s.c_str(); }
+}  // namespace detail
+
 /// A list of tools in the server's order. Move-only; readable from any thread.
 class ToolList {
 public:
@@ -923,6 +972,61 @@ public:
         return ToolList(l);
     }
 
+    /// Every resource (resources/list, all pages) as one JSON array.
+    std::string list_resources(const CallOptions& o = {}) const {
+        return json_call([&](mcpc_call_opts_t* c, char** out) { return mcpc_client_list_resources(p_.get(), c, out); }, o);
+    }
+    /// Every resource template (resources/templates/list) as one JSON array.
+    std::string list_resource_templates(const CallOptions& o = {}) const {
+        return json_call(
+            [&](mcpc_call_opts_t* c, char** out) { return mcpc_client_list_resource_templates(p_.get(), c, out); }, o);
+    }
+    /// Every prompt (prompts/list, all pages) as one JSON array.
+    std::string list_prompts(const CallOptions& o = {}) const {
+        return json_call([&](mcpc_call_opts_t* c, char** out) { return mcpc_client_list_prompts(p_.get(), c, out); }, o);
+    }
+    /// Reads the resource `uri` (resources/read): its entries, blobs decoded.
+    ResourceContents read_resource(std::string_view uri, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        mcpc_contents_t* r = nullptr;
+        detail::check(mcpc_client_read_resource(p_.get(), std::string(uri).c_str(), &c, &r));
+        return detail::take_contents(r);
+    }
+    /// Gets the prompt `name` with `arguments_json` (a JSON object of strings; empty
+    /// for none): the GetPromptResult JSON as the server sent it.
+    std::string get_prompt(std::string_view name, std::string_view arguments_json = {},
+                           const CallOptions& o = {}) const {
+        std::string n(name), args(arguments_json);
+        return json_call([&](mcpc_call_opts_t* c, char** out) {
+            return mcpc_client_get_prompt(p_.get(), n.c_str(), detail::or_null(args), c, out);
+        }, o);
+    }
+    /// Completions of `argument` (typed so far: `value`) of a prompt (`kind`
+    /// MCPC_COMPLETE_PROMPT, `reference` its name) or a resource template
+    /// (MCPC_COMPLETE_RESOURCE, its URI template), with the arguments already chosen
+    /// in `context_json` (empty for none): the CompleteResult JSON.
+    std::string complete(int32_t kind, std::string_view reference, std::string_view argument,
+                         std::string_view value, std::string_view context_json = {},
+                         const CallOptions& o = {}) const {
+        std::string r(reference), a(argument), v(value), ctx(context_json);
+        return json_call([&](mcpc_call_opts_t* c, char** out) {
+            return mcpc_client_complete(p_.get(), kind, r.c_str(), a.c_str(), v.c_str(), detail::or_null(ctx), c, out);
+        }, o);
+    }
+    /// Sends the request `method` with `params_json` (a JSON object; empty for none)
+    /// and returns its result JSON as the server sent it.
+    std::string request(std::string_view method, std::string_view params_json = {}, const CallOptions& o = {}) const {
+        std::string m(method), params(params_json);
+        return json_call([&](mcpc_call_opts_t* c, char** out) {
+            return mcpc_client_request(p_.get(), m.c_str(), detail::or_null(params), c, out);
+        }, o);
+    }
+    /// Sends the notification `method` with `params_json` (empty for none).
+    void notify(std::string_view method, std::string_view params_json = {}) const {
+        std::string m(method), params(params_json);
+        detail::check(mcpc_client_notify(p_.get(), m.c_str(), detail::or_null(params)));
+    }
+
     /// Calls a tool with `arguments_json` (a JSON object; empty for none) and returns
     /// its result. A tool that reports failure throws ToolError carrying the result.
     Result call(std::string_view name, std::string_view arguments_json = {}, const CallOptions& o = {}) const {
@@ -992,6 +1096,14 @@ public:
     mcpc_client_t* release() noexcept { return p_.release(); }
 
 private:
+    template <class F>
+    std::string json_call(F f, const CallOptions& o) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        char* out = nullptr;
+        detail::check(f(&c, &out));
+        return detail::take_string(out);
+    }
+
     struct CallState {
         CallDoneFn done;
         ProgressFn progress;

@@ -31,6 +31,7 @@ pub mod op;
 mod ops;
 mod router;
 mod started;
+mod typed;
 
 pub use direct::{DirectCall, ToolName};
 pub use listing::Listing;
@@ -39,6 +40,7 @@ use ops::*;
 pub(crate) use router::Shared;
 use router::*;
 pub use started::CallOutcome;
+pub use typed::Reference;
 
 /// Called with `(progress, total, message)` for each `notifications/progress` of a request.
 pub type ProgressFn = Arc<dyn Fn(f64, Option<f64>, Option<&str>) + Send + Sync>;

@@ -10,6 +10,7 @@ pub mod cancel;
 pub mod check;
 pub mod client;
 pub mod client_async;
+pub mod content;
 pub mod cstr;
 pub mod error;
 pub mod input;

@@ -10,9 +10,11 @@ use crate::error::{quote, Error, Result, Status};
 use crate::jsonrpc::RawResult;
 use crate::scan;
 
+mod content;
 mod read;
 
 pub use crate::text::{SharedStr, Text};
+pub use content::{check_completion, check_prompt, parse_contents, Body, Content, Contents, MAX_COMPLETION_VALUES};
 pub(crate) use read::*;
 
 /// One tool: its name, and its JSON exactly as the server sent it.

@@ -352,6 +352,25 @@ int main() {
         CHECK(contains(multi.json(), "\"image\""));
     });
 
+    run("resources, prompts, completions and requests by method", [] {
+        mcpc::Client c = mcpc::Client::stdio({python(), "tests/fixtures/input_server.py", "--era=modern"}, quick());
+        CHECK(contains(c.list_resources(), "\"res://2\""));
+        expect_throw<mcpc::ProtocolError>(mcpc::Status::CursorRepeated, [&] { c.list_resource_templates(); });
+        expect_throw<mcpc::ProtocolError>(mcpc::Status::DuplicateTool, [&] { c.list_prompts(); });
+        mcpc::ResourceContents two = c.read_resource("res://two");
+        CHECK_EQ(two.contents.size(), size_t{2});
+        CHECK(two.contents[0].blob.has_value() && two.contents[0].blob->size() == 256 && (*two.contents[0].blob)[255] == 255);
+        CHECK(!two.contents[0].text.has_value());
+        CHECK_EQ(two.contents[1].text.value_or(""), std::string("second"));
+        CHECK_EQ(c.read_resource("res://1").contents[0].meta_json.value_or(""), std::string(R"({"k":1})"));
+        expect_throw<mcpc::ProtocolError>(mcpc::Status::Protocol, [&] { c.read_resource("res://notb64"); });
+        CHECK(contains(c.get_prompt("greet", R"({"who":"ada"})"), "hello ada"));
+        CHECK(contains(c.complete(MCPC_COMPLETE_PROMPT, "greet", "who", "al"), R"(["alice", "albert"])"));
+        CHECK(contains(c.request("tools/list"), "\"caps\""));
+        c.notify("notifications/custom");
+        CHECK(contains(c.call("seen").text(), "notifications/custom"));
+    });
+
     run("errors map to exception types", [] {
         mcpc::Client c = mcpc::Client::stdio(demo(), quick());
         expect_throw<mcpc::ToolError>(mcpc::Status::Tool, [&] { c.call("fail", R"({"message":"boom"})"); },

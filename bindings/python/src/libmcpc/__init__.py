@@ -38,6 +38,7 @@ from ._client import (
     Transport,
     version,
 )
+from ._content import Content, ResourceContents
 from ._oauth import AssertionSource, AuthorizeCallback, OAuth, OAuthStore
 from .errors import (
     AuthError,
@@ -83,6 +84,7 @@ __all__ = [
     "CancelledError",
     "Client",
     "ClosedError",
+    "Content",
     "Exchange",
     "HandshakeError",
     "HttpError",
@@ -101,6 +103,7 @@ __all__ = [
     "ProgressCallback",
     "ProtocolError",
     "RequestTransport",
+    "ResourceContents",
     "RpcError",
     "SessionExpiredError",
     "SpawnError",

@@ -25,6 +25,7 @@ from typing import (
 )
 
 from . import _ffi
+from ._content import ContentMixin
 from ._ffi import lib, registry
 from ._oauth import OAuth
 from .errors import ClosedError, McpcError, Status, error_for
@@ -517,7 +518,7 @@ def _close_all() -> None:
             pass
 
 
-class Client:
+class Client(ContentMixin):
     """A connected MCP client (mcpc_client_t).
 
     Make one with :meth:`stdio`, :meth:`http` or :meth:`transport` (or

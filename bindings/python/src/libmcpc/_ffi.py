@@ -190,6 +190,16 @@ _declare("mcpc_client_call_tool", _S, _P, c_char_p, c_char_p, POINTER(CallOpts),
 _declare(
     "mcpc_client_call_tool_async", _S, _P, c_char_p, c_char_p, POINTER(CallOpts), CALL_DONE_CB, _P, POINTER(_P)
 )
+_declare("mcpc_client_list_resources", _S, _P, POINTER(CallOpts), POINTER(_P))
+_declare("mcpc_client_list_resource_templates", _S, _P, POINTER(CallOpts), POINTER(_P))
+_declare("mcpc_client_list_prompts", _S, _P, POINTER(CallOpts), POINTER(_P))
+_declare("mcpc_client_read_resource", _S, _P, c_char_p, POINTER(CallOpts), POINTER(_P))
+_declare("mcpc_client_get_prompt", _S, _P, c_char_p, c_char_p, POINTER(CallOpts), POINTER(_P))
+_declare(
+    "mcpc_client_complete", _S, _P, c_int32, c_char_p, c_char_p, c_char_p, c_char_p, POINTER(CallOpts), POINTER(_P)
+)
+_declare("mcpc_client_request", _S, _P, c_char_p, c_char_p, POINTER(CallOpts), POINTER(_P))
+_declare("mcpc_client_notify", _S, _P, c_char_p, c_char_p)
 _declare("mcpc_client_close", _S, _P)
 _declare("mcpc_client_free", None, _P)
 
@@ -204,6 +214,15 @@ _declare("mcpc_result_text_count", c_size_t, _P)
 _declare("mcpc_result_text_at", _P, _P, c_size_t, POINTER(c_size_t))
 _declare("mcpc_result_is_error", c_bool, _P)
 _declare("mcpc_result_free", None, _P)
+
+_declare("mcpc_contents_count", c_size_t, _P)
+_declare("mcpc_contents_uri", c_char_p, _P, c_size_t)
+_declare("mcpc_contents_mime_type", c_char_p, _P, c_size_t)
+_declare("mcpc_contents_text", _P, _P, c_size_t, POINTER(c_size_t))
+_declare("mcpc_contents_blob", _P, _P, c_size_t, POINTER(c_size_t))
+_declare("mcpc_contents_meta_json", c_char_p, _P, c_size_t)
+_declare("mcpc_contents_json", c_char_p, _P)
+_declare("mcpc_contents_free", None, _P)
 
 _declare("mcpc_tool_list_len", c_size_t, _P)
 _declare("mcpc_tool_list_name", c_char_p, _P, c_size_t)

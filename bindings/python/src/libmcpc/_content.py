@@ -1,0 +1,228 @@
+"""Resources, prompts, completions and requests by method name: the part of
+:class:`~libmcpc.Client` beyond tools."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import json
+from ctypes import byref, c_size_t, c_void_p
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, TypeVar, Union
+
+from . import _ffi
+from ._ffi import lib
+
+__all__ = ["Content", "ResourceContents"]
+
+T = TypeVar("T")
+
+COMPLETE_PROMPT = 0
+COMPLETE_RESOURCE = 1
+
+
+@dataclass(frozen=True)
+class Content:
+    """One entry of a resource read: ``text`` for a text, ``blob`` (decoded bytes)
+    for a blob; the other is None."""
+
+    uri: str
+    mime_type: Optional[str]
+    text: Optional[str]
+    blob: Optional[bytes]
+    meta: Optional[Dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ResourceContents:
+    """What :meth:`Client.read_resource` returns: the entries, and the result as the
+    server sent it (``raw``, blobs still in base64)."""
+
+    contents: List[Content]
+    raw: Dict[str, Any]
+
+
+def _opt(b: Optional[bytes]) -> Optional[str]:
+    return b.decode("utf-8", errors="replace") if b is not None else None
+
+
+def _contents_from(ptr: int) -> ResourceContents:
+    """Copies a mcpc_contents_t and frees it."""
+    try:
+        items = []
+        n = c_size_t(0)
+        for i in range(lib.mcpc_contents_count(ptr)):
+            p = lib.mcpc_contents_text(ptr, i, byref(n))
+            text = ctypes.string_at(p, n.value).decode("utf-8", errors="replace") if p else None
+            p = lib.mcpc_contents_blob(ptr, i, byref(n))
+            blob = ctypes.string_at(p, n.value) if p else None
+            meta = lib.mcpc_contents_meta_json(ptr, i)
+            items.append(Content(
+                uri=_ffi.text(lib.mcpc_contents_uri(ptr, i)),
+                mime_type=_opt(lib.mcpc_contents_mime_type(ptr, i)),
+                text=text,
+                blob=blob,
+                meta=json.loads(meta) if meta is not None else None,
+            ))
+        raw = json.loads(_ffi.text(lib.mcpc_contents_json(ptr)) or "{}")
+        return ResourceContents(contents=items, raw=raw)
+    finally:
+        lib.mcpc_contents_free(ptr)
+
+
+def _json_arg(value: Optional[Mapping[str, Any]], what: str) -> Optional[bytes]:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} must be a mapping")
+    return json.dumps(dict(value)).encode("utf-8")
+
+
+class ContentMixin:
+    """The methods of :class:`~libmcpc.Client` beyond tools. Each blocking one
+    releases the GIL; each ``*_async`` one runs it on a worker thread and cancels
+    it (``notifications/cancelled`` to the server) when the awaiting task is
+    cancelled."""
+
+    # Provided by Client.
+    _enter: Callable[[], int]
+    _leave: Callable[[], None]
+
+    def _json_call(self, call: Callable[[int, Any, Any], int], timeout: Optional[float],
+                   cancel: Any) -> Any:
+        from ._client import _call_opts, _check  # the client module imports this one
+
+        opts = _call_opts(timeout, cancel, None)
+        h = self._enter()
+        try:
+            out = c_void_p()
+            _check(call(h, byref(opts), byref(out)))
+        finally:
+            self._leave()
+        return json.loads(_ffi.take_string(out.value))
+
+    def resources(self, *, timeout: Optional[float] = None, cancel: Any = None) -> List[Dict[str, Any]]:
+        """Lists every resource (``resources/list``, all pages), each as sent."""
+        return list(self._json_call(lambda h, o, out: lib.mcpc_client_list_resources(h, o, out), timeout, cancel))
+
+    def resource_templates(self, *, timeout: Optional[float] = None, cancel: Any = None) -> List[Dict[str, Any]]:
+        """Lists every resource template (``resources/templates/list``, all pages)."""
+        return list(self._json_call(
+            lambda h, o, out: lib.mcpc_client_list_resource_templates(h, o, out), timeout, cancel))
+
+    def prompts(self, *, timeout: Optional[float] = None, cancel: Any = None) -> List[Dict[str, Any]]:
+        """Lists every prompt (``prompts/list``, all pages), each as sent."""
+        return list(self._json_call(lambda h, o, out: lib.mcpc_client_list_prompts(h, o, out), timeout, cancel))
+
+    def read_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Any = None) -> ResourceContents:
+        """Reads the resource ``uri``: its entries, blobs decoded. A malformed result
+        (a blob that is not base64, no contents) raises
+        :class:`~libmcpc.ProtocolError`."""
+        from ._client import _call_opts, _check
+
+        opts = _call_opts(timeout, cancel, None)
+        h = self._enter()
+        try:
+            out = c_void_p()
+            _check(lib.mcpc_client_read_resource(h, uri.encode("utf-8"), byref(opts), byref(out)))
+        finally:
+            self._leave()
+        return _contents_from(out.value or 0)
+
+    def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, *,
+                   timeout: Optional[float] = None, cancel: Any = None) -> Dict[str, Any]:
+        """Gets the prompt ``name`` with ``arguments`` (string values): the result as
+        sent (``description``, ``messages`` with their content of any type)."""
+        args = _json_arg(arguments, "arguments")
+        bname = name.encode("utf-8")
+        result: Dict[str, Any] = self._json_call(
+            lambda h, o, out: lib.mcpc_client_get_prompt(h, bname, args, o, out), timeout, cancel)
+        return result
+
+    def complete(self, ref: Union[Dict[str, str], str], argument: str, value: str, *,
+                 context: Optional[Mapping[str, str]] = None, timeout: Optional[float] = None,
+                 cancel: Any = None) -> Dict[str, Any]:
+        """Completions for ``argument`` (typed so far: ``value``) of a prompt or a
+        resource template: ``ref`` is ``{"type": "ref/prompt", "name": ...}``,
+        ``{"type": "ref/resource", "uri": ...}``, or a prompt's name. ``context`` holds
+        the arguments already chosen. Returns the ``completion`` dict (``values``,
+        ``total``, ``hasMore``)."""
+        if isinstance(ref, str):
+            kind, target = COMPLETE_PROMPT, ref
+        elif ref.get("type") == "ref/prompt":
+            kind, target = COMPLETE_PROMPT, ref.get("name", "")
+        elif ref.get("type") == "ref/resource":
+            kind, target = COMPLETE_RESOURCE, ref.get("uri", "")
+        else:
+            raise ValueError("ref must be a prompt name, or a ref/prompt or ref/resource dict")
+        ctx = _json_arg(context, "context")
+        bt, ba, bv = target.encode("utf-8"), argument.encode("utf-8"), value.encode("utf-8")
+        result = self._json_call(
+            lambda h, o, out: lib.mcpc_client_complete(h, kind, bt, ba, bv, ctx, o, out), timeout, cancel)
+        completion: Dict[str, Any] = result["completion"]
+        return completion
+
+    def request(self, method: str, params: Optional[Mapping[str, Any]] = None, *,
+                timeout: Optional[float] = None, cancel: Any = None) -> Any:
+        """Sends the request ``method`` with ``params`` and returns its result as sent,
+        for methods with no call of their own (extensions among them)."""
+        p = _json_arg(params, "params")
+        bm = method.encode("utf-8")
+        return self._json_call(lambda h, o, out: lib.mcpc_client_request(h, bm, p, o, out), timeout, cancel)
+
+    def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
+        """Sends the notification ``method`` with ``params``."""
+        from ._client import _check
+
+        h = self._enter()
+        try:
+            _check(lib.mcpc_client_notify(h, method.encode("utf-8"), _json_arg(params, "params")))
+        finally:
+            self._leave()
+
+    # -- asyncio --
+
+    async def _in_thread(self, fn: Callable[..., T], *args: Any, cancel: Any = None, **kwargs: Any) -> T:
+        from ._client import Cancel
+
+        own = cancel if cancel is not None else Cancel()
+        task = asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args, cancel=own, **kwargs))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            own.trigger()
+            try:
+                await task
+            except Exception:  # noqa: BLE001 - the cancelled call's own error
+                pass
+            raise
+
+    async def resources_async(self, **kw: Any) -> List[Dict[str, Any]]:
+        """As :meth:`resources`, without blocking the event loop."""
+        return await self._in_thread(self.resources, **kw)
+
+    async def resource_templates_async(self, **kw: Any) -> List[Dict[str, Any]]:
+        """As :meth:`resource_templates`, without blocking the event loop."""
+        return await self._in_thread(self.resource_templates, **kw)
+
+    async def prompts_async(self, **kw: Any) -> List[Dict[str, Any]]:
+        """As :meth:`prompts`, without blocking the event loop."""
+        return await self._in_thread(self.prompts, **kw)
+
+    async def read_resource_async(self, uri: str, **kw: Any) -> ResourceContents:
+        """As :meth:`read_resource`, without blocking the event loop."""
+        return await self._in_thread(self.read_resource, uri, **kw)
+
+    async def get_prompt_async(self, name: str, arguments: Optional[Mapping[str, str]] = None,
+                               **kw: Any) -> Dict[str, Any]:
+        """As :meth:`get_prompt`, without blocking the event loop."""
+        return await self._in_thread(self.get_prompt, name, arguments, **kw)
+
+    async def complete_async(self, ref: Union[Dict[str, str], str], argument: str, value: str,
+                             **kw: Any) -> Dict[str, Any]:
+        """As :meth:`complete`, without blocking the event loop."""
+        return await self._in_thread(self.complete, ref, argument, value, **kw)
+
+    async def request_async(self, method: str, params: Optional[Mapping[str, Any]] = None, **kw: Any) -> Any:
+        """As :meth:`request`, without blocking the event loop."""
+        return await self._in_thread(self.request, method, params, **kw)

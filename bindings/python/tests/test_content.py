@@ -1,0 +1,83 @@
+"""Resources, prompts, completions and requests by method name, against the input
+fixture (tests/fixtures/input_server.py) in both protocol generations."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Iterator
+
+import pytest
+
+import libmcpc
+
+from conftest import PYTHON, REPO
+
+INPUT = str(REPO / "tests" / "fixtures" / "input_server.py")
+
+
+@pytest.fixture(params=["modern", "legacy"])
+def client(request: pytest.FixtureRequest) -> Iterator[libmcpc.Client]:
+    with libmcpc.Client.stdio([PYTHON, INPUT, "--era=" + request.param], timeout=20) as c:
+        yield c
+
+
+def test_listings(client: libmcpc.Client) -> None:
+    assert [r["uri"] for r in client.resources()] == ["res://1", "res://2"]
+    with pytest.raises(libmcpc.ListingError):
+        client.resource_templates()
+    with pytest.raises(libmcpc.ListingError):
+        client.prompts()
+
+
+def test_read_text_and_blob(client: libmcpc.Client) -> None:
+    one = client.read_resource("res://1")
+    assert len(one.contents) == 1
+    c = one.contents[0]
+    assert (c.uri, c.mime_type, c.text, c.blob, c.meta) == ("res://1", "text/plain", "one", None, {"k": 1})
+    two = client.read_resource("res://two")
+    assert two.contents[0].blob == bytes(range(256)) and two.contents[0].text is None
+    assert two.contents[1].text == "second"
+    assert "blob" in two.raw["contents"][0]
+    assert client.read_resource("res://nul").contents[0].text == "a\0b"
+
+
+def test_read_refusals(client: libmcpc.Client) -> None:
+    with pytest.raises(libmcpc.ProtocolError, match="not base64"):
+        client.read_resource("res://notb64")
+    with pytest.raises(libmcpc.RpcError) as e:
+        client.read_resource("res://missing")
+    assert e.value.rpc_code == -32002
+
+
+def test_prompt_and_completion(client: libmcpc.Client) -> None:
+    p = client.get_prompt("greet", {"who": "ada"})
+    assert p["messages"][0]["content"]["text"] == "hello ada"
+    assert [m["content"]["type"] for m in p["messages"]][1:] == ["image", "audio", "resource_link", "resource"]
+    with pytest.raises(libmcpc.InvalidArgumentError):
+        client.get_prompt("greet", {"who": 1})  # type: ignore[dict-item]
+    assert client.complete("greet", "who", "al")["values"] == ["alice", "albert"]
+    done = client.complete({"type": "ref/prompt", "name": "greet"}, "who", "b", context={"x": "y"})
+    assert done["values"] == ["bob", 'ctx={"x": "y"}']
+    with pytest.raises(libmcpc.ProtocolError, match="more than 100"):
+        client.complete({"type": "ref/resource", "uri": "res://{id}"}, "id", "")
+
+
+def test_generic_request(client: libmcpc.Client) -> None:
+    assert "tools" in client.request("tools/list", {})
+    with pytest.raises(libmcpc.RpcError):
+        client.request("no/such/method")
+    client.notify("notifications/custom", {"a": 1})
+    assert "notifications/custom" in client.call("seen").text
+
+
+def test_async_forms(client: libmcpc.Client) -> None:
+    async def main() -> None:
+        r = await client.read_resource_async("res://1")
+        assert r.contents[0].text == "one"
+        p, c = await asyncio.gather(client.get_prompt_async("greet"), client.complete_async("greet", "who", ""))
+        assert p["messages"][0]["content"]["text"] == "hello nobody"
+        assert c["values"] == ["alice", "albert", "bob"]
+        assert len(await client.resources_async()) == 2
+        assert "tools" in await client.request_async("tools/list")
+
+    asyncio.run(main())

@@ -1,0 +1,126 @@
+//! The typed requests beyond tools: `resources/read`, `prompts/get` and
+//! `completion/complete`. Each builds its params, goes through the generic request
+//! (timeouts, cancellation, progress, `input_required` rounds, the `_meta` envelope
+//! and `Mcp-Name`) and checks the result's shape before anyone reads it.
+
+use serde_json::{json, Map, Value};
+
+use super::{Client, Control};
+use crate::error::{quote, Error, Result, Status};
+use crate::result::{self, Contents};
+
+/// What a completion completes an argument of.
+#[derive(Clone, Copy, Debug)]
+pub enum Reference<'a> {
+    /// A prompt, by name (`ref/prompt`).
+    Prompt(&'a str),
+    /// A resource template, by its URI template (`ref/resource`).
+    Resource(&'a str),
+}
+
+fn invalid(what: impl Into<String>) -> Error {
+    Error::new(Status::MCPC_ERR_INVALID_ARG, what)
+}
+
+/// A caller's JSON object of string values (prompt arguments, completion context);
+/// none is `None`. Anything else is `MCPC_ERR_INVALID_ARG` naming `what`.
+fn string_map(json: Option<&str>, what: &str) -> Result<Option<Map<String, Value>>> {
+    let Some(text) = json else { return Ok(None) };
+    let map = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => m,
+        Ok(_) => return Err(invalid(format!("{what} must be a JSON object"))),
+        Err(e) => return Err(invalid(format!("{what} are not valid JSON: {e}"))),
+    };
+    if let Some((k, _)) = map.iter().find(|(_, v)| !v.is_string()) {
+        return Err(invalid(format!("{what}: the value of {} is not a string", quote(k))));
+    }
+    Ok(Some(map))
+}
+
+fn non_empty(s: &str, what: &str) -> Result<()> {
+    if s.is_empty() {
+        return Err(invalid(format!("the {what} is empty")));
+    }
+    Ok(())
+}
+
+impl Client {
+    /// The generic request, sent once more when the HTTP session expired under it
+    /// (as the listings do: the transport has opened a new one by then).
+    async fn typed(&self, method: &str, params: &Value, ctl: &Control) -> Result<String> {
+        let text = params.to_string();
+        let raw = match self.request_raw(method, Some(&text), ctl).await {
+            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => self.request_raw(method, Some(&text), ctl).await,
+            other => other,
+        }?;
+        Ok(raw.get().to_string())
+    }
+
+    /// `resources/read` of `uri`: its contents, blobs decoded.
+    pub async fn read_resource(&self, uri: &str, ctl: &Control) -> Result<Contents> {
+        non_empty(uri, "resource URI")?;
+        let raw = self.typed("resources/read", &json!({ "uri": uri }), ctl).await?;
+        result::parse_contents(&raw).map_err(|e| e.context(format!("resources/read {}", quote(uri))))
+    }
+
+    /// `prompts/get` of `name` with `arguments_json` (an object of strings, or
+    /// none): the result as the server sent it, its messages checked.
+    pub async fn get_prompt(&self, name: &str, arguments_json: Option<&str>, ctl: &Control) -> Result<String> {
+        non_empty(name, "prompt name")?;
+        let mut params = json!({ "name": name });
+        if let Some(args) = string_map(arguments_json, "prompt arguments")? {
+            params["arguments"] = Value::Object(args);
+        }
+        let raw = self.typed("prompts/get", &params, ctl).await?;
+        result::check_prompt(&raw).map_err(|e| e.context(format!("prompts/get {}", quote(name))))?;
+        Ok(raw)
+    }
+
+    /// `completion/complete` of the argument `argument` (typed so far: `value`) of
+    /// `reference`, with the other arguments already chosen (`context_json`, an
+    /// object of strings, or none): the result as the server sent it, checked.
+    pub async fn complete(
+        &self,
+        reference: Reference<'_>,
+        argument: &str,
+        value: &str,
+        context_json: Option<&str>,
+        ctl: &Control,
+    ) -> Result<String> {
+        non_empty(argument, "argument name")?;
+        let r = match reference {
+            Reference::Prompt(name) => {
+                non_empty(name, "prompt name")?;
+                json!({ "type": "ref/prompt", "name": name })
+            }
+            Reference::Resource(uri) => {
+                non_empty(uri, "resource template")?;
+                json!({ "type": "ref/resource", "uri": uri })
+            }
+        };
+        let mut params = json!({ "ref": r, "argument": { "name": argument, "value": value } });
+        if let Some(ctx) = string_map(context_json, "completion context arguments")? {
+            params["context"] = json!({ "arguments": ctx });
+        }
+        let raw = self.typed("completion/complete", &params, ctl).await?;
+        result::check_completion(&raw).map_err(|e| e.context("completion/complete"))?;
+        Ok(raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_maps() {
+        assert!(string_map(None, "x").unwrap().is_none());
+        assert_eq!(string_map(Some(r#"{"a":"b"}"#), "x").unwrap().unwrap().len(), 1);
+        for bad in [r#"{"a":1}"#, "[]", "{"] {
+            assert_eq!(
+                string_map(Some(bad), "x").unwrap_err().status,
+                Status::MCPC_ERR_INVALID_ARG
+            );
+        }
+    }
+}

@@ -1,0 +1,191 @@
+/* C tests of reading resources, getting prompts and completions against
+ * tests/fixtures/input_server.py, in both protocol generations, hostile answers
+ * among them. Run from the repository root; the closing line is
+ * "N passed, N failed, N skipped". An argument runs only tests whose name contains it. */
+#include "harness.h"
+
+static const char *ERAS[] = {"modern", "legacy"};
+
+static mcpc_client_t *connect_era(const char *era) {
+    char flag[32];
+    snprintf(flag, sizeof flag, "--era=%s", era);
+    const char *argv[] = {"python3", "tests/fixtures/input_server.py", flag};
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_timeout_ms(o, 20000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    return c;
+}
+
+static int has(const char *text, const char *needle) {
+    if (!text || !strstr(text, needle)) {
+        fprintf(stderr, "  %s: does not hold %s\n", text ? text : "(null)", needle);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_read_text_and_blob(void) {
+    for (int e = 0; e < 2; e++) {
+        mcpc_client_t *c = connect_era(ERAS[e]);
+        if (!c) continue;
+        mcpc_contents_t *r = NULL;
+        CHECK_STATUS(mcpc_client_read_resource(c, "res://1", NULL, &r), MCPC_OK);
+        CHECK(mcpc_contents_count(r) == 1);
+        size_t len = 99;
+        CHECK(strcmp(mcpc_contents_text(r, 0, &len), "one") == 0 && len == 3);
+        CHECK(strcmp(mcpc_contents_uri(r, 0), "res://1") == 0);
+        CHECK(strcmp(mcpc_contents_mime_type(r, 0), "text/plain") == 0);
+        CHECK(strcmp(mcpc_contents_meta_json(r, 0), "{\"k\":1}") == 0);
+        CHECK(mcpc_contents_blob(r, 0, &len) == NULL && len == 0);
+        CHECK(mcpc_contents_uri(r, 1) == NULL && mcpc_contents_text(r, 1, NULL) == NULL);
+        CHECK(has(mcpc_contents_json(r), "\"contents\""));
+        mcpc_contents_free(r);
+
+        /* Several contents: a blob decoded to its 256 bytes, then a text. */
+        r = NULL;
+        CHECK_STATUS(mcpc_client_read_resource(c, "res://two", NULL, &r), MCPC_OK);
+        CHECK(mcpc_contents_count(r) == 2);
+        const uint8_t *b = mcpc_contents_blob(r, 0, &len);
+        int ok = b != NULL && len == 256;
+        for (size_t i = 0; ok && i < 256; i++) ok = b[i] == (uint8_t)i;
+        CHECK(ok);
+        CHECK(mcpc_contents_text(r, 0, NULL) == NULL && mcpc_contents_meta_json(r, 0) == NULL);
+        CHECK(strcmp(mcpc_contents_text(r, 1, NULL), "second") == 0);
+        CHECK(strcmp(mcpc_contents_uri(r, 1), "res://two#2") == 0 && mcpc_contents_mime_type(r, 1) == NULL);
+        mcpc_contents_free(r);
+
+        /* A text holding a NUL is handed out whole, by its length. */
+        r = NULL;
+        CHECK_STATUS(mcpc_client_read_resource(c, "res://nul", NULL, &r), MCPC_OK);
+        const char *t = mcpc_contents_text(r, 0, &len);
+        CHECK(t && len == 3 && memcmp(t, "a\0b", 3) == 0);
+        mcpc_contents_free(r);
+        mcpc_client_free(c);
+    }
+}
+
+static void test_read_refusals(void) {
+    for (int e = 0; e < 2; e++) {
+        mcpc_client_t *c = connect_era(ERAS[e]);
+        if (!c) continue;
+        struct {
+            const char *uri;
+            mcpc_status_t want;
+            const char *msg;
+        } cases[] = {
+            {"res://notb64", MCPC_ERR_PROTOCOL, "not base64"},
+            {"res://none", MCPC_ERR_PROTOCOL, "no contents"},
+            {"res://both", MCPC_ERR_PROTOCOL, "both text and blob"},
+            {"res://missing", MCPC_ERR_RPC, "Resource not found"},
+            {"", MCPC_ERR_INVALID_ARG, "empty"},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            mcpc_contents_t *r = (mcpc_contents_t *)1;
+            CHECK_STATUS(mcpc_client_read_resource(c, cases[i].uri, NULL, &r), cases[i].want);
+            CHECK(r == NULL);
+            CHECK(has(mcpc_last_error_message(), cases[i].msg));
+        }
+        mcpc_contents_t *r = NULL;
+        CHECK_STATUS(mcpc_client_read_resource(c, "res://missing", NULL, &r), MCPC_ERR_RPC);
+        CHECK(mcpc_last_error_rpc_code() == -32002);
+        /* The client goes on after each. */
+        CHECK_STATUS(mcpc_client_read_resource(c, "res://1", NULL, &r), MCPC_OK);
+        mcpc_contents_free(r);
+        CHECK_STATUS(mcpc_client_read_resource(c, NULL, NULL, &r), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_client_read_resource(c, "res://1", NULL, NULL), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_client_read_resource(NULL, "res://1", NULL, &r), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_client_read_resource(c, "\xff", NULL, &r), MCPC_ERR_INVALID_UTF8);
+        mcpc_client_free(c);
+    }
+    CHECK(mcpc_contents_count(NULL) == 0 && mcpc_contents_json(NULL) == NULL);
+    mcpc_contents_free(NULL);
+}
+
+static void test_prompt_keeps_every_content_type(void) {
+    for (int e = 0; e < 2; e++) {
+        mcpc_client_t *c = connect_era(ERAS[e]);
+        if (!c) continue;
+        char *json = NULL;
+        CHECK_STATUS(mcpc_client_get_prompt(c, "greet", "{\"who\":\"ada\"}", NULL, &json), MCPC_OK);
+        CHECK(has(json, "\"hello ada\""));
+        CHECK(has(json, "\"type\": \"image\"") && has(json, "\"type\": \"audio\""));
+        CHECK(has(json, "\"type\": \"resource_link\"") && has(json, "\"type\": \"resource\""));
+        CHECK(has(json, "\"description\": \"a greeting\""));
+        mcpc_string_free(json);
+        json = NULL;
+        CHECK_STATUS(mcpc_client_get_prompt(c, "greet", NULL, NULL, &json), MCPC_OK);
+        CHECK(has(json, "hello nobody"));
+        mcpc_string_free(json);
+
+        json = (char *)1;
+        CHECK_STATUS(mcpc_client_get_prompt(c, "bad", NULL, NULL, &json), MCPC_ERR_PROTOCOL);
+        CHECK(json == NULL && has(mcpc_last_error_message(), "messages[0] has no string role"));
+        CHECK_STATUS(mcpc_client_get_prompt(c, "nope", NULL, NULL, &json), MCPC_ERR_RPC);
+        CHECK(mcpc_last_error_rpc_code() == -32602);
+        CHECK_STATUS(mcpc_client_get_prompt(c, "greet", "{\"who\":1}", NULL, &json), MCPC_ERR_INVALID_ARG);
+        CHECK(has(mcpc_last_error_message(), "\"who\" is not a string"));
+        CHECK_STATUS(mcpc_client_get_prompt(c, "greet", "[]", NULL, &json), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_client_get_prompt(c, "", NULL, NULL, &json), MCPC_ERR_INVALID_ARG);
+        mcpc_client_free(c);
+    }
+}
+
+static void test_completion(void) {
+    for (int e = 0; e < 2; e++) {
+        mcpc_client_t *c = connect_era(ERAS[e]);
+        if (!c) continue;
+        char *json = NULL;
+        CHECK_STATUS(mcpc_client_complete(c, MCPC_COMPLETE_PROMPT, "greet", "who", "al", NULL, NULL, &json), MCPC_OK);
+        CHECK(has(json, "[\"alice\", \"albert\"]") && has(json, "\"hasMore\": false"));
+        mcpc_string_free(json);
+        json = NULL;
+        CHECK_STATUS(
+            mcpc_client_complete(c, MCPC_COMPLETE_PROMPT, "greet", "who", "", "{\"lang\":\"en\"}", NULL, &json),
+            MCPC_OK);
+        CHECK(has(json, "\"bob\"") && has(json, "ctx={\\\"lang\\\": \\\"en\\\"}"));
+        mcpc_string_free(json);
+
+        json = (char *)1;
+        CHECK_STATUS(mcpc_client_complete(c, MCPC_COMPLETE_RESOURCE, "res://{id}", "id", "", NULL, NULL, &json),
+                     MCPC_ERR_PROTOCOL);
+        CHECK(json == NULL && has(mcpc_last_error_message(), "more than 100"));
+        CHECK_STATUS(mcpc_client_complete(c, MCPC_COMPLETE_RESOURCE, "res://x", "id", "", NULL, NULL, &json),
+                     MCPC_ERR_RPC);
+        CHECK_STATUS(mcpc_client_complete(c, 7, "greet", "who", "", NULL, NULL, &json), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_client_complete(c, MCPC_COMPLETE_PROMPT, "greet", "", "", NULL, NULL, &json),
+                     MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_client_complete(c, MCPC_COMPLETE_PROMPT, "greet", "who", NULL, NULL, NULL, &json),
+                     MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_client_complete(c, MCPC_COMPLETE_PROMPT, "greet", "who", "", "{\"a\":[]}", NULL, &json),
+                     MCPC_ERR_INVALID_ARG);
+        /* Still usable. */
+        CHECK_STATUS(mcpc_client_complete(c, MCPC_COMPLETE_PROMPT, "greet", "who", "b", NULL, NULL, &json), MCPC_OK);
+        mcpc_string_free(json);
+        mcpc_client_free(c);
+    }
+}
+
+static void test_after_close(void) {
+    mcpc_client_t *c = connect_era("modern");
+    if (!c) return;
+    CHECK(mcpc_client_close(c) == MCPC_OK);
+    mcpc_contents_t *r = NULL;
+    char *json = NULL;
+    CHECK_STATUS(mcpc_client_read_resource(c, "res://1", NULL, &r), MCPC_ERR_CLOSED);
+    CHECK_STATUS(mcpc_client_get_prompt(c, "greet", NULL, NULL, &json), MCPC_ERR_CLOSED);
+    CHECK_STATUS(mcpc_client_complete(c, MCPC_COMPLETE_PROMPT, "greet", "who", "", NULL, NULL, &json),
+                 MCPC_ERR_CLOSED);
+    mcpc_client_free(c);
+}
+
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    RUN(test_read_text_and_blob);
+    RUN(test_read_refusals);
+    RUN(test_prompt_keeps_every_content_type);
+    RUN(test_completion);
+    RUN(test_after_close);
+    return harness_finish();
+}
