@@ -121,6 +121,13 @@ static const char USAGE[] =
     "  --header \"Name: value\"  extra HTTP request header (repeatable; --url only)\n"
     "  --bearer TOKEN          send \"Authorization: Bearer TOKEN\" (--url only)\n"
     "  --cacert FILE           trust the CA certificates in FILE (--url only)\n"
+    "  --proxy URL             reach the server through this HTTP proxy (http:// or\n"
+    "                          https://; \"none\": no proxy); default: https_proxy,\n"
+    "                          http_proxy, all_proxy and no_proxy as curl reads them,\n"
+    "                          never for loopback (--url only)\n"
+    "  --noproxy LIST          hosts reached directly: names (with subdomains), IP\n"
+    "                          addresses, CIDR ranges, or * (replaces no_proxy)\n"
+    "  --proxy-user USER:PASSWORD  Basic credentials for the proxy\n"
     "  --roots DIR             offer directory DIR to the server as a root (repeatable)\n"
     "  --elicit                answer the server's elicitation on this terminal: a form\n"
     "                          as one JSON object read from stdin (an empty line\n"
@@ -310,6 +317,9 @@ struct config {
     size_t n_headers;
     const char *bearer;
     const char *cacert;
+    const char *proxy;      /* --proxy: a URL, or "none" */
+    const char *noproxy;    /* --noproxy: curl's NO_PROXY list */
+    const char *proxy_user; /* --proxy-user USER:PASSWORD */
     /* OAuth (--oauth); the secret may come from MCPC_CLIENT_SECRET. */
     bool oauth;
     const char *client_id;
@@ -454,7 +464,8 @@ enum opt_id {
     OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_ROOTS, OPT_ELICIT, OPT_HELP,
     OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
     OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_CLIENT_KEY, OPT_ASSERTION_COMMAND,
-    OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_UNKNOWN
+    OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_PROXY, OPT_NOPROXY,
+    OPT_PROXY_USER, OPT_UNKNOWN
 };
 
 static const struct {
@@ -489,6 +500,9 @@ static const struct {
     {"--idp-token-endpoint", OPT_IDP_TOKEN_ENDPOINT, true},
     {"--idp-client-id", OPT_IDP_CLIENT_ID, true},
     {"--no-dpop", OPT_NO_DPOP, false},
+    {"--proxy", OPT_PROXY, true},
+    {"--noproxy", OPT_NOPROXY, true},
+    {"--proxy-user", OPT_PROXY_USER, true},
 };
 
 /* The OAuth options go together: -1 to go on, or the usage exit status. */
@@ -656,6 +670,20 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                 return usage_error("--cacert '%s': %s", value, why);
             break;
         }
+        case OPT_PROXY:
+            if ((rc = set_once(&cfg->proxy, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_NOPROXY:
+            if ((rc = set_once(&cfg->noproxy, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_PROXY_USER:
+            if ((rc = set_once(&cfg->proxy_user, value, opt_name)) >= 0)
+                return rc;
+            if (strchr(value, ':') == NULL) /* not echoed: it holds a secret */
+                return usage_error("--proxy-user: expected USER:PASSWORD");
+            break;
         case OPT_PROTOCOL_VERSION:
             if ((rc = set_once(&cfg->protocol_version, value, opt_name)) >= 0)
                 return rc;
@@ -1271,6 +1299,28 @@ static int add_oauth(const struct config *cfg, struct store **store, mcpc_option
     return -1;
 }
 
+/* --proxy, --noproxy and --proxy-user into the options. */
+static mcpc_status_t set_proxy(const struct config *cfg, mcpc_options_t *opts)
+{
+    mcpc_status_t st = MCPC_OK;
+    if (cfg->proxy != NULL)
+        st = mcpc_options_set_proxy(opts, cfg->proxy);
+    if (st == MCPC_OK && cfg->noproxy != NULL)
+        st = mcpc_options_set_no_proxy(opts, cfg->noproxy);
+    if (st == MCPC_OK && cfg->proxy_user != NULL) {
+        const char *colon = strchr(cfg->proxy_user, ':');
+        size_t n = (size_t)(colon - cfg->proxy_user);
+        char *user = malloc(n + 1);
+        if (user == NULL)
+            return MCPC_ERR_INVALID_ARG;
+        memcpy(user, cfg->proxy_user, n);
+        user[n] = '\0';
+        st = mcpc_options_set_proxy_credentials(opts, user, colon + 1);
+        free(user);
+    }
+    return st;
+}
+
 /* Builds the client options; returns -1 to go on, or an exit status. */
 static int make_options(const struct config *cfg, struct store **store, mcpc_options_t **out)
 {
@@ -1325,6 +1375,14 @@ static int make_options(const struct config *cfg, struct store **store, mcpc_opt
         st = mcpc_options_set_bearer_token(opts, cfg->bearer);
     if (st == MCPC_OK && cfg->url != NULL && cfg->cacert != NULL)
         st = mcpc_options_add_ca_file(opts, cfg->cacert);
+    if (st == MCPC_OK && cfg->url != NULL && (cfg->proxy != NULL || cfg->noproxy != NULL || cfg->proxy_user != NULL)) {
+        st = set_proxy(cfg, opts);
+        if (st != MCPC_OK) {
+            report_status(st);
+            mcpc_options_free(opts);
+            return EXIT_USAGE; /* the proxy given is not usable: nothing started */
+        }
+    }
     if (st != MCPC_OK) {
         report_status(st);
         mcpc_options_free(opts);

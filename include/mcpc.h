@@ -182,6 +182,11 @@ typedef enum {
    * was sent; the request stays open for a corrected answer.
    */
   MCPC_ERR_INPUT_INVALID = 33,
+  /**
+   * The HTTP proxy wants credentials, or refused those given (407). Other proxy
+   * failures (not reached, a tunnel refused) are MCPC_ERR_TRANSPORT naming the proxy.
+   */
+  MCPC_ERR_PROXY_AUTH = 34,
 } mcpc_status_t;
 
 /**
@@ -570,6 +575,62 @@ mcpc_status_t mcpc_options_add_ca_file(mcpc_options_t *opts,
  */
 mcpc_status_t mcpc_options_set_standalone_stream(mcpc_options_t *opts,
                                                  bool enabled);
+
+/**
+ * Chooses the HTTP proxy, overriding the environment: a URL (`http://HOST:PORT`,
+ * `https://HOST:PORT`, or `HOST:PORT` meaning `http://`; the port defaults to 1080
+ * for `http://` and 443 for `https://`; credentials in the URL are sent with Basic
+ * authentication) that every HTTP endpoint outside mcpc_options_set_no_proxy's list
+ * is reached through, loopback ones too; "none" or "" for no proxy at all; NULL
+ * (the default) to follow the environment like curl: `https_proxy` for `https://`
+ * endpoints, `http_proxy` for `http://` ones, then `all_proxy`, each also upper
+ * case, with `no_proxy`; a loopback endpoint never goes through a proxy from the
+ * environment. An `https://` endpoint goes through a `CONNECT` tunnel with TLS end
+ * to end to it; an `http://` one is asked in absolute form. The proxy's
+ * credentials never go to the endpoint. Authorization servers are reached the same
+ * way. The URL is checked here; the environment's when connecting.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options, not a proxy URL),
+ * MCPC_ERR_NOT_SUPPORTED (a scheme other than http and https, such as socks5),
+ * MCPC_ERR_INVALID_UTF8.
+ * Threads: the thread that owns `opts`.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `proxy` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_set_proxy(mcpc_options_t *opts,
+                                     const char *proxy);
+
+/**
+ * The hosts that are reached directly, not through the proxy: a list in curl's
+ * `NO_PROXY` syntax (host names, which match their subdomains too, with or without
+ * a leading dot; IP addresses; CIDR ranges such as 10.0.0.0/8; `*` for every host),
+ * separated by commas or spaces. It replaces the environment's `no_proxy`. NULL
+ * goes back to the environment's.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options), MCPC_ERR_INVALID_UTF8.
+ * Threads: the thread that owns `opts`.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `list` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_set_no_proxy(mcpc_options_t *opts,
+                                        const char *list);
+
+/**
+ * The user name and password for the proxy (Basic authentication), overriding
+ * any in the proxy's URL, whichever proxy is chosen. NULL `user` clears them.
+ * They are sent only to the proxy, never to the endpoint, and never appear in
+ * messages.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options, a user name holding ':', control
+ * characters), MCPC_ERR_INVALID_UTF8.
+ * Threads: the thread that owns `opts`.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `user` and `password` are NULL or
+ * NUL-terminated.
+ */
+mcpc_status_t mcpc_options_set_proxy_credentials(mcpc_options_t *opts,
+                                                 const char *user,
+                                                 const char *password);
 
 /* ===== Connecting ===== */
 /* Starting a client over stdio or HTTP, what the server said of itself, closing. */

@@ -38,6 +38,7 @@ pub struct Config {
     pub oauth: Option<crate::auth::Settings>,
     pub ca_pem: Vec<Vec<u8>>,
     pub standalone_stream: bool,
+    pub proxy: crate::transport::proxy::ProxySettings,
 }
 
 impl Default for Config {
@@ -58,6 +59,7 @@ impl Default for Config {
             oauth: None,
             ca_pem: Vec::new(),
             standalone_stream: false,
+            proxy: Default::default(),
         }
     }
 }
@@ -88,7 +90,7 @@ impl Config {
         let connect_timeout = self.client.timeout.min(MAX_CONNECT_TIMEOUT);
         let authorizer = match &self.oauth {
             Some(s) => {
-                let a = crate::auth::OAuth::new(s.clone(), &url, &self.ca_pem, connect_timeout)?;
+                let a = crate::auth::OAuth::new(s.clone(), &url, &self.ca_pem, connect_timeout, self.proxy.clone())?;
                 Some(Arc::new(a) as Arc<dyn Authorizer>)
             }
             None => None,
@@ -104,6 +106,7 @@ impl Config {
             // Servers before 2026-07-28 may send their input requests on the GET stream.
             standalone_stream: self.standalone_stream || self.client.input.any(),
             connect_timeout,
+            proxy: self.proxy.clone(),
         })
     }
 

@@ -86,6 +86,9 @@ pub enum mcpc_status_t {
     /// elicitation's content against its requested schema, a malformed result). Nothing
     /// was sent; the request stays open for a corrected answer.
     MCPC_ERR_INPUT_INVALID = 33,
+    /// The HTTP proxy wants credentials, or refused those given (407). Other proxy
+    /// failures (not reached, a tunnel refused) are MCPC_ERR_TRANSPORT naming the proxy.
+    MCPC_ERR_PROXY_AUTH = 34,
 }
 
 pub use mcpc_status_t as Status;
@@ -128,6 +131,7 @@ impl Status {
             MCPC_ERR_AUTH_SERVER => "MCPC_ERR_AUTH_SERVER",
             MCPC_ERR_ALREADY_COMPLETED => "MCPC_ERR_ALREADY_COMPLETED",
             MCPC_ERR_INPUT_INVALID => "MCPC_ERR_INPUT_INVALID",
+            MCPC_ERR_PROXY_AUTH => "MCPC_ERR_PROXY_AUTH",
         }
     }
 }

@@ -185,6 +185,22 @@ if sh tests/fixtures/make_certs.sh "$certs" >/dev/null 2>&1; then
     url="https://127.0.0.1:$fixture_port/mcp"
     expect https-untrusted 3 '' -- --url "$url" info
     expect https-cacert 0 '"text":"tls"' -- --cacert "$certs/ca.pem" --url "$url" call echo '{"text":"tls"}'
+    # Through a real proxy (tinyproxy, Basic authentication), and around one.
+    proxy_port=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    printf 'Port %s\nListen 127.0.0.1\nLogFile "%s/proxy.log"\nLogLevel Info\nBasicAuth u pw\n' \
+        "$proxy_port" "$tmp" >"$tmp/proxy.conf"
+    tinyproxy -d -c "$tmp/proxy.conf" >/dev/null 2>&1 &
+    proxy_pid=$!
+    for _ in $(seq 500); do (exec 3<>"/dev/tcp/127.0.0.1/$proxy_port") 2>/dev/null && break; sleep 0.01; done
+    p="http://127.0.0.1:$proxy_port"
+    expect proxy-tunnel 0 '"text":"via"' -- --cacert "$certs/ca.pem" --proxy "$p" --proxy-user u:pw --url "$url" call echo '{"text":"via"}'
+    expect proxy-auth-required 3 '' -- --cacert "$certs/ca.pem" --proxy "$p" --url "$url" info
+    grep -q "MCPC_ERR_PROXY_AUTH" "$tmp/err" || { echo "FAIL proxy-auth-required: $(cat "$tmp/err")"; failed=$((failed + 1)); }
+    expect proxy-noproxy 0 '"text":"direct"' -- --cacert "$certs/ca.pem" --proxy "$p" --noproxy 127.0.0.1 --url "$url" call echo '{"text":"direct"}'
+    HTTPS_PROXY="$p" expect proxy-env-spares-loopback 0 '"text":"env"' -- --cacert "$certs/ca.pem" --url "$url" call echo '{"text":"env"}'
+    kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null
+    expect usage-proxy-scheme 1 '' -- --proxy socks5://127.0.0.1:1 --url "$url" info
+    expect usage-proxy-user 1 '' -- --proxy-user nocolon --url "$url" info
     stop_fixture
 else
     echo "FAIL make_certs.sh"; failed=$((failed + 1))

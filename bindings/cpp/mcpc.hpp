@@ -70,6 +70,7 @@ enum class Status : int {
     AuthServer = MCPC_ERR_AUTH_SERVER,
     AlreadyCompleted = MCPC_ERR_ALREADY_COMPLETED,
     InputInvalid = MCPC_ERR_INPUT_INVALID,
+    ProxyAuth = MCPC_ERR_PROXY_AUTH,
 };
 
 /// The status's name, such as "MCPC_ERR_TIMEOUT".
@@ -308,6 +309,7 @@ namespace detail {
     case Status::Tls:
     case Status::Http:
     case Status::Auth:
+    case Status::ProxyAuth:
     case Status::SessionExpired: throw TransportError(st, message, rpc_code);
     case Status::Protocol:
     case Status::MessageTooLarge:
@@ -724,6 +726,23 @@ public:
     /// Trusts the CA certificates in this PEM file (besides the system's roots).
     Options& ca_file(std::string_view path) {
         detail::check(mcpc_options_add_ca_file(p_.get(), std::string(path).c_str()));
+        return *this;
+    }
+    /// The HTTP proxy for every endpoint outside no_proxy() ("none": no proxy),
+    /// overriding the environment's https_proxy, http_proxy and all_proxy.
+    Options& proxy(std::string_view url) {
+        detail::check(mcpc_options_set_proxy(p_.get(), std::string(url).c_str()));
+        return *this;
+    }
+    /// The hosts reached directly (curl's NO_PROXY list), replacing the environment's.
+    Options& no_proxy(std::string_view list) {
+        detail::check(mcpc_options_set_no_proxy(p_.get(), std::string(list).c_str()));
+        return *this;
+    }
+    /// Basic credentials for the proxy, overriding any in its URL.
+    Options& proxy_credentials(std::string_view user, std::string_view password) {
+        detail::check(
+            mcpc_options_set_proxy_credentials(p_.get(), std::string(user).c_str(), std::string(password).c_str()));
         return *this;
     }
     /// Trusts the CA certificates in this PEM text.

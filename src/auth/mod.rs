@@ -165,7 +165,13 @@ fn tokens_key(server: &Url) -> String {
 }
 
 impl OAuth {
-    pub fn new(settings: Settings, server: &Url, ca_pem: &[Vec<u8>], connect_timeout: Duration) -> Result<OAuth> {
+    pub fn new(
+        settings: Settings,
+        server: &Url,
+        ca_pem: &[Vec<u8>],
+        connect_timeout: Duration,
+        proxy: crate::transport::proxy::ProxySettings,
+    ) -> Result<OAuth> {
         let has_credential = settings.client_secret.is_some() || settings.client_key_pem.is_some();
         if settings.grant == Grant::ClientCredentials && (settings.client_id.is_none() || !has_credential) {
             return Err(Error::new(
@@ -187,7 +193,7 @@ impl OAuth {
         Ok(OAuth {
             settings,
             server: server.clone(),
-            net: net::Net::new(ca_pem, connect_timeout, dpop)?,
+            net: net::Net::new(ca_pem, connect_timeout, proxy, dpop)?,
             current: Mutex::new(None),
             gate: tokio::sync::Mutex::new(Gate::default()),
             attempts: AtomicU64::new(0),

@@ -30,6 +30,7 @@ pub struct Answer {
 pub struct Net {
     tls: Arc<rustls::ClientConfig>,
     connect_timeout: Duration,
+    proxy: crate::transport::proxy::ProxySettings,
     clients: Mutex<HashMap<String, Arc<h1::Client>>>,
     /// The client's DPoP key, used on token requests once the authorization
     /// server is known to accept DPoP (`dpop_on`).
@@ -62,11 +63,17 @@ pub fn check_url(url: &Url) -> Result<()> {
 }
 
 impl Net {
-    pub fn new(ca_pem: &[Vec<u8>], connect_timeout: Duration, dpop: Option<Arc<super::dpop::Dpop>>) -> Result<Net> {
+    pub fn new(
+        ca_pem: &[Vec<u8>],
+        connect_timeout: Duration,
+        proxy: crate::transport::proxy::ProxySettings,
+        dpop: Option<Arc<super::dpop::Dpop>>,
+    ) -> Result<Net> {
         let tls = crate::transport::http::tls_config(ca_pem, true)?;
         Ok(Net {
             tls: Arc::new(tls),
             connect_timeout,
+            proxy,
             clients: Mutex::new(HashMap::new()),
             dpop,
             dpop_on: AtomicBool::new(false),
@@ -111,8 +118,9 @@ impl Net {
             return Ok(c.clone());
         }
         let tls = (url.scheme() == "https").then(|| self.tls.clone());
+        let route = h1::Route::for_url(&self.proxy, url, || Ok(self.tls.clone()))?;
         let c = Arc::new(
-            h1::Client::new(url, tls, self.connect_timeout)
+            h1::Client::new(url, tls, self.connect_timeout, route)
                 .ok_or_else(|| as_error(format!("not a usable URL: {}", url_policy::redact(url))))?,
         );
         clients.insert(key, c.clone());

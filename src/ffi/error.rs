@@ -98,6 +98,7 @@ const STATUSES: &[Status] = {
         MCPC_ERR_AUTH_SERVER,
         MCPC_ERR_ALREADY_COMPLETED,
         MCPC_ERR_INPUT_INVALID,
+        MCPC_ERR_PROXY_AUTH,
     ]
 };
 

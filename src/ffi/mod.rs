@@ -18,6 +18,7 @@ pub mod listing;
 pub mod oauth;
 pub mod op;
 pub mod options;
+pub mod proxy;
 pub mod ptr;
 pub mod request;
 pub mod result;

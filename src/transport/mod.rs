@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 pub mod callback;
 pub(crate) mod h1;
 pub mod http;
+pub mod proxy;
 pub mod stdio;
 
 pub use crate::drive::BoxFuture;

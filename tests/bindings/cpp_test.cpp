@@ -371,6 +371,19 @@ int main() {
         CHECK(contains(c.call("seen").text(), "notifications/custom"));
     });
 
+    run("proxy settings are checked", [] {
+        mcpc::Options o;
+        o.proxy("http://127.0.0.1:3128").no_proxy("localhost, 10.0.0.0/8").proxy_credentials("u", "pw").proxy("none");
+        bool refused = false;
+        try {
+            o.proxy("socks5://127.0.0.1:1");
+        } catch (const mcpc::Error& e) {
+            refused = e.status() == mcpc::Status::NotSupported;
+        }
+        CHECK(refused);
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { o.proxy_credentials("a:b", "c"); });
+    });
+
     run("errors map to exception types", [] {
         mcpc::Client c = mcpc::Client::stdio(demo(), quick());
         expect_throw<mcpc::ToolError>(mcpc::Status::Tool, [&] { c.call("fail", R"({"message":"boom"})"); },

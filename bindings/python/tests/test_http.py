@@ -6,6 +6,7 @@ import asyncio
 import json
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import List, Optional
 
@@ -113,4 +114,48 @@ def test_https_with_cacert(certs: Path) -> None:
         with libmcpc.Client.http(url, ca_pem=(certs / "ca.pem").read_text(), timeout=10) as c:
             assert len(c.tools()) == 25
     finally:
+        s.stop()
+
+
+def _tinyproxy(tmp: Path, auth: str) -> "tuple[subprocess.Popen[bytes], int]":
+    """tinyproxy on a free loopback port with Basic authentication `auth` ("user pass")."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    conf = tmp / "tinyproxy.conf"
+    conf.write_text('Port %d\nListen 127.0.0.1\nLogFile "%s"\nLogLevel Info\nBasicAuth %s\n'
+                    % (port, tmp / "proxy.log", auth))
+    proc = subprocess.Popen(["tinyproxy", "-d", "-c", str(conf)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    for _ in range(500):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, port
+        except OSError:
+            threading.Event().wait(0.01)
+    proc.kill()
+    raise RuntimeError("tinyproxy did not start")
+
+
+def test_through_a_proxy(certs: Path, tmp_path: Path) -> None:
+    if not shutil.which("tinyproxy"):
+        pytest.fail("tinyproxy is not installed (make test installs it through .ci/run)")
+    s = Server([PYTHON, HTTP_FIXTURE, "--port", "0", "--tls", str(certs / "server.pem"), str(certs / "server.key")])
+    proxy, port = _tinyproxy(tmp_path, "u pw")
+    try:
+        url = "https://127.0.0.1:%d/mcp" % s.port
+        p = "http://127.0.0.1:%d" % port
+        with libmcpc.Client.http(url, cacert=certs / "ca.pem", proxy=p, proxy_credentials=("u", "pw"),
+                                 timeout=10) as c:
+            assert c.call("echo", {"text": "via"}).text == "via"
+        with pytest.raises(libmcpc.ProxyAuthError):
+            libmcpc.Client.http(url, cacert=certs / "ca.pem", proxy=p, timeout=10)
+        with libmcpc.Client.http(url, cacert=certs / "ca.pem", proxy=p, no_proxy="127.0.0.1", timeout=10) as c:
+            assert c.call("echo", {"text": "direct"}).text == "direct"
+        assert "CONNECT 127.0.0.1:%d" % s.port in (tmp_path / "proxy.log").read_text()
+    finally:
+        proxy.kill()
+        proxy.wait()
         s.stop()

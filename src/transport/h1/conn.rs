@@ -19,10 +19,11 @@ use crate::drive::socket::Tcp;
 /// How long a kept-alive connection may sit unused before it is closed.
 pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A plain or TLS stream.
+/// A plain or TLS stream (TLS in TLS: with the origin through an `https://` proxy).
 pub(super) enum Stream {
     Plain(Tcp),
     Tls(Box<TlsStream<Tcp>>),
+    TlsInTls(Box<TlsStream<TlsStream<Tcp>>>),
 }
 
 impl Stream {
@@ -39,6 +40,7 @@ impl Stream {
         match self {
             Stream::Plain(tcp) => tcp.leave_exchange(),
             Stream::Tls(tls) => tls.get_ref().0.leave_exchange(),
+            Stream::TlsInTls(tls) => tls.get_ref().0.get_ref().0.leave_exchange(),
         }
     }
 }
@@ -48,6 +50,7 @@ impl AsyncRead for Stream {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -57,6 +60,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
@@ -68,6 +72,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 
@@ -75,6 +80,7 @@ impl AsyncWrite for Stream {
         match self {
             Stream::Plain(s) => s.is_write_vectored(),
             Stream::Tls(s) => s.is_write_vectored(),
+            Stream::TlsInTls(s) => s.is_write_vectored(),
         }
     }
 
@@ -82,6 +88,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_flush(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
@@ -89,6 +96,7 @@ impl AsyncWrite for Stream {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }

@@ -14,27 +14,22 @@
 //! it goes back once the response body has been read to its end. A request dropped
 //! before that drops its connection, which closes it.
 
-use std::io;
-use std::net::SocketAddr;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bytes::BytesMut;
 use http::{HeaderValue, Method, Uri};
-use rustls_pki_types::ServerName;
-use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use url::Url;
 
 use crate::drive::runtime::boxed_apart;
-use crate::drive::socket::Tcp;
 
 mod conn;
+mod connect;
 mod parse;
 mod reply;
 
 use conn::*;
+pub use connect::Route;
 pub(crate) use parse::read_from;
 pub(crate) use parse::same_text;
 pub use parse::Failure;
@@ -49,6 +44,8 @@ struct Origin {
     /// The `Host` header's value.
     authority: String,
     tls: Option<TlsConnector>,
+    /// The proxy it is reached through, if any.
+    route: Option<Route>,
 }
 
 /// HTTP/1.1 to one origin. Cheap to share; every method may be called from any
@@ -61,8 +58,14 @@ pub struct Client {
 
 impl Client {
     /// A client for `url`'s origin (no connection yet). TLS (with `tls`) for
-    /// `https`, plain TCP for `http`. None if the URL has no host.
-    pub fn new(url: &Url, tls: Option<Arc<rustls::ClientConfig>>, connect_timeout: Duration) -> Option<Client> {
+    /// `https`, plain TCP for `http`, through `route`'s proxy when given. None if
+    /// the URL has no host.
+    pub fn new(
+        url: &Url,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        connect_timeout: Duration,
+        route: Option<Route>,
+    ) -> Option<Client> {
         let host = url.host()?.to_owned();
         let port = url.port_or_known_default()?;
         let mut authority = url.host_str()?.to_string();
@@ -76,6 +79,7 @@ impl Client {
                 port,
                 authority,
                 tls: tls.map(TlsConnector::from),
+                route,
             },
             connect_timeout,
             pool: Arc::default(),
@@ -87,55 +91,6 @@ impl Client {
         self.pool.idle.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
-    async fn connect(&self) -> Result<Box<Conn>, Failure> {
-        let o = &self.origin;
-        let connect = async {
-            let tcp = match &o.host {
-                url::Host::Ipv4(ip) => TcpStream::connect(SocketAddr::from((*ip, o.port))).await,
-                url::Host::Ipv6(ip) => TcpStream::connect(SocketAddr::from((*ip, o.port))).await,
-                // Apart, as the handshake below: a name lookup is a large future.
-                url::Host::Domain(d) => boxed_apart(|| TcpStream::connect((d.as_str(), o.port))).await,
-            }
-            .map_err(Failure::Connect)?;
-            let _ = tcp.set_nodelay(true);
-            let recheck = Arc::new(AtomicBool::new(false));
-            let tcp = Tcp::new(tcp, recheck.clone()).map_err(Failure::Connect)?;
-            let io = match &o.tls {
-                None => {
-                    let mut io = Stream::Plain(tcp);
-                    io.wait_in_place(true);
-                    io
-                }
-                Some(tls) => {
-                    let name = match &o.host {
-                        url::Host::Ipv4(ip) => ServerName::IpAddress((*ip).into()),
-                        url::Host::Ipv6(ip) => ServerName::IpAddress((*ip).into()),
-                        url::Host::Domain(d) => ServerName::try_from(d.clone())
-                            .map_err(|e| Failure::Tls(io::Error::new(io::ErrorKind::InvalidInput, e)))?,
-                    };
-                    // Made apart: inline, the handshake's large future would sit in this
-                    // function's frame, on the stack of every caller's thread that connects.
-                    let handshake = boxed_apart(|| tls.connect(name, tcp));
-                    Stream::Tls(Box::new(handshake.await.map_err(Failure::Tls)?))
-                }
-            };
-            Ok(Box::new(Conn {
-                io,
-                buf: BytesMut::new(),
-                keep_alive: true,
-                idle_since: Instant::now(),
-                recheck,
-            }))
-        };
-        match tokio::time::timeout(self.connect_timeout, connect).await {
-            Ok(c) => c,
-            Err(_) => Err(Failure::Connect(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("no connection within {} ms", self.connect_timeout.as_millis()),
-            ))),
-        }
-    }
-
     /// The start of a request's head: the request line, `Host`, then `fields`
     /// (`name: value` lines, which must carry none of `Host`, `Content-Length` and
     /// `Transfer-Encoding`). [`Client::send`] ends it. The same for every request
@@ -144,10 +99,22 @@ impl Client {
         let mut h = Vec::with_capacity(64 + self.origin.authority.len() + fields.len());
         h.extend_from_slice(method.as_str().as_bytes());
         h.push(b' ');
+        // A plain-http origin behind a proxy is asked in absolute form, with the
+        // proxy's credentials (a tunnelled one never shows them to the origin).
+        let via = self.origin.route.as_ref().filter(|_| self.origin.tls.is_none());
+        if via.is_some() {
+            h.extend_from_slice(b"http://");
+            h.extend_from_slice(self.origin.authority.as_bytes());
+        }
         h.extend_from_slice(path.path_and_query().map_or("/", |p| p.as_str()).as_bytes());
         h.extend_from_slice(b" HTTP/1.1\r\nhost: ");
         h.extend_from_slice(self.origin.authority.as_bytes());
         h.extend_from_slice(b"\r\n");
+        if let Some(auth) = via.and_then(|r| r.proxy.authorization.as_deref()) {
+            h.extend_from_slice(b"proxy-authorization: ");
+            h.extend_from_slice(auth.as_bytes());
+            h.extend_from_slice(b"\r\n");
+        }
         h.extend_from_slice(fields);
         h
     }
@@ -364,7 +331,7 @@ mod tests {
     fn a_connection_closed_while_idle_is_not_used_again() {
         let (port, close, closed, server) = one_answer_per_connection(4);
         let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10), None).unwrap();
         // On a caller's thread (no reactor), then in a runtime task.
         for here in [true, false] {
             for _ in 0..2 {
@@ -417,7 +384,7 @@ mod tests {
         // any response byte: it goes again on a fresh connection, and succeeds.
         let (port, server) = closes_after_each_response(4, false);
         let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10), None).unwrap();
         for i in 0..4 {
             let body = run_here_or_not(i % 2 == 0, post(&client, How::Whole));
             assert_eq!(body.expect("sent again on a fresh connection"), b"ok", "request {i}");
@@ -427,7 +394,7 @@ mod tests {
         // Once only: a fresh connection that ends before a response is an error.
         let (port, server) = scripted::<&[u8]>(vec![(b"", true)]);
         let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10), None).unwrap();
         let err = crate::drive::runtime::handle()
             .block_on(post(&client, How::Whole))
             .unwrap_err();
@@ -442,7 +409,7 @@ mod tests {
         const REQUESTS: usize = 200;
         let (port, server) = closes_after_each_response(REQUESTS, true);
         let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10), None).unwrap();
         for i in 0..REQUESTS {
             let body = crate::drive::runtime::handle().block_on(post(&client, How::Whole));
             assert_eq!(body.unwrap_or_else(|e| panic!("request {i}: {e}")), b"ok");
@@ -524,7 +491,7 @@ mod tests {
                 (b"HTTP/1.1 204 No Content\r\n\r\n", false),
             ]);
             let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-            let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+            let client = Client::new(&url, None, Duration::from_secs(10), None).unwrap();
             let bodies: Vec<Vec<u8>> = (0..6)
                 .map(|i| run_here_or_not(here, post(&client, [How::Pieces, How::Whole, How::Lent][i % 3])).unwrap())
                 .collect();
@@ -562,7 +529,7 @@ mod tests {
         for here in [true, false] {
             let (port, server) = scripted(cases.iter().map(|(r, _)| (*r, true)).collect());
             let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-            let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+            let client = Client::new(&url, None, Duration::from_secs(10), None).unwrap();
             for (reply, want) in cases {
                 let got = run_here_or_not(here, post(&client, How::Whole));
                 let text = got.expect_err(&String::from_utf8_lossy(reply)).to_string();
@@ -576,7 +543,7 @@ mod tests {
     fn a_response_head_that_is_not_http_is_an_error() {
         let (port, server) = scripted(vec![(b"SSH-2.0-OpenSSH\r\n\r\n", true)]);
         let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10), None).unwrap();
         let err = crate::drive::runtime::handle()
             .block_on(post(&client, How::Pieces))
             .unwrap_err()
@@ -615,7 +582,7 @@ mod tests {
         }
         let (port, server) = scripted(replies);
         let url = Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-        let client = Client::new(&url, None, Duration::from_secs(10)).unwrap();
+        let client = Client::new(&url, None, Duration::from_secs(10), None).unwrap();
         for (i, want) in bodies.iter().enumerate() {
             let how = if i % 4 < 2 { How::Pieces } else { How::Lent };
             let got = run_here_or_not(i % 2 == 0, post(&client, how)).unwrap();

@@ -55,6 +55,8 @@ pub struct HttpConfig {
     /// Open the optional standalone GET stream for server notifications.
     pub standalone_stream: bool,
     pub connect_timeout: Duration,
+    /// Which proxy, if any, each origin is reached through.
+    pub proxy: crate::transport::proxy::ProxySettings,
 }
 
 const MCP_SESSION_ID: &str = "mcp-session-id";
@@ -160,7 +162,8 @@ impl Inner {
         // large the first time).
         let tls = tls_config(&cfg.ca_pem, cfg.url.scheme() == "https")?;
         let tls = (cfg.url.scheme() == "https").then(|| Arc::new(tls));
-        let http = h1::Client::new(&cfg.url, tls, cfg.connect_timeout)
+        let route = h1::Route::for_url(&cfg.proxy, &cfg.url, || tls_config(&cfg.ca_pem, true).map(Arc::new))?;
+        let http = h1::Client::new(&cfg.url, tls, cfg.connect_timeout, route)
             .ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "the URL has no usable host"))?;
         let path = path_of(&cfg.url)?;
         let token = cfg.bearer.clone();
@@ -366,6 +369,7 @@ mod tests {
             max_message_size: 1 << 20,
             standalone_stream: false,
             connect_timeout: Duration::from_secs(1),
+            proxy: Default::default(),
         }
     }
 

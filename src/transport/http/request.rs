@@ -27,6 +27,18 @@ const MAX_CHALLENGES: usize = 5;
 /// Turns a failed exchange into our error: TLS failures are their own status;
 /// messages never carry the URL's query or credentials.
 pub(super) fn classify(e: Failure, url: &Url) -> Error {
+    if let Failure::Proxy(_, status) = &e {
+        let mut err = Error::new(
+            if *status == Some(407) {
+                Status::MCPC_ERR_PROXY_AUTH
+            } else {
+                Status::MCPC_ERR_TRANSPORT
+            },
+            format!("HTTP request to {} failed: {e}", url_policy::redact(url)),
+        );
+        err.http_status = *status;
+        return err;
+    }
     if e.is_tls() {
         Error::new(
             Status::MCPC_ERR_TLS,
@@ -65,6 +77,10 @@ pub(super) async fn status_error(mut resp: Reply) -> Error {
         error: crate::jsonrpc::RpcError,
     }
     let mut err = Error::new(Status::MCPC_ERR_HTTP, format!("HTTP {status}"));
+    if status == StatusCode::PROXY_AUTHENTICATION_REQUIRED {
+        // An http:// endpoint asked through a proxy in absolute form.
+        err = Error::new(Status::MCPC_ERR_PROXY_AUTH, "HTTP 407: the proxy wants credentials");
+    }
     err.http_status = Some(status.as_u16());
     if let Ok(e) = serde_json::from_slice::<E>(body) {
         // The 2026-07-28 error codes keep their own statuses (an older client meeting a

@@ -310,6 +310,9 @@ def _build_options(
     ca_pem: Union[None, str, bytes] = None,
     standalone_stream: bool = False,
     oauth: Optional[OAuth] = None,
+    proxy: Optional[str] = None,
+    no_proxy: Optional[str] = None,
+    proxy_credentials: Optional[Tuple[str, str]] = None,
 ) -> _Options:
     """An mcpc_options_t with these settings (the caller frees it)."""
     o = _Options()
@@ -367,6 +370,13 @@ def _build_options(
             _check(lib.mcpc_options_add_ca_pem(h, pem, len(pem)))
         if standalone_stream:
             _check(lib.mcpc_options_set_standalone_stream(h, True))
+        if proxy is not None:
+            _check(lib.mcpc_options_set_proxy(h, _b(proxy)))
+        if no_proxy is not None:
+            _check(lib.mcpc_options_set_no_proxy(h, _b(no_proxy)))
+        if proxy_credentials is not None:
+            user, password = proxy_credentials
+            _check(lib.mcpc_options_set_proxy_credentials(h, _b(user), _b(password)))
         if oauth is not None:
             if not isinstance(oauth, OAuth):
                 raise TypeError("oauth must be a libmcpc.OAuth")
@@ -378,7 +388,8 @@ def _build_options(
 
 
 _STDIO_ONLY = ("env", "clear_env", "cwd", "stderr", "close_grace")
-_HTTP_ONLY = ("headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream", "oauth")
+_HTTP_ONLY = ("headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream", "oauth", "proxy", "no_proxy",
+              "proxy_credentials")
 
 
 def _only(kind: str, options: Mapping[str, Any], refused: Sequence[str]) -> None:
@@ -599,6 +610,9 @@ class Client(ContentMixin):
         ca_pem: Union[None, str, bytes] = None,
         standalone_stream: bool = False,
         oauth: Optional[OAuth] = None,
+        proxy: Optional[str] = None,
+        no_proxy: Optional[str] = None,
+        proxy_credentials: Optional[Tuple[str, str]] = None,
         timeout: Optional[float] = None,
         protocol_version: Optional[str] = None,
         negotiation: Optional[str] = None,
@@ -618,10 +632,15 @@ class Client(ContentMixin):
         block to refresh it. ``standalone_stream`` opens the optional GET stream for
         server notifications. ``oauth`` (a :class:`~libmcpc.OAuth`) authorizes with
         OAuth 2.1 when the server asks for it, replacing ``bearer`` and ``token``; a
-        login it needs runs during this call. Other arguments as for :meth:`stdio`.
+        login it needs runs during this call. ``proxy`` (a URL, or ``"none"``), ``no_proxy``
+        (curl's list) and ``proxy_credentials`` (``(user, password)``) override the
+        environment's ``https_proxy``/``http_proxy``/``all_proxy``/``no_proxy``, which
+        are followed otherwise (never for loopback). Other arguments as for
+        :meth:`stdio`.
         """
         o = _build_options(headers=headers, bearer=bearer, token=token, cacert=cacert, ca_pem=ca_pem,
-                           standalone_stream=standalone_stream, oauth=oauth, timeout=timeout, protocol_version=protocol_version,
+                           standalone_stream=standalone_stream, oauth=oauth, proxy=proxy, no_proxy=no_proxy,
+                           proxy_credentials=proxy_credentials, timeout=timeout, protocol_version=protocol_version,
                            negotiation=negotiation, client_info=client_info, on_notification=on_notification,
                            max_pages=max_pages, max_message_size=max_message_size)
         with o:

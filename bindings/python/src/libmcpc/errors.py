@@ -16,6 +16,7 @@ The hierarchy::
     ├── TransportError (also ConnectionError)    TRANSPORT
     │   ├── SpawnError                           SPAWN
     │   ├── TlsError                             TLS
+    │   ├── ProxyAuthError                       PROXY_AUTH
     │   └── HttpError                            HTTP
     │       ├── AuthError                        AUTH
     │       └── SessionExpiredError              SESSION_EXPIRED
@@ -85,6 +86,7 @@ class Status(enum.IntEnum):
     AUTH_SERVER = 30
     ALREADY_COMPLETED = 32
     INPUT_INVALID = 33
+    PROXY_AUTH = 34
 
 
 class McpcError(Exception):
@@ -136,6 +138,10 @@ class SpawnError(TransportError):
 
 class TlsError(TransportError):
     """TLS failed (untrusted certificate, wrong host)."""
+
+
+class ProxyAuthError(TransportError):
+    """The HTTP proxy wants credentials, or refused those given (407)."""
 
 
 class HttpError(TransportError):
@@ -258,6 +264,7 @@ _BY_STATUS: Dict[int, Type[McpcError]] = {
     Status.LOGIN_REQUIRED: LoginRequiredError,
     Status.LOGIN_CANCELLED: LoginCancelledError,
     Status.AUTH_SERVER: AuthServerError,
+    Status.PROXY_AUTH: ProxyAuthError,
 }
 
 
