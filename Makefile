@@ -22,7 +22,7 @@ VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite 
 RUNNER   := $(if $(filter 1,$(MCPC_VALGRIND)),$(VALGRIND),)
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all lib lib-debug cli demo test test-rust loom test-c test-asan soak chaos test-cli test-readme check-header check-symbols lint clean
+.PHONY: all lib lib-debug cli demo test test-rust loom test-c test-asan soak chaos test-cli test-eyeballs test-readme check-header check-symbols lint clean
 
 all: lib cli
 
@@ -70,7 +70,7 @@ demo: build/release/mcpc
 EXTRA_TESTS :=
 -include mk/*.mk
 
-test: test-rust loom check-symbols test-c test-asan test-cli test-readme $(EXTRA_TESTS)
+test: test-rust loom check-symbols test-c test-asan test-cli test-eyeballs test-readme $(EXTRA_TESTS)
 
 test-rust:
 	$(CARGO) test
@@ -137,6 +137,10 @@ chaos:
 
 test-cli: build/debug/mcpc
 	MCPC=build/debug/mcpc PYTHON=$(PYTHON) tests/cli_test.sh
+
+# Happy eyeballs in a network namespace of its own (unshare -rnm), loopback only.
+test-eyeballs: build/debug/mcpc
+	MCPC=build/debug/mcpc PYTHON=$(PYTHON) tests/happy_eyeballs.sh
 
 test-readme: lib-debug
 	LIB=$(DEBUG) tests/readme_example.sh

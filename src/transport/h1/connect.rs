@@ -4,11 +4,14 @@
 //! proxy. An `http://` origin behind a proxy is asked in absolute form instead
 //! (no tunnel), as curl does.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Instant;
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use rustls_pki_types::ServerName;
@@ -64,7 +67,80 @@ async fn tcp_to(host: &url::Host<String>, port: u16) -> io::Result<TcpStream> {
         url::Host::Ipv4(ip) => TcpStream::connect(SocketAddr::from((*ip, port))).await,
         url::Host::Ipv6(ip) => TcpStream::connect(SocketAddr::from((*ip, port))).await,
         // Apart, as the handshake below: a name lookup is a large future.
-        url::Host::Domain(d) => boxed_apart(|| TcpStream::connect((d.as_str(), port))).await,
+        url::Host::Domain(d) => {
+            boxed_apart(|| async move {
+                let addrs: Vec<SocketAddr> = tokio::net::lookup_host((d.as_str(), port)).await?.collect();
+                happy_eyeballs(interleave(addrs), ATTEMPT_DELAY).await
+            })
+            .await
+        }
+    }
+}
+
+/// How long a connection attempt has before the next address is tried beside it
+/// (RFC 8305's Connection Attempt Delay; IPv6's head start).
+const ATTEMPT_DELAY: Duration = Duration::from_millis(250);
+
+/// The addresses in the order they are tried (RFC 8305, section 4): families
+/// alternating, IPv6 first, each family in the resolver's order.
+fn interleave(addrs: Vec<SocketAddr>) -> Vec<SocketAddr> {
+    let (v6, v4): (Vec<_>, Vec<_>) = addrs.into_iter().partition(SocketAddr::is_ipv6);
+    let (mut v6, mut v4) = (v6.into_iter(), v4.into_iter());
+    let mut out = Vec::new();
+    loop {
+        match (v6.next(), v4.next()) {
+            (None, None) => return out,
+            (a, b) => out.extend(a.into_iter().chain(b)),
+        }
+    }
+}
+
+/// Connects to the first of `addrs` that answers (RFC 8305): one attempt at a
+/// time, the next started when the last fails or has had `delay`, earlier ones
+/// kept going; the first connection made wins and the others are dropped. Every
+/// address is tried; the caller's timeout bounds the whole.
+async fn happy_eyeballs(addrs: Vec<SocketAddr>, delay: Duration) -> io::Result<TcpStream> {
+    type Attempt = Pin<Box<dyn Future<Output = io::Result<TcpStream>> + Send>>;
+    let mut attempts: Vec<Attempt> = Vec::new();
+    let mut rest = addrs.into_iter();
+    let mut last_error: Option<io::Error> = None;
+    let mut timer = Box::pin(tokio::time::sleep(delay));
+    let mut start_next = |attempts: &mut Vec<Attempt>, timer: &mut Pin<Box<tokio::time::Sleep>>| match rest.next() {
+        Some(a) => {
+            attempts.push(Box::pin(TcpStream::connect(a)));
+            timer.as_mut().reset(tokio::time::Instant::now() + delay);
+            true
+        }
+        None => false,
+    };
+    let mut more = start_next(&mut attempts, &mut timer);
+    loop {
+        if attempts.is_empty() {
+            return Err(
+                last_error.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the name has no address"))
+            );
+        }
+        let event = std::future::poll_fn(|cx| {
+            for (i, a) in attempts.iter_mut().enumerate() {
+                if let Poll::Ready(r) = a.as_mut().poll(cx) {
+                    return Poll::Ready(Some((i, r)));
+                }
+            }
+            if more && timer.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+            Poll::Pending
+        })
+        .await;
+        match event {
+            Some((_, Ok(tcp))) => return Ok(tcp),
+            Some((i, Err(e))) => {
+                drop(attempts.swap_remove(i));
+                last_error = Some(e);
+                more = more && start_next(&mut attempts, &mut timer);
+            }
+            None => more = start_next(&mut attempts, &mut timer),
+        }
     }
 }
 
@@ -174,5 +250,76 @@ impl Client {
                 format!("no connection within {} ms", self.connect_timeout.as_millis()),
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_alternate_ipv6_first() {
+        let a = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let got = interleave(vec![
+            a("1.1.1.1:1"),
+            a("2.2.2.2:1"),
+            a("[::1]:1"),
+            a("3.3.3.3:1"),
+            a("[::2]:1"),
+        ]);
+        let want = vec![
+            a("[::1]:1"),
+            a("1.1.1.1:1"),
+            a("[::2]:1"),
+            a("2.2.2.2:1"),
+            a("3.3.3.3:1"),
+        ];
+        assert_eq!(got, want);
+    }
+
+    /// A listener whose accept queue is full: a connection to it never completes
+    /// (the kernel drops the SYN), as with an address that does not answer.
+    fn silent_listener() -> (std::net::TcpListener, SocketAddr, std::net::TcpStream) {
+        use nix::sys::socket::{listen, Backlog};
+        let l = std::net::TcpListener::bind("[::1]:0")
+            .or_else(|_| std::net::TcpListener::bind("127.0.0.2:0"))
+            .unwrap();
+        // Listening again with room for one connection in the queue.
+        listen(&l, Backlog::new(0).unwrap()).unwrap();
+        let addr = l.local_addr().unwrap();
+        let held = std::net::TcpStream::connect(addr).unwrap();
+        (l, addr, held)
+    }
+
+    #[test]
+    fn a_silent_address_gives_way_to_the_next() {
+        crate::drive::runtime::handle().block_on(async {
+            let (_l, silent, _held) = silent_listener();
+            let good = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let good_addr = good.local_addr().unwrap();
+            let t0 = tokio::time::Instant::now();
+            let tcp = tokio::time::timeout(
+                Duration::from_secs(5),
+                happy_eyeballs(vec![silent, good_addr], ATTEMPT_DELAY),
+            )
+            .await
+            .expect("the second address was tried while the first hung")
+            .unwrap();
+            assert_eq!(tcp.peer_addr().unwrap(), good_addr);
+            assert!(t0.elapsed() >= ATTEMPT_DELAY, "the first address had its head start");
+            // A refused address gives way at once, and a list that all fails says why.
+            let refused = {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                l.local_addr().unwrap()
+            };
+            let t0 = tokio::time::Instant::now();
+            let tcp = happy_eyeballs(vec![refused, good_addr], Duration::from_secs(30))
+                .await
+                .unwrap();
+            assert_eq!(tcp.peer_addr().unwrap(), good_addr);
+            assert!(t0.elapsed() < Duration::from_secs(5));
+            assert!(happy_eyeballs(vec![refused], ATTEMPT_DELAY).await.is_err());
+            assert!(happy_eyeballs(vec![], ATTEMPT_DELAY).await.is_err());
+        });
     }
 }
