@@ -121,6 +121,10 @@ static const char USAGE[] =
     "  --header \"Name: value\"  extra HTTP request header (repeatable; --url only)\n"
     "  --bearer TOKEN          send \"Authorization: Bearer TOKEN\" (--url only)\n"
     "  --cacert FILE           trust the CA certificates in FILE (--url only)\n"
+    "  --transport MODE        auto (default): Streamable HTTP, then the HTTP+SSE\n"
+    "                          transport of 2024-11-05 when the server refuses the\n"
+    "                          POST (400, 404, 405); streamable; or sse (URL: the\n"
+    "                          event stream's, such as https://host/sse) (--url only)\n"
     "  --proxy URL             reach the server through this HTTP proxy (http:// or\n"
     "                          https://; \"none\": no proxy); default: https_proxy,\n"
     "                          http_proxy, all_proxy and no_proxy as curl reads them,\n"
@@ -320,6 +324,8 @@ struct config {
     const char *proxy;      /* --proxy: a URL, or "none" */
     const char *noproxy;    /* --noproxy: curl's NO_PROXY list */
     const char *proxy_user; /* --proxy-user USER:PASSWORD */
+    const char *transport;  /* --transport auto|streamable|sse */
+    int32_t http_transport; /* its MCPC_HTTP_* */
     /* OAuth (--oauth); the secret may come from MCPC_CLIENT_SECRET. */
     bool oauth;
     const char *client_id;
@@ -465,7 +471,7 @@ enum opt_id {
     OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
     OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_CLIENT_KEY, OPT_ASSERTION_COMMAND,
     OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_PROXY, OPT_NOPROXY,
-    OPT_PROXY_USER, OPT_UNKNOWN
+    OPT_PROXY_USER, OPT_TRANSPORT, OPT_UNKNOWN
 };
 
 static const struct {
@@ -503,6 +509,7 @@ static const struct {
     {"--proxy", OPT_PROXY, true},
     {"--noproxy", OPT_NOPROXY, true},
     {"--proxy-user", OPT_PROXY_USER, true},
+    {"--transport", OPT_TRANSPORT, true},
 };
 
 /* The OAuth options go together: -1 to go on, or the usage exit status. */
@@ -677,6 +684,18 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         case OPT_NOPROXY:
             if ((rc = set_once(&cfg->noproxy, value, opt_name)) >= 0)
                 return rc;
+            break;
+        case OPT_TRANSPORT:
+            if ((rc = set_once(&cfg->transport, value, opt_name)) >= 0)
+                return rc;
+            if (strcmp(value, "auto") == 0)
+                cfg->http_transport = MCPC_HTTP_AUTO;
+            else if (strcmp(value, "streamable") == 0)
+                cfg->http_transport = MCPC_HTTP_STREAMABLE;
+            else if (strcmp(value, "sse") == 0)
+                cfg->http_transport = MCPC_HTTP_SSE;
+            else
+                return usage_error("--transport: '%s' is not auto, streamable or sse", value);
             break;
         case OPT_PROXY_USER:
             if ((rc = set_once(&cfg->proxy_user, value, opt_name)) >= 0)
@@ -1375,6 +1394,8 @@ static int make_options(const struct config *cfg, struct store **store, mcpc_opt
         st = mcpc_options_set_bearer_token(opts, cfg->bearer);
     if (st == MCPC_OK && cfg->url != NULL && cfg->cacert != NULL)
         st = mcpc_options_add_ca_file(opts, cfg->cacert);
+    if (st == MCPC_OK && cfg->url != NULL && cfg->transport != NULL)
+        st = mcpc_options_set_http_transport(opts, cfg->http_transport);
     if (st == MCPC_OK && cfg->url != NULL && (cfg->proxy != NULL || cfg->noproxy != NULL || cfg->proxy_user != NULL)) {
         st = set_proxy(cfg, opts);
         if (st != MCPC_OK) {

@@ -261,6 +261,23 @@ const char *mcpc_version(void);
 #define MCPC_NEGOTIATE_LEGACY 1
 
 /**
+ * HTTP transport mode: Streamable HTTP, and when its POST is answered 400, 404 or 405
+ * without a JSON-RPC error body, the HTTP+SSE transport of 2024-11-05 (the default).
+ */
+#define MCPC_HTTP_AUTO 0
+
+/**
+ * HTTP transport mode: Streamable HTTP only.
+ */
+#define MCPC_HTTP_STREAMABLE 1
+
+/**
+ * HTTP transport mode: the HTTP+SSE transport of 2024-11-05 only (the URL is its
+ * event stream's, such as `https://host/sse`).
+ */
+#define MCPC_HTTP_SSE 2
+
+/**
  * Client settings: a builder. Make it with mcpc_options_new, set what you need,
  * pass it to a connect function (which copies it; the same options may make many
  * clients), and free it with mcpc_options_free.
@@ -514,6 +531,23 @@ mcpc_status_t mcpc_options_add_header(mcpc_options_t *opts,
                                       const char *value);
 
 /**
+ * Chooses the HTTP transport mcpc_client_connect_http uses: MCPC_HTTP_AUTO (the
+ * default), MCPC_HTTP_STREAMABLE or MCPC_HTTP_SSE. Over the HTTP+SSE transport the
+ * version is agreed by `initialize` (2024-11-05 to 2025-11-25) unless one is pinned;
+ * a GET opens the event stream, whose `endpoint` event names where messages are
+ * POSTed (the same origin only, else MCPC_ERR_PROTOCOL); headers, the bearer token
+ * (or the token callback's first token), CAs and proxies apply as for Streamable
+ * HTTP; OAuth does not (it needs Streamable HTTP).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options, an unknown mode).
+ * Threads: the thread that owns `opts`.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_http_transport(mcpc_options_t *opts,
+                                              int32_t mode);
+
+/**
  * Sends `Authorization: Bearer <token>` on every HTTP request (NULL clears it). For
  * tokens that change, use mcpc_options_set_token_callback instead.
  * Errors: MCPC_ERR_INVALID_ARG (NULL options, a token with control characters),
@@ -672,11 +706,15 @@ mcpc_status_t mcpc_client_connect_stdio(const char *const *argv,
  * and a URL with credentials in it is refused with MCPC_ERR_INVALID_ARG. TLS is
  * always verified: the system's roots plus any CA given in the options. Headers, the
  * bearer token and the token callback come from the options. Redirects are followed
- * only within the endpoint's origin, never from https to http.
+ * only within the endpoint's origin, never from https to http. A server that refuses
+ * Streamable HTTP's POST (400, 404 or 405 without a JSON-RPC error body) is tried as
+ * the HTTP+SSE transport of 2024-11-05 (see mcpc_options_set_http_transport). Proxies
+ * as mcpc_options_set_proxy says.
  * Ownership and threads: as mcpc_client_connect_stdio.
  * Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_INVALID_UTF8, MCPC_ERR_INSECURE_URL,
- * MCPC_ERR_TLS, MCPC_ERR_TRANSPORT, MCPC_ERR_HTTP, MCPC_ERR_AUTH, MCPC_ERR_HANDSHAKE,
- * MCPC_ERR_TIMEOUT, MCPC_ERR_WOULD_DEADLOCK.
+ * MCPC_ERR_TLS, MCPC_ERR_TRANSPORT, MCPC_ERR_HTTP, MCPC_ERR_AUTH, MCPC_ERR_PROXY_AUTH,
+ * MCPC_ERR_HANDSHAKE, MCPC_ERR_PROTOCOL (the old transport's endpoint on another
+ * origin), MCPC_ERR_TIMEOUT, MCPC_ERR_WOULD_DEADLOCK.
  *
  * # Safety
  * `url` is NULL or NUL-terminated; `opts` is NULL or live; `out_client` is NULL or writable.

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use http::header::{HeaderName, HeaderValue};
 
-use crate::client::Options;
+use crate::client::{Client, Control, Options};
 use crate::error::{Error, Result, Status};
-use crate::transport::http::{Authorizer, HttpConfig, HttpTransport, TokenFn};
+use crate::protocol::Negotiation;
+use crate::transport::http::{Authorizer, HttpConfig, HttpTransport, LegacySseTransport, TokenFn};
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{SinkRef, Transport};
 
@@ -39,6 +40,69 @@ pub struct Config {
     pub ca_pem: Vec<Vec<u8>>,
     pub standalone_stream: bool,
     pub proxy: crate::transport::proxy::ProxySettings,
+    pub http_transport: HttpMode,
+}
+
+/// Which HTTP transport a URL is reached with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HttpMode {
+    /// Streamable HTTP, then, when its POST is answered 400, 404 or 405 without a
+    /// JSON-RPC error body, the HTTP+SSE transport of 2024-11-05.
+    #[default]
+    Auto,
+    Streamable,
+    /// The HTTP+SSE transport of 2024-11-05 only.
+    Sse,
+}
+
+/// How a client is made: its transport's connector, and the one to fall back to.
+pub struct Plan {
+    connector: Connector,
+    /// The HTTP+SSE transport, for a Streamable HTTP endpoint that is not one.
+    fallback: Option<Connector>,
+    options: Options,
+}
+
+impl Plan {
+    /// Connects with `connector` alone.
+    pub fn new(connector: Connector, options: Options) -> Plan {
+        Plan {
+            connector,
+            fallback: None,
+            options,
+        }
+    }
+
+    /// Makes the client: the first transport, then the fallback where the first
+    /// showed an older server (the specification's backwards-compatibility rule).
+    pub async fn connect(&self, ctl: &Control) -> Result<Client> {
+        let first = Client::connect(&*self.connector, self.options.clone(), ctl).await;
+        let Some(fallback) = &self.fallback else { return first };
+        match first {
+            // `initialize` reports its HTTP failure as a handshake error, with the status.
+            Err(e)
+                if matches!(e.status, Status::MCPC_ERR_HTTP | Status::MCPC_ERR_HANDSHAKE)
+                    && matches!(e.http_status, Some(400 | 404 | 405))
+                    && e.rpc_code.is_none() =>
+            {
+                log::debug!("Streamable HTTP refused ({e}); trying the HTTP+SSE transport of 2024-11-05");
+                Client::connect(&**fallback, legacy_options(&self.options), ctl)
+                    .await
+                    .map_err(|e2| e2.context("the HTTP+SSE transport (after Streamable HTTP was refused)"))
+            }
+            other => other,
+        }
+    }
+}
+
+/// The old transport predates 2026-07-28: `initialize` decides, unless a version
+/// is pinned.
+fn legacy_options(o: &Options) -> Options {
+    let mut o = o.clone();
+    if o.negotiation == Negotiation::Auto {
+        o.negotiation = Negotiation::Legacy;
+    }
+    o
 }
 
 impl Default for Config {
@@ -60,6 +124,7 @@ impl Default for Config {
             ca_pem: Vec::new(),
             standalone_stream: false,
             proxy: Default::default(),
+            http_transport: HttpMode::Auto,
         }
     }
 }
@@ -120,5 +185,24 @@ impl Config {
     pub fn http_connector(&self, url: &str) -> Result<Connector> {
         let cfg = self.http(url)?;
         Ok(Box::new(move |sink: SinkRef| HttpTransport::connect(cfg.clone(), sink)))
+    }
+
+    /// The plan for `url`: Streamable HTTP, the HTTP+SSE transport, or the first
+    /// falling back to the second ([`HttpMode`]).
+    pub fn http_plan(&self, url: &str) -> Result<Plan> {
+        let cfg = self.http(url)?;
+        let sse = {
+            let cfg = cfg.clone();
+            Box::new(move |sink: SinkRef| LegacySseTransport::connect(cfg.clone(), sink)) as Connector
+        };
+        Ok(match self.http_transport {
+            HttpMode::Sse => Plan::new(sse, legacy_options(&self.client)),
+            HttpMode::Streamable => Plan::new(self.http_connector(url)?, self.client.clone()),
+            HttpMode::Auto => Plan {
+                connector: Box::new(move |sink: SinkRef| HttpTransport::connect(cfg.clone(), sink)),
+                fallback: Some(sse),
+                options: self.client.clone(),
+            },
+        })
     }
 }

@@ -166,6 +166,17 @@ expect http-timeout 4 '' -- --timeout 300 --url "$url" call slow '{"ms":20000}'
 stop_fixture
 expect_nothing_started http-insecure-refused --url http://example.com/mcp call echo '{}'
 
+# The HTTP+SSE transport of 2024-11-05: found by the fallback, or chosen.
+coproc LEGACY { exec "$PYTHON" tests/fixtures/legacy_sse_server.py; }
+legacy_pid=$LEGACY_PID
+read -r _ legacy_port <&"${LEGACY[0]}"
+expect legacy-sse-fallback 0 '"text": "old"' -- --url "http://127.0.0.1:$legacy_port/sse" call echo '{"text":"old"}'
+expect legacy-sse-pinned 0 '"name": "slow"' -- --transport sse --url "http://127.0.0.1:$legacy_port/sse" tools
+expect legacy-sse-streamable-only 3 '' -- --transport streamable --url "http://127.0.0.1:$legacy_port/sse" info
+expect usage-transport 1 '' -- --transport h3 --url "http://127.0.0.1:$legacy_port/sse" info
+eval "exec ${LEGACY[1]}>&-"
+wait "$legacy_pid" 2>/dev/null
+
 start_fixture --era modern
 url="http://127.0.0.1:$fixture_port/mcp"
 expect http-modern-info 0 '"negotiatedBy":"discover"' -- --url "$url" info

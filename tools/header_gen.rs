@@ -77,6 +77,7 @@ const RULES: &[(usize, &str)] = &[
     (ERRORS, "mcpc_version"),
     (OPTIONS, "MCPC_STDERR_*"),
     (OPTIONS, "MCPC_NEGOTIATE_*"),
+    (OPTIONS, "MCPC_HTTP_*"),
     (OPTIONS, "mcpc_stderr_cb"),
     (OPTIONS, "mcpc_notification_cb"),
     (OPTIONS, "mcpc_token_cb"),

@@ -728,6 +728,13 @@ public:
         detail::check(mcpc_options_add_ca_file(p_.get(), std::string(path).c_str()));
         return *this;
     }
+    /// The HTTP transport: MCPC_HTTP_AUTO (Streamable HTTP, then the HTTP+SSE
+    /// transport of 2024-11-05 when the server refuses the POST), MCPC_HTTP_STREAMABLE
+    /// or MCPC_HTTP_SSE.
+    Options& http_transport(int32_t mode) {
+        detail::check(mcpc_options_set_http_transport(p_.get(), mode));
+        return *this;
+    }
     /// The HTTP proxy for every endpoint outside no_proxy() ("none": no proxy),
     /// overriding the environment's https_proxy, http_proxy and all_proxy.
     Options& proxy(std::string_view url) {

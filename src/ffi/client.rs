@@ -13,7 +13,7 @@ use super::ptr::{self, Handle, Out};
 use super::result::{mcpc_result_t, mcpc_tool_list_t, ResultData, ToolListData};
 use super::transport::mcpc_transport_t;
 use crate::client::{Client, Control};
-use crate::config::{Config, Connector};
+use crate::config::{Config, Plan};
 use crate::drive::runtime;
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
@@ -179,17 +179,17 @@ pub(super) fn options_of(opts: *const mcpc_options_t) -> Result<Config> {
     Ok(unsafe { ptr::get(opts) }?.clone())
 }
 
-fn connect_blocking(o: Config, connector: Connector, out_client: Out<'_, *mut mcpc_client_t>) -> Result<Status> {
-    let client = runtime::block_on(Client::connect(&*connector, o.client, &Control::default()))??;
+fn connect_blocking(plan: Plan, out_client: Out<'_, *mut mcpc_client_t>) -> Result<Status> {
+    let client = runtime::block_on(plan.connect(&Control::default()))??;
     out_client.set_handle(ClientHandle::new(client));
     Ok(Status::MCPC_OK)
 }
 
-/// The stdio connector for `argv` (checked UTF-8) and the options.
+/// The stdio plan for `argv` (checked UTF-8) and the options.
 ///
 /// # Safety
 /// `argv` is NULL or holds `argc` NUL-terminated strings.
-pub(super) unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o: &Config) -> Result<Connector> {
+pub(super) unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o: &Config) -> Result<Plan> {
     if argv.is_null() || argc == 0 {
         return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "argv is NULL or argc is 0"));
     }
@@ -200,27 +200,30 @@ pub(super) unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o:
         // SAFETY: each is a NUL-terminated string per the contract.
         args.push(unsafe { str_in(*a, &format!("argv[{i}]")) }?.to_string());
     }
-    o.stdio_connector(&args)
+    Ok(Plan::new(o.stdio_connector(&args)?, o.client.clone()))
 }
 
-/// The HTTP connector: the URL is checked here, before any connection.
+/// The HTTP plan: the URL is checked here, before any connection.
 ///
 /// # Safety
 /// `url` is NULL or NUL-terminated.
-pub(super) unsafe fn http_connector(url: *const c_char, o: &Config) -> Result<Connector> {
+pub(super) unsafe fn http_connector(url: *const c_char, o: &Config) -> Result<Plan> {
     // SAFETY: per the contract.
-    o.http_connector(unsafe { str_in(url, "url") }?)
+    o.http_plan(unsafe { str_in(url, "url") }?)
 }
 
-/// The connector for a caller-supplied transport.
+/// The plan for a caller-supplied transport.
 ///
 /// # Safety
 /// `transport` is NULL or live.
-pub(super) unsafe fn transport_connector(transport: *const mcpc_transport_t, o: &Config) -> Result<Connector> {
+pub(super) unsafe fn transport_connector(transport: *const mcpc_transport_t, o: &Config) -> Result<Plan> {
     // SAFETY: per the contract.
     let host = unsafe { ptr::get(transport) }?.clone();
     let max = o.max_message_size;
-    Ok(Box::new(move |sink: SinkRef| host.attach(sink, max)))
+    Ok(Plan::new(
+        Box::new(move |sink: SinkRef| host.attach(sink, max)),
+        o.client.clone(),
+    ))
 }
 
 /// Starts a server as a child process and connects to it over stdio: spawns
@@ -253,7 +256,7 @@ pub unsafe extern "C" fn mcpc_client_connect_stdio(
         let o = options_of(opts)?;
         // SAFETY: per the contract.
         let connector = unsafe { stdio_connector(argv, argc, &o) }?;
-        connect_blocking(o, connector, out_client)
+        connect_blocking(connector, out_client)
     })
 }
 
@@ -461,7 +464,7 @@ pub unsafe extern "C" fn mcpc_client_connect_transport(
         let o = options_of(opts)?;
         // SAFETY: per the contract.
         let connector = unsafe { transport_connector(transport, &o) }?;
-        connect_blocking(o, connector, out_client)
+        connect_blocking(connector, out_client)
     })
 }
 
@@ -471,11 +474,15 @@ pub unsafe extern "C" fn mcpc_client_connect_transport(
 /// and a URL with credentials in it is refused with MCPC_ERR_INVALID_ARG. TLS is
 /// always verified: the system's roots plus any CA given in the options. Headers, the
 /// bearer token and the token callback come from the options. Redirects are followed
-/// only within the endpoint's origin, never from https to http.
+/// only within the endpoint's origin, never from https to http. A server that refuses
+/// Streamable HTTP's POST (400, 404 or 405 without a JSON-RPC error body) is tried as
+/// the HTTP+SSE transport of 2024-11-05 (see mcpc_options_set_http_transport). Proxies
+/// as mcpc_options_set_proxy says.
 /// Ownership and threads: as mcpc_client_connect_stdio.
 /// Errors: MCPC_ERR_INVALID_ARG, MCPC_ERR_INVALID_UTF8, MCPC_ERR_INSECURE_URL,
-/// MCPC_ERR_TLS, MCPC_ERR_TRANSPORT, MCPC_ERR_HTTP, MCPC_ERR_AUTH, MCPC_ERR_HANDSHAKE,
-/// MCPC_ERR_TIMEOUT, MCPC_ERR_WOULD_DEADLOCK.
+/// MCPC_ERR_TLS, MCPC_ERR_TRANSPORT, MCPC_ERR_HTTP, MCPC_ERR_AUTH, MCPC_ERR_PROXY_AUTH,
+/// MCPC_ERR_HANDSHAKE, MCPC_ERR_PROTOCOL (the old transport's endpoint on another
+/// origin), MCPC_ERR_TIMEOUT, MCPC_ERR_WOULD_DEADLOCK.
 ///
 /// # Safety
 /// `url` is NULL or NUL-terminated; `opts` is NULL or live; `out_client` is NULL or writable.
@@ -491,6 +498,6 @@ pub unsafe extern "C" fn mcpc_client_connect_http(
         let o = options_of(opts)?;
         // SAFETY: per the contract.
         let connector = unsafe { http_connector(url, &o) }?;
-        connect_blocking(o, connector, out_client)
+        connect_blocking(connector, out_client)
     })
 }

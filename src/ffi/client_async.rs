@@ -12,8 +12,8 @@ use super::options::mcpc_options_t;
 use super::ptr::{self, Out};
 use super::result::{mcpc_result_t, mcpc_tool_list_t, ResultData, ToolListData};
 use super::transport::mcpc_transport_t;
-use crate::client::{Client, Control};
-use crate::config::{Config, Connector};
+use crate::client::Control;
+use crate::config::Plan;
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
 
@@ -95,8 +95,7 @@ pub(super) fn op_out(op: Arc<super::op::OpState>, out_op: Option<Out<'_, *mut mc
 }
 
 fn connect_async(
-    o: Config,
-    connector: Connector,
+    plan: Plan,
     on_done: mcpc_connect_done_cb,
     userdata: *mut c_void,
     out_op: Option<Out<'_, *mut mcpc_op_t>>,
@@ -111,7 +110,7 @@ fn connect_async(
                 cancel: Some(token),
                 ..Control::default()
             };
-            Client::connect(&*connector, o.client, &ctl).await
+            plan.connect(&ctl).await
         },
         move |outcome| match outcome {
             Ok(client) => finish(cb, ud, ptr::into_raw::<mcpc_client_t>(ClientHandle::new(client)), None),
@@ -150,7 +149,7 @@ pub unsafe extern "C" fn mcpc_client_connect_stdio_async(
         let o = options_of(opts)?;
         // SAFETY: per the contract.
         let connector = unsafe { stdio_connector(argv, argc, &o) }?;
-        connect_async(o, connector, on_done, userdata, out_op)
+        connect_async(connector, on_done, userdata, out_op)
     })
 }
 
@@ -175,7 +174,7 @@ pub unsafe extern "C" fn mcpc_client_connect_transport_async(
         let o = options_of(opts)?;
         // SAFETY: per the contract.
         let connector = unsafe { transport_connector(transport, &o) }?;
-        connect_async(o, connector, on_done, userdata, out_op)
+        connect_async(connector, on_done, userdata, out_op)
     })
 }
 
@@ -304,6 +303,6 @@ pub unsafe extern "C" fn mcpc_client_connect_http_async(
         let o = options_of(opts)?;
         // SAFETY: per the contract.
         let connector = unsafe { http_connector(url, &o) }?;
-        connect_async(o, connector, on_done, userdata, out_op)
+        connect_async(connector, on_done, userdata, out_op)
     })
 }

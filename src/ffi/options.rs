@@ -7,7 +7,7 @@ use super::boundary::boundary;
 use super::cstr::{opt_str_in, str_in};
 use super::ptr::{self, Handle};
 use super::userdata::{mcpc_free_cb, Userdata};
-use crate::config::Config;
+use crate::config::{Config, HttpMode};
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
 use crate::protocol::{self, ClientInfo, Negotiation};
@@ -452,6 +452,45 @@ pub unsafe extern "C" fn mcpc_options_add_header(
         })?;
         v.set_sensitive(true);
         o.headers.push((n, v));
+        Ok(())
+    })
+}
+
+/// HTTP transport mode: Streamable HTTP, and when its POST is answered 400, 404 or 405
+/// without a JSON-RPC error body, the HTTP+SSE transport of 2024-11-05 (the default).
+pub const MCPC_HTTP_AUTO: i32 = 0;
+/// HTTP transport mode: Streamable HTTP only.
+pub const MCPC_HTTP_STREAMABLE: i32 = 1;
+/// HTTP transport mode: the HTTP+SSE transport of 2024-11-05 only (the URL is its
+/// event stream's, such as `https://host/sse`).
+pub const MCPC_HTTP_SSE: i32 = 2;
+
+/// Chooses the HTTP transport mcpc_client_connect_http uses: MCPC_HTTP_AUTO (the
+/// default), MCPC_HTTP_STREAMABLE or MCPC_HTTP_SSE. Over the HTTP+SSE transport the
+/// version is agreed by `initialize` (2024-11-05 to 2025-11-25) unless one is pinned;
+/// a GET opens the event stream, whose `endpoint` event names where messages are
+/// POSTed (the same origin only, else MCPC_ERR_PROTOCOL); headers, the bearer token
+/// (or the token callback's first token), CAs and proxies apply as for Streamable
+/// HTTP; OAuth does not (it needs Streamable HTTP).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options, an unknown mode).
+/// Threads: the thread that owns `opts`.
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_http_transport(opts: *mut mcpc_options_t, mode: i32) -> mcpc_status_t {
+    with_options("mcpc_options_set_http_transport", opts, |o| {
+        o.http_transport = match mode {
+            MCPC_HTTP_AUTO => HttpMode::Auto,
+            MCPC_HTTP_STREAMABLE => HttpMode::Streamable,
+            MCPC_HTTP_SSE => HttpMode::Sse,
+            other => {
+                return Err(Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("unknown HTTP transport mode {other}"),
+                ))
+            }
+        };
         Ok(())
     })
 }

@@ -1191,6 +1191,82 @@ static void test_py2_http_json_response(void) {
 /* mcp 1.x knows nothing of 2026-07-28: auto negotiation falls back to initialize.
  * Quirk: its cancellation answers the cancelled id with an error
  * ({"code":0,"message":"Request cancelled"}); mcpc drops it. */
+/* A sleep with progress (two notifications), then py_cancel and py_timeout. */
+static void py_progress_cancel_timeout(mcpc_client_t *c, const char *stderr_file) {
+    mcpc_result_t *r = NULL;
+    struct progress p = PROGRESS_INIT;
+    mcpc_call_opts_t po = progress_opts(&p, 20000);
+    CHECK_STATUS(call(c, "sleep", "{\"seconds\":0.5}", &po, &r), MCPC_OK);
+    atomic_store(&p.returned, true);
+    CHECK(p.count == 2);
+    mcpc_result_free(r);
+    py_cancel(c, NULL, stderr_file);
+    py_timeout(c);
+}
+
+/* The HTTP+SSE transport of 2024-11-05 (mcp 1.x's sse_app): found by the fallback
+ * from Streamable HTTP, with progress, cancellation and timeouts over it. */
+static void test_py1_http_sse(void) {
+    struct server s;
+    const char *const sse[] = {"--sse", NULL};
+    if (py_http_start(&s, "MCPC_PEERS_PY_V1", 0, sse) != 0) {
+        CHECK(0);
+        return;
+    }
+    snprintf(s.url, sizeof s.url, "http://127.0.0.1:%d/sse", s.port);
+    mcpc_options_t *o = options(20000);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (c) {
+        check_negotiation(c, "2025-11-25", "initialize");
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(call(c, "echo", "{\"text\":\"over sse\"}", NULL, &r), MCPC_OK);
+        CHECK(r && strcmp(mcpc_result_text(r, NULL), "over sse") == 0);
+        mcpc_result_free(r);
+        py_progress_cancel_timeout(c, s.err);
+    }
+    mcpc_client_free(c);
+    server_stop(&s);
+}
+
+/* server-everything's sse mode, pinned to the old transport. */
+static void test_everything_sse(void) {
+    const char *node = peer("MCPC_PEERS_NODE"), *ev = peer("MCPC_PEERS_EVERYTHING");
+    if (!node || !ev) {
+        CHECK(0);
+        return;
+    }
+    struct server s;
+    memset(&s, 0, sizeof s);
+    s.port = free_port();
+    tmp_path(s.out, sizeof s.out, "everything-sse.out");
+    tmp_path(s.err, sizeof s.err, "everything-sse.err");
+    char env[32];
+    snprintf(env, sizeof env, "PORT=%d", s.port);
+    const char *argv[] = {node, ev, "sse", NULL};
+    s.pid = spawn_logged(argv, s.out, s.err, env);
+    double end = now_ms() + 20000;
+    while (s.pid > 0 && !port_open(s.port) && now_ms() < end) sleep_ms(20);
+    snprintf(s.url, sizeof s.url, "http://127.0.0.1:%d/sse", s.port);
+    mcpc_options_t *o = options(20000);
+    CHECK_STATUS(mcpc_options_set_http_transport(o, MCPC_HTTP_SSE), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (c) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(call(c, "echo", "{\"message\":\"hi\"}", NULL, &r), MCPC_OK);
+        CHECK(r && strstr(mcpc_result_text(r, NULL), "hi") != NULL);
+        mcpc_result_free(r);
+        char *json = NULL;
+        CHECK_STATUS(mcpc_client_list_resources(c, NULL, &json), MCPC_OK);
+        mcpc_string_free(json);
+    }
+    mcpc_client_free(c);
+    server_stop(&s);
+}
+
 static void test_py1_stdio(void) {
     struct lines err = LINES_INIT;
     mcpc_options_t *o = options(20000);
@@ -1247,14 +1323,7 @@ static void test_py1_http(void) {
         CHECK_STATUS(call(c, "fail", "{\"message\":\"boom\"}", NULL, &r), MCPC_ERR_TOOL);
         CHECK(r && strcmp(mcpc_result_text(r, NULL), "Error executing tool fail: boom") == 0);
         mcpc_result_free(r);
-        struct progress p = PROGRESS_INIT;
-        mcpc_call_opts_t po = progress_opts(&p, 20000);
-        CHECK_STATUS(call(c, "sleep", "{\"seconds\":0.5}", &po, &r), MCPC_OK);
-        atomic_store(&p.returned, true);
-        CHECK(p.count == 2);
-        mcpc_result_free(r);
-        py_cancel(c, NULL, s.err);
-        py_timeout(c);
+        py_progress_cancel_timeout(c, s.err);
     }
     mcpc_client_free(c);
     /* The probe meets an older server: server/discover is refused with 400, then
@@ -1515,6 +1584,8 @@ int main(int argc, char **argv) {
     RUN_TIMED(test_py1_stdio_stderr_flood);
     RUN_TIMED(test_py1_http);
     RUN_TIMED(test_py1_http_session_expired_404);
+    RUN_TIMED(test_py1_http_sse);
+    RUN_TIMED(test_everything_sse);
     RUN_TIMED(test_py1_seam_cancel_error_reply);
     RUN_TIMED(test_cli);
 

@@ -8,6 +8,7 @@ protocol, this file only adds tools and test plumbing.
   stdio:  python py_server.py
   HTTP:   python py_server.py --http [--port 0]   prints "PORT n", serves http://127.0.0.1:n/mcp
   HTTPS:  ... --http --certfile server.pem --keyfile server.key
+  HTTP+SSE (2024-11-05; mcp 1.x): ... --http --sse, serves http://127.0.0.1:n/sse
 Options: --stateless (no Mcp-Session-Id), --json-response (application/json, no SSE),
          --extra-tools N (filler_01..N), --page-size N (tools/list pages of N tools,
          nextCursor = the next offset), --log FILE (HTTP: one JSON line per request:
@@ -42,6 +43,7 @@ ap.add_argument("--certfile")
 ap.add_argument("--keyfile")
 ap.add_argument("--stateless", action="store_true")
 ap.add_argument("--json-response", action="store_true")
+ap.add_argument("--sse", action="store_true")  # mcp 1.x: the HTTP+SSE transport of 2024-11-05
 ap.add_argument("--extra-tools", type=int, default=0)
 ap.add_argument("--page-size", type=int, default=0)
 ap.add_argument("--log")
@@ -193,7 +195,9 @@ if not args.http:
 else:
     import uvicorn
 
-    if V2:
+    if args.sse:
+        app = srv.sse_app()  # GET /sse, POST /messages/
+    elif V2:
         app = srv.streamable_http_app(host=args.host, **http_opts)
     else:
         app = srv.streamable_http_app()

@@ -117,6 +117,23 @@ def test_https_with_cacert(certs: Path) -> None:
         s.stop()
 
 
+def test_legacy_sse_transport() -> None:
+    s = Server([PYTHON, str(REPO / "tests" / "fixtures" / "legacy_sse_server.py")])
+    try:
+        url = "http://127.0.0.1:%d/sse" % s.port
+        with libmcpc.Client.http(url, timeout=10) as c:  # found by the fallback
+            assert c.protocol_version == "2024-11-05"
+            assert c.call("echo", {"text": "old"}).text == "old"
+        with libmcpc.Client.http(url, http_transport="sse", timeout=10) as c:
+            assert len(c.tools()) == 2
+        with pytest.raises(libmcpc.HandshakeError):
+            libmcpc.Client.http(url, http_transport="streamable", timeout=10)
+        with pytest.raises(ValueError):
+            libmcpc.Client.http(url, http_transport="h3", timeout=10)
+    finally:
+        s.stop()
+
+
 def _tinyproxy(tmp: Path, auth: str) -> "tuple[subprocess.Popen[bytes], int]":
     """tinyproxy on a free loopback port with Basic authentication `auth` ("user pass")."""
     import socket

@@ -23,12 +23,14 @@ use crate::drive::Drive;
 use crate::error::{Error, Result, Status};
 
 mod auth;
+mod legacy;
 mod reply;
 mod request;
 mod session;
 mod tls;
 
 pub use auth::Authorizer;
+pub use legacy::LegacySseTransport;
 use reply::*;
 use request::*;
 pub(crate) use tls::tls_config;

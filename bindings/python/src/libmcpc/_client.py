@@ -313,6 +313,7 @@ def _build_options(
     proxy: Optional[str] = None,
     no_proxy: Optional[str] = None,
     proxy_credentials: Optional[Tuple[str, str]] = None,
+    http_transport: Optional[str] = None,
 ) -> _Options:
     """An mcpc_options_t with these settings (the caller frees it)."""
     o = _Options()
@@ -370,6 +371,10 @@ def _build_options(
             _check(lib.mcpc_options_add_ca_pem(h, pem, len(pem)))
         if standalone_stream:
             _check(lib.mcpc_options_set_standalone_stream(h, True))
+        if http_transport is not None:
+            if http_transport not in _HTTP_TRANSPORTS:
+                raise ValueError("http_transport must be 'auto', 'streamable' or 'sse'")
+            _check(lib.mcpc_options_set_http_transport(h, _HTTP_TRANSPORTS[http_transport]))
         if proxy is not None:
             _check(lib.mcpc_options_set_proxy(h, _b(proxy)))
         if no_proxy is not None:
@@ -389,7 +394,8 @@ def _build_options(
 
 _STDIO_ONLY = ("env", "clear_env", "cwd", "stderr", "close_grace")
 _HTTP_ONLY = ("headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream", "oauth", "proxy", "no_proxy",
-              "proxy_credentials")
+              "proxy_credentials", "http_transport")
+_HTTP_TRANSPORTS = {"auto": 0, "streamable": 1, "sse": 2}
 
 
 def _only(kind: str, options: Mapping[str, Any], refused: Sequence[str]) -> None:
@@ -613,6 +619,7 @@ class Client(ContentMixin):
         proxy: Optional[str] = None,
         no_proxy: Optional[str] = None,
         proxy_credentials: Optional[Tuple[str, str]] = None,
+        http_transport: Optional[str] = None,
         timeout: Optional[float] = None,
         protocol_version: Optional[str] = None,
         negotiation: Optional[str] = None,
@@ -635,12 +642,15 @@ class Client(ContentMixin):
         login it needs runs during this call. ``proxy`` (a URL, or ``"none"``), ``no_proxy``
         (curl's list) and ``proxy_credentials`` (``(user, password)``) override the
         environment's ``https_proxy``/``http_proxy``/``all_proxy``/``no_proxy``, which
-        are followed otherwise (never for loopback). Other arguments as for
+        are followed otherwise (never for loopback). ``http_transport`` is ``"auto"``
+        (Streamable HTTP, then the HTTP+SSE transport of 2024-11-05 when the server
+        refuses the POST with 400, 404 or 405), ``"streamable"`` or ``"sse"`` (the URL
+        is then the event stream's, such as ``.../sse``). Other arguments as for
         :meth:`stdio`.
         """
         o = _build_options(headers=headers, bearer=bearer, token=token, cacert=cacert, ca_pem=ca_pem,
                            standalone_stream=standalone_stream, oauth=oauth, proxy=proxy, no_proxy=no_proxy,
-                           proxy_credentials=proxy_credentials, timeout=timeout, protocol_version=protocol_version,
+                           proxy_credentials=proxy_credentials, http_transport=http_transport, timeout=timeout, protocol_version=protocol_version,
                            negotiation=negotiation, client_info=client_info, on_notification=on_notification,
                            max_pages=max_pages, max_message_size=max_message_size)
         with o:

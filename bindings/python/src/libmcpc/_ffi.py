@@ -190,6 +190,7 @@ _declare("mcpc_client_call_tool", _S, _P, c_char_p, c_char_p, POINTER(CallOpts),
 _declare(
     "mcpc_client_call_tool_async", _S, _P, c_char_p, c_char_p, POINTER(CallOpts), CALL_DONE_CB, _P, POINTER(_P)
 )
+_declare("mcpc_options_set_http_transport", _S, _P, c_int32)
 _declare("mcpc_options_set_proxy", _S, _P, c_char_p)
 _declare("mcpc_options_set_no_proxy", _S, _P, c_char_p)
 _declare("mcpc_options_set_proxy_credentials", _S, _P, c_char_p, c_char_p)
