@@ -125,6 +125,9 @@ static const char USAGE[] =
     "                          transport of 2024-11-05 when the server refuses the\n"
     "                          POST (400, 404, 405); streamable; or sse (URL: the\n"
     "                          event stream's, such as https://host/sse) (--url only)\n"
+    "  --log-level LEVEL       ask the server for its log at LEVEL and above (debug,\n"
+    "                          info, notice, warning, error, critical, alert,\n"
+    "                          emergency) and print it to stderr\n"
     "  --proxy URL             reach the server through this HTTP proxy (http:// or\n"
     "                          https://; \"none\": no proxy); default: https_proxy,\n"
     "                          http_proxy, all_proxy and no_proxy as curl reads them,\n"
@@ -325,6 +328,7 @@ struct config {
     const char *noproxy;    /* --noproxy: curl's NO_PROXY list */
     const char *proxy_user; /* --proxy-user USER:PASSWORD */
     const char *transport;  /* --transport auto|streamable|sse */
+    const char *log_level;  /* --log-level: the server's log to stderr */
     int32_t http_transport; /* its MCPC_HTTP_* */
     /* OAuth (--oauth); the secret may come from MCPC_CLIENT_SECRET. */
     bool oauth;
@@ -471,7 +475,7 @@ enum opt_id {
     OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
     OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_CLIENT_KEY, OPT_ASSERTION_COMMAND,
     OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_PROXY, OPT_NOPROXY,
-    OPT_PROXY_USER, OPT_TRANSPORT, OPT_UNKNOWN
+    OPT_PROXY_USER, OPT_TRANSPORT, OPT_LOG_LEVEL, OPT_UNKNOWN
 };
 
 static const struct {
@@ -510,6 +514,7 @@ static const struct {
     {"--noproxy", OPT_NOPROXY, true},
     {"--proxy-user", OPT_PROXY_USER, true},
     {"--transport", OPT_TRANSPORT, true},
+    {"--log-level", OPT_LOG_LEVEL, true},
 };
 
 /* The OAuth options go together: -1 to go on, or the usage exit status. */
@@ -683,6 +688,10 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             break;
         case OPT_NOPROXY:
             if ((rc = set_once(&cfg->noproxy, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_LOG_LEVEL:
+            if ((rc = set_once(&cfg->log_level, value, opt_name)) >= 0)
                 return rc;
             break;
         case OPT_TRANSPORT:
@@ -1318,6 +1327,28 @@ static int add_oauth(const struct config *cfg, struct store **store, mcpc_option
     return -1;
 }
 
+/* Writes untrusted server text with control characters (line ends, escapes) as '?'. */
+static void put_clean(const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stderr);
+}
+
+/* --log-level: each server log message to stderr, on one line of its own. */
+static void on_server_log(void *userdata, const char *level, const char *logger, const char *data)
+{
+    (void)userdata;
+    fputs("mcpc: server log ", stderr);
+    put_clean(level);
+    if (logger != NULL) {
+        fputc(' ', stderr);
+        put_clean(logger);
+    }
+    fputs(": ", stderr);
+    put_clean(data);
+    fputc('\n', stderr);
+}
+
 /* --proxy, --noproxy and --proxy-user into the options. */
 static mcpc_status_t set_proxy(const struct config *cfg, mcpc_options_t *opts)
 {
@@ -1367,6 +1398,11 @@ static int make_options(const struct config *cfg, struct store **store, mcpc_opt
             return EXIT_ERROR;
         }
         st = mcpc_options_set_roots_handler(opts, on_roots, roots, free_roots);
+    }
+    if (st == MCPC_OK && cfg->log_level != NULL) {
+        st = mcpc_options_set_log_level(opts, cfg->log_level);
+        if (st == MCPC_OK)
+            st = mcpc_options_set_log_callback(opts, on_server_log, NULL, NULL);
     }
     if (st == MCPC_OK)
         st = mcpc_options_set_stderr(opts, cfg->inherit_stderr ? MCPC_STDERR_INHERIT

@@ -292,6 +292,20 @@ typedef struct mcpc_options_t mcpc_options_t;
 typedef void (*mcpc_free_cb)(void *userdata);
 
 /**
+ * Receives one log message of the server (`notifications/message`): its level
+ * ("debug", "info", "notice", "warning", "error", "critical", "alert" or
+ * "emergency", or another string a server sent), its logger (NULL when none) and
+ * its data as JSON (any JSON value), all NUL-terminated, borrowed for the call, and
+ * untrusted server data. Runs on an mcpc thread; calls for one client never overlap.
+ * It must not block for long; blocking mcpc calls from it return
+ * MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef void (*mcpc_log_cb)(void *userdata,
+                            const char *level,
+                            const char *logger,
+                            const char *data_json);
+
+/**
  * Receives one line the server wrote to stderr: `line` (not NUL-terminated, may
  * hold any bytes) of `len` bytes, borrowed for the duration of the call.
  * Runs on an mcpc thread; calls for one client never overlap. It must not block
@@ -344,6 +358,39 @@ mcpc_options_t *mcpc_options_new(void);
  * `opts` is NULL or a live options object, freed only once.
  */
 void mcpc_options_free(mcpc_options_t *opts);
+
+/**
+ * The server log level to ask for when connecting: "debug", "info", "notice",
+ * "warning", "error", "critical", "alert" or "emergency" (messages at that level and
+ * above); NULL (the default) asks for none. Before 2026-07-28 it is sent as
+ * `logging/setLevel` right after `initialize`, when the server declares `logging`
+ * (a failure there does not fail the connect); under 2026-07-28 it rides in every
+ * request's `_meta`, and without it the server sends no log.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options, not a level), MCPC_ERR_INVALID_UTF8.
+ * Threads: the thread that owns `opts`.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `level` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_set_log_level(mcpc_options_t *opts,
+                                         const char *level);
+
+/**
+ * Hands the server's log messages (`notifications/message` with a string `level`
+ * and `data`) to `cb` (see mcpc_log_cb) instead of the notification callback.
+ * `userdata_free` (may be NULL) runs exactly once, when the options and every client
+ * made from them are freed; it also runs if this call fails.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options or NULL `cb`).
+ * Threads: the thread that owns `opts`.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; `cb` may be called from mcpc threads with
+ * `userdata` until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_options_set_log_callback(mcpc_options_t *opts,
+                                            mcpc_log_cb cb,
+                                            void *userdata,
+                                            mcpc_free_cb userdata_free);
 
 /**
  * Sets the default timeout, in milliseconds, for connecting (the handshake), for each
@@ -1061,6 +1108,26 @@ mcpc_status_t mcpc_client_complete(const mcpc_client_t *client,
                                    const char *context_json,
                                    const mcpc_call_opts_t *opts,
                                    char **out_json);
+
+/**
+ * Changes the server log level of a connected client (see
+ * mcpc_options_set_log_level for the levels). Before 2026-07-28 this sends
+ * `logging/setLevel` and waits for its answer (NULL sends nothing: that revision
+ * cannot turn the log off); under 2026-07-28 the level (or, for NULL, none) rides on
+ * every later request, and nothing is sent now. The call options apply as for
+ * mcpc_client_call_tool.
+ * Threads: any thread; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL client, not a level), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_RPC (the server refused it, -32601 when it has no log), MCPC_ERR_TIMEOUT,
+ * MCPC_ERR_CANCELLED, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * `client` is NULL or live; `level` is NULL or NUL-terminated; `opts` is NULL or an
+ * initialised mcpc_call_opts_t.
+ */
+mcpc_status_t mcpc_client_set_log_level(const mcpc_client_t *client,
+                                        const char *level,
+                                        const mcpc_call_opts_t *opts);
 
 /**
  * Sends the request `method` with `params_json` (a JSON object; NULL for none) and

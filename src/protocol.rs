@@ -81,6 +81,9 @@ pub struct RequestMeta<'a> {
         skip_serializing_if = "Option::is_none"
     )]
     pub client_info: Option<&'a ClientInfo>,
+    /// Without it a 2026-07-28 server sends no log.
+    #[serde(rename = "io.modelcontextprotocol/logLevel", skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<&'a str>,
 }
 
 impl RequestMeta<'_> {
@@ -403,8 +406,10 @@ mod tests {
             protocol_version: Some(MODERN_VERSION),
             client_capabilities: Some(empty_capabilities()),
             client_info: Some(&info),
+            log_level: Some("info"),
         };
         let s = serde_json::to_string(&m).unwrap();
+        assert!(s.ends_with(r#","io.modelcontextprotocol/logLevel":"info"}"#), "{s}");
         let want = r#"{"progressToken":3,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpc""#;
         assert!(s.starts_with(want), "{s}");
         assert_eq!(serde_json::to_string(&RequestMeta::default()).unwrap(), "{}");

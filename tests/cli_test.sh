@@ -95,6 +95,13 @@ for era in modern legacy; do
     expect "prompt-$era" 0 '"text": "hello ada"' -- --stdio "$INPUT --era=$era" prompt greet '{"who":"ada"}'
     expect "complete-$era" 0 '"values": ["alice", "albert"]' -- --stdio "$INPUT --era=$era" complete prompt greet who al
 done
+"$MCPC" --log-level info --stdio "$INPUT --era=modern" call log >/dev/null 2>"$tmp/err"
+if grep -qxF 'mcpc: server log error: {"n": 3}' "$tmp/err" && ! grep -q debug "$tmp/err"; then
+    echo "ok   log-level"; passed=$((passed + 1))
+else
+    echo "FAIL log-level: $(cat "$tmp/err")"; failed=$((failed + 1))
+fi
+expect usage-log-level 1 '' -- --log-level loud --stdio "$INPUT" tools
 expect usage-read-no-uri 1 '' -- --stdio "$INPUT" read
 expect usage-complete-kind 1 '' -- --stdio "$INPUT" complete tool greet who al
 expect usage-complete-short 1 '' -- --stdio "$INPUT" complete prompt greet who

@@ -675,6 +675,27 @@ public:
     }
     /// Server notifications the client does not handle itself: the method and the
     /// params JSON (nullopt when absent). Runs on an mcpc thread; must not throw.
+    /// The server log level to ask for ("debug" ... "emergency").
+    Options& log_level(std::string_view level) {
+        detail::check(mcpc_options_set_log_level(p_.get(), std::string(level).c_str()));
+        return *this;
+    }
+    /// Gets each server log message: its level, logger (nullopt when none) and data
+    /// JSON. Runs on an mcpc thread; must not throw.
+    Options& on_log(
+        std::function<void(std::string_view level, std::optional<std::string_view> logger, std::string_view data)> fn) {
+        using F = std::function<void(std::string_view, std::optional<std::string_view>, std::string_view)>;
+        auto* f = new F(std::move(fn));
+        detail::check(mcpc_options_set_log_callback(
+            p_.get(),
+            [](void* ud, const char* level, const char* logger, const char* data) noexcept {
+                std::optional<std::string_view> l;
+                if (logger) l = std::string_view(logger);
+                (*static_cast<F*>(ud))(std::string_view(level ? level : ""), l, std::string_view(data ? data : ""));
+            },
+            f, detail::delete_fn<F>));
+        return *this;
+    }
     Options& on_notification(std::function<void(std::string_view method, std::optional<std::string_view> params)> fn) {
         using F = std::function<void(std::string_view, std::optional<std::string_view>)>;
         auto* f = new F(std::move(fn));
@@ -1046,6 +1067,12 @@ public:
         return json_call([&](mcpc_call_opts_t* c, char** out) {
             return mcpc_client_request(p_.get(), m.c_str(), detail::or_null(params), c, out);
         }, o);
+    }
+    /// Changes the server log level (empty: under 2026-07-28, none).
+    void set_log_level(std::string_view level, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        std::string l(level);
+        detail::check(mcpc_client_set_log_level(p_.get(), detail::or_null(l), &c));
     }
     /// Sends the notification `method` with `params_json` (empty for none).
     void notify(std::string_view method, std::string_view params_json = {}) const {

@@ -24,6 +24,7 @@ mod direct;
 mod generic;
 pub mod input;
 mod listing;
+mod logging;
 mod negotiate;
 #[cfg(test)]
 mod negotiate_tests;
@@ -35,6 +36,7 @@ mod typed;
 
 pub use direct::{DirectCall, ToolName};
 pub use listing::Listing;
+pub use logging::{level_code, LogFn, LEVELS};
 pub use negotiate::{MAX_INPUT_ROUNDS, PROBE_TIMEOUT};
 use ops::*;
 pub(crate) use router::Shared;
@@ -63,6 +65,10 @@ pub struct Options {
     pub on_notification: Option<NotificationFn>,
     /// The host's handlers for the server's input requests.
     pub input: input::Handlers,
+    /// The server log level to ask for (one of [`LEVELS`]), if any.
+    pub log_level: Option<&'static str>,
+    /// Gets `notifications/message` (else they go to `on_notification`).
+    pub on_log: Option<LogFn>,
 }
 
 /// Default request timeout: finite, long enough for slow tools.
@@ -79,6 +85,8 @@ impl Default for Options {
             probe_window: negotiate::PROBE_TIMEOUT,
             on_notification: None,
             input: input::Handlers::default(),
+            log_level: None,
+            on_log: None,
         }
     }
 }
@@ -126,6 +134,7 @@ impl Client {
                 protocol_version: Some(protocol::MODERN_VERSION),
                 client_capabilities: Some(&self.capabilities.1),
                 client_info: Some(&self.options.client_info),
+                log_level: self.log_level(),
             }
         } else {
             RequestMeta {

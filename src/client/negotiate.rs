@@ -113,7 +113,7 @@ impl Client {
     /// transport is closed.
     pub async fn connect(connector: Connector<'_>, options: Options, ctl: &Control) -> Result<Client> {
         let inbox = Inbox::new(options.input.clone(), options.timeout);
-        let shared = Arc::new(Shared::new(options.on_notification.clone(), inbox.clone()));
+        let shared = Arc::new(Shared::new(&options, inbox.clone()));
         let transport = connector(shared.clone() as SinkRef)?;
         inbox.set_transport(&transport);
         let capabilities = (options.input.capabilities(false), options.input.capabilities(true));
@@ -138,6 +138,7 @@ impl Client {
                 let settle = client.timeout_of(ctl).min(Duration::from_secs(5));
                 let _ = tokio::time::timeout(settle, client.transport.settled()).await;
                 client.session = session;
+                client.apply_log_level(ctl).await;
                 Ok(client)
             }
             Err(e) => {
@@ -310,7 +311,7 @@ impl Client {
     pub(super) async fn restart(&mut self, connector: Connector<'_>) -> Result<()> {
         self.transport.close().await;
         let inbox = self.shared.inbox.clone();
-        let shared = Arc::new(Shared::new(self.options.on_notification.clone(), inbox.clone()));
+        let shared = Arc::new(Shared::new(&self.options, inbox.clone()));
         self.transport = connector(shared.clone() as SinkRef)?;
         inbox.set_transport(&self.transport);
         self.shared = shared;

@@ -105,6 +105,9 @@ pub(crate) struct Shared {
     pub(super) next_id: AtomicI64,
     pub(super) state: Mutex<State>,
     pub(super) on_notification: Option<NotificationFn>,
+    pub(super) on_log: Option<super::LogFn>,
+    /// The log level asked for (see `logging::level_code`; 0: none).
+    pub(super) log_level: std::sync::atomic::AtomicU8,
     /// Under 2026-07-28 servers send no requests, and clients answer none.
     pub(super) modern: AtomicBool,
     /// Wakes the deadline task: an earlier deadline, or the connection closed.
@@ -116,11 +119,14 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(super) fn new(on_notification: Option<NotificationFn>, inbox: Arc<Inbox>) -> Self {
+    pub(super) fn new(options: &super::Options, inbox: Arc<Inbox>) -> Self {
+        let level = options.log_level.map_or(0, |l| super::level_code(l).unwrap_or(0));
         Shared {
             next_id: AtomicI64::new(1),
             state: Mutex::new(State::default()),
-            on_notification,
+            on_notification: options.on_notification.clone(),
+            on_log: options.on_log.clone(),
+            log_level: std::sync::atomic::AtomicU8::new(level),
             modern: AtomicBool::new(false),
             deadline_wake: Notify::new(),
             inbox,
@@ -310,6 +316,13 @@ impl Shared {
             Ok(Incoming::Notification { method, params }) => {
                 if method == "notifications/progress" {
                     self.route_progress(params);
+                } else if method == "notifications/message"
+                    && self
+                        .on_log
+                        .as_ref()
+                        .is_some_and(|f| super::logging::route_log(f, params))
+                {
+                    // handed to the log callback
                 } else if let Some(cb) = &self.on_notification {
                     cb(&method, params.map(RawValue::get));
                 }

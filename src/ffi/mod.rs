@@ -15,6 +15,7 @@ pub mod cstr;
 pub mod error;
 pub mod input;
 pub mod listing;
+pub mod logging;
 pub mod oauth;
 pub mod op;
 pub mod options;

@@ -369,6 +369,9 @@ int main() {
         CHECK(contains(c.request("tools/list"), "\"caps\""));
         c.notify("notifications/custom");
         CHECK(contains(c.call("seen").text(), "notifications/custom"));
+        c.set_log_level("error");
+        CHECK_EQ(c.call("log").text(), std::string("logged 1"));
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { c.set_log_level("loud"); });
     });
 
     run("proxy settings are checked", [] {

@@ -2,6 +2,9 @@
  * tests/fixtures/input_server.py, in both protocol generations, hostile answers
  * among them. Run from the repository root; the closing line is
  * "N passed, N failed, N skipped". An argument runs only tests whose name contains it. */
+#define _GNU_SOURCE
+#include <pthread.h>
+
 #include "harness.h"
 
 static const char *ERAS[] = {"modern", "legacy"};
@@ -180,6 +183,105 @@ static void test_after_close(void) {
     mcpc_client_free(c);
 }
 
+/* What the log and notification callbacks got. */
+struct logs {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int n;
+    char text[512];
+    int others;
+};
+
+static void on_log(void *ud, const char *level, const char *logger, const char *data) {
+    struct logs *l = ud;
+    pthread_mutex_lock(&l->lock);
+    size_t used = strlen(l->text);
+    snprintf(l->text + used, sizeof l->text - used, "%s/%s/%s;", level, logger ? logger : "-", data);
+    l->n++;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void on_other(void *ud, const char *method, const char *params) {
+    struct logs *l = ud;
+    (void)params;
+    pthread_mutex_lock(&l->lock);
+    if (strcmp(method, "notifications/message") == 0) l->others++;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* Calls "log", waits (bounded) until `want` messages and the level-less one came,
+ * and returns what the log callback got (reset for the next call). */
+static void logged(mcpc_client_t *c, struct logs *l, int want, const char *want_text) {
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "log", NULL, NULL, &r), MCPC_OK);
+    char expect[32];
+    snprintf(expect, sizeof expect, "logged %d", want);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), expect) == 0);
+    mcpc_result_free(r);
+    /* The notifications came before the response, but may reach their callbacks
+     * after it (on the transport's thread). */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&l->lock);
+    while ((l->n < want || l->others < 1) && pthread_cond_timedwait(&l->cond, &l->lock, &until) == 0) {
+    }
+    CHECK(l->n == want && l->others == 1);
+    if (strcmp(l->text, want_text) != 0) fprintf(stderr, "  got %s, want %s\n", l->text, want_text);
+    CHECK(strcmp(l->text, want_text) == 0);
+    l->n = 0;
+    l->others = 0;
+    l->text[0] = 0;
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void test_logging(void) {
+    for (int e = 0; e < 2; e++) {
+        struct logs l;
+        memset(&l, 0, sizeof l);
+        pthread_mutex_init(&l.lock, NULL);
+        pthread_cond_init(&l.cond, NULL);
+        char flag[32];
+        snprintf(flag, sizeof flag, "--era=%s", ERAS[e]);
+        const char *argv[] = {"python3", "tests/fixtures/input_server.py", flag};
+        mcpc_options_t *o = mcpc_options_new();
+        CHECK_STATUS(mcpc_options_set_log_level(o, "info"), MCPC_OK);
+        CHECK_STATUS(mcpc_options_set_log_callback(o, on_log, &l, NULL), MCPC_OK);
+        CHECK_STATUS(mcpc_options_set_notification_callback(o, on_other, &l, NULL), MCPC_OK);
+        CHECK_STATUS(mcpc_options_set_log_level(o, "loud"), MCPC_ERR_INVALID_ARG);
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
+        mcpc_options_free(o);
+        if (!c) continue;
+        logged(c, &l, 2, "info/-/\"two\";error/-/{\"n\": 3};");
+        CHECK_STATUS(mcpc_client_set_log_level(c, "debug", NULL), MCPC_OK);
+        logged(c, &l, 3, "debug/fx/{\"n\": 1};info/-/\"two\";error/-/{\"n\": 3};");
+        CHECK_STATUS(mcpc_client_set_log_level(c, "error", NULL), MCPC_OK);
+        logged(c, &l, 1, "error/-/{\"n\": 3};");
+        CHECK_STATUS(mcpc_client_set_log_level(c, "verbose", NULL), MCPC_ERR_INVALID_ARG);
+        /* NULL turns the log off under 2026-07-28; before it, nothing can. */
+        CHECK_STATUS(mcpc_client_set_log_level(c, NULL, NULL), MCPC_OK);
+        if (e == 0)
+            logged(c, &l, 0, "");
+        else
+            logged(c, &l, 1, "error/-/{\"n\": 3};");
+        mcpc_client_free(c);
+        /* No level asked for: no log. */
+        c = connect_era(ERAS[e]);
+        if (c) {
+            mcpc_result_t *r = NULL;
+            CHECK_STATUS(mcpc_client_call_tool(c, "log", NULL, NULL, &r), MCPC_OK);
+            CHECK(r && strcmp(mcpc_result_text(r, NULL), "logged 0") == 0);
+            mcpc_result_free(r);
+            mcpc_client_free(c);
+        }
+    }
+    CHECK_STATUS(mcpc_client_set_log_level(NULL, "info", NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_options_set_log_callback(NULL, on_log, NULL, NULL), MCPC_ERR_INVALID_ARG);
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     RUN(test_read_text_and_blob);
@@ -187,5 +289,6 @@ int main(int argc, char **argv) {
     RUN(test_prompt_keeps_every_content_type);
     RUN(test_completion);
     RUN(test_after_close);
+    RUN(test_logging);
     return harness_finish();
 }

@@ -81,3 +81,25 @@ def test_async_forms(client: libmcpc.Client) -> None:
         assert "tools" in await client.request_async("tools/list")
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_log_messages(era: str) -> None:
+    import threading
+
+    got = []
+    done = threading.Event()
+
+    def on_log(level: str, logger: "str | None", data: object) -> None:
+        got.append((level, logger, data))
+        if len(got) == 2:
+            done.set()
+
+    with libmcpc.Client.stdio([PYTHON, INPUT, "--era=" + era], timeout=20, log_level="info", on_log=on_log) as c:
+        assert c.call("log").text == "logged 2"
+        assert done.wait(10)
+        assert got == [("info", None, "two"), ("error", None, {"n": 3})]
+        c.set_log_level("debug")
+        assert c.call("log").text == "logged 3"
+        with pytest.raises(libmcpc.InvalidArgumentError):
+            c.set_log_level("loud")

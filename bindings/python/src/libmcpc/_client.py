@@ -45,6 +45,8 @@ ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 """on_progress(progress, total or None, message or None)."""
 NotificationCallback = Callable[[str, Optional[Dict[str, Any]]], None]
 """on_notification(method, params or None)."""
+LogCallback = Callable[[str, Optional[str], Any], None]
+"""on_log(level, logger or None, data): one log message of the server."""
 StderrCallback = Callable[[bytes], None]
 """stderr(line): one line the server wrote to stderr, without its line end."""
 TokenCallback = Callable[[Optional[str]], Optional[str]]
@@ -240,6 +242,15 @@ def _notification_py(userdata: Optional[int], method: Optional[bytes], params: O
 _notification_trampoline = _ffi.NOTIFICATION_CB(_notification_py)
 
 
+def _log_py(userdata: Optional[int], level: Optional[bytes], logger: Optional[bytes], data: Optional[bytes]) -> None:
+    fn = registry.get(userdata)
+    if fn is not None:
+        fn(_ffi.text(level), _ffi.text(logger) if logger is not None else None, json.loads(data) if data else None)
+
+
+_log_trampoline = _ffi.LOG_CB(_log_py)
+
+
 def _token_py(userdata: Optional[int], www: Optional[bytes], buf: Optional[int], size: int) -> int:
     try:
         fn = registry.get(userdata)
@@ -296,6 +307,8 @@ def _build_options(
     on_notification: Optional[NotificationCallback] = None,
     max_pages: Optional[int] = None,
     max_message_size: Optional[int] = None,
+    log_level: Optional[str] = None,
+    on_log: Optional[LogCallback] = None,
     # stdio
     env: Optional[Mapping[str, Optional[str]]] = None,
     clear_env: bool = False,
@@ -334,6 +347,10 @@ def _build_options(
             _check(lib.mcpc_options_set_client_info(h, _b(name), _b(ver)))
         if on_notification is not None:
             o.callback(lib.mcpc_options_set_notification_callback, _notification_trampoline, on_notification)
+        if log_level is not None:
+            _check(lib.mcpc_options_set_log_level(h, _b(log_level)))
+        if on_log is not None:
+            o.callback(lib.mcpc_options_set_log_callback, _log_trampoline, on_log)
         if max_pages is not None:
             _check(lib.mcpc_options_set_max_pages(h, max_pages))
         if max_message_size is not None:
@@ -576,6 +593,8 @@ class Client(ContentMixin):
         negotiation: Optional[str] = None,
         client_info: Optional[Tuple[str, str]] = None,
         on_notification: Optional[NotificationCallback] = None,
+        log_level: Optional[str] = None,
+        on_log: Optional[LogCallback] = None,
         max_pages: Optional[int] = None,
         max_message_size: Optional[int] = None,
     ) -> "Client":
@@ -597,7 +616,7 @@ class Client(ContentMixin):
         arr, n = _argv(argv)
         o = _build_options(timeout=timeout, env=env, clear_env=clear_env, cwd=cwd, stderr=stderr,
                            close_grace=close_grace, protocol_version=protocol_version, negotiation=negotiation,
-                           client_info=client_info, on_notification=on_notification, max_pages=max_pages,
+                           client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, max_pages=max_pages,
                            max_message_size=max_message_size)
         with o:
             out = c_void_p()
@@ -625,6 +644,8 @@ class Client(ContentMixin):
         negotiation: Optional[str] = None,
         client_info: Optional[Tuple[str, str]] = None,
         on_notification: Optional[NotificationCallback] = None,
+        log_level: Optional[str] = None,
+        on_log: Optional[LogCallback] = None,
         max_pages: Optional[int] = None,
         max_message_size: Optional[int] = None,
     ) -> "Client":
@@ -651,7 +672,7 @@ class Client(ContentMixin):
         o = _build_options(headers=headers, bearer=bearer, token=token, cacert=cacert, ca_pem=ca_pem,
                            standalone_stream=standalone_stream, oauth=oauth, proxy=proxy, no_proxy=no_proxy,
                            proxy_credentials=proxy_credentials, http_transport=http_transport, timeout=timeout, protocol_version=protocol_version,
-                           negotiation=negotiation, client_info=client_info, on_notification=on_notification,
+                           negotiation=negotiation, client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log,
                            max_pages=max_pages, max_message_size=max_message_size)
         with o:
             out = c_void_p()
@@ -668,6 +689,8 @@ class Client(ContentMixin):
         negotiation: Optional[str] = None,
         client_info: Optional[Tuple[str, str]] = None,
         on_notification: Optional[NotificationCallback] = None,
+        log_level: Optional[str] = None,
+        on_log: Optional[LogCallback] = None,
         max_pages: Optional[int] = None,
         max_message_size: Optional[int] = None,
     ) -> "Client":
@@ -678,7 +701,7 @@ class Client(ContentMixin):
         if not isinstance(transport, Transport):
             raise TypeError("transport must be a libmcpc.Transport")
         o = _build_options(timeout=timeout, protocol_version=protocol_version, negotiation=negotiation,
-                           client_info=client_info, on_notification=on_notification, max_pages=max_pages,
+                           client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, max_pages=max_pages,
                            max_message_size=max_message_size)
         with o:
             out = c_void_p()

@@ -170,6 +170,18 @@ class ContentMixin:
         bm = method.encode("utf-8")
         return self._json_call(lambda h, o, out: lib.mcpc_client_request(h, bm, p, o, out), timeout, cancel)
 
+    def set_log_level(self, level: Optional[str], *, timeout: Optional[float] = None, cancel: Any = None) -> None:
+        """Asks the server for log messages at ``level`` and above (``"debug"`` ...
+        ``"emergency"``; None: under 2026-07-28 none). They reach ``on_log``."""
+        from ._client import _call_opts, _check
+
+        opts = _call_opts(timeout, cancel, None)
+        h = self._enter()
+        try:
+            _check(lib.mcpc_client_set_log_level(h, level.encode("utf-8") if level is not None else None, byref(opts)))
+        finally:
+            self._leave()
+
     def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
         """Sends the notification ``method`` with ``params``."""
         from ._client import _check
