@@ -174,6 +174,7 @@ static const char USAGE[] =
     "                          when the authorization server offers ES256)\n"
     "\n"
     "  -h, --help              print this help and exit\n"
+    "  -V, --version           print the CLI's and the library's versions and exit\n"
     "Options may also be written --name=value, and may follow the command;\n"
     "\"--\" ends the options.\n"
     "\n"
@@ -475,7 +476,7 @@ enum opt_id {
     OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
     OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_CLIENT_KEY, OPT_ASSERTION_COMMAND,
     OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_PROXY, OPT_NOPROXY,
-    OPT_PROXY_USER, OPT_TRANSPORT, OPT_LOG_LEVEL, OPT_UNKNOWN
+    OPT_PROXY_USER, OPT_TRANSPORT, OPT_LOG_LEVEL, OPT_VERSION, OPT_UNKNOWN
 };
 
 static const struct {
@@ -496,6 +497,8 @@ static const struct {
     {"--elicit", OPT_ELICIT, false},
     {"--help", OPT_HELP, false},
     {"-h", OPT_HELP, false},
+    {"--version", OPT_VERSION, false},
+    {"-V", OPT_VERSION, false},
     {"--oauth", OPT_OAUTH, false},
     {"--client-id", OPT_CLIENT_ID, true},
     {"--client-secret", OPT_CLIENT_SECRET, true},
@@ -640,6 +643,12 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         }
 
         switch (id) {
+        case OPT_VERSION:
+            /* The header this CLI was built with, and the library it runs with. */
+            printf("mcpc %s (libmcpc %s)\n", MCPC_VERSION, mcpc_version());
+            if (fflush(stdout) == EOF)
+                return EXIT_ERROR;
+            return EXIT_OK;
         case OPT_HELP:
             fputs(USAGE, stdout);
             if (fflush(stdout) == EOF)

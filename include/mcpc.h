@@ -1054,6 +1054,37 @@ mcpc_status_t mcpc_client_read_resource(const mcpc_client_t *client,
                                         mcpc_contents_t **out_contents);
 
 /**
+ * Subscribes to changes of the resource `uri` (`resources/subscribe`): the server
+ * then sends `notifications/resources/updated` with its `uri`, which reach the
+ * notification callback (mcpc_options_set_notification_callback); read the resource
+ * again to see what changed. Before 2026-07-28 only: under it (where subscriptions go
+ * through `subscriptions/listen`) this is MCPC_ERR_NOT_SUPPORTED. The call options
+ * apply as for mcpc_client_call_tool.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, an empty URI), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_NOT_SUPPORTED, MCPC_ERR_RPC (the server refused; -32601 when it offers no
+ * subscriptions), MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * `client` is NULL or live; `uri` is NULL or NUL-terminated; `opts` is NULL or an
+ * initialised mcpc_call_opts_t.
+ */
+mcpc_status_t mcpc_client_subscribe_resource(const mcpc_client_t *client,
+                                             const char *uri,
+                                             const mcpc_call_opts_t *opts);
+
+/**
+ * Ends a subscription of mcpc_client_subscribe_resource (`resources/unsubscribe`).
+ * Otherwise as mcpc_client_subscribe_resource.
+ *
+ * # Safety
+ * As for mcpc_client_subscribe_resource.
+ */
+mcpc_status_t mcpc_client_unsubscribe_resource(const mcpc_client_t *client,
+                                               const char *uri,
+                                               const mcpc_call_opts_t *opts);
+
+/**
  * Gets the prompt `name` (`prompts/get`) with `arguments_json` (a JSON object whose
  * values are strings; NULL for none). `*out_json` is the `GetPromptResult` as the
  * server sent it: `description` and every message with its content of any type

@@ -102,6 +102,7 @@ else
     echo "FAIL log-level: $(cat "$tmp/err")"; failed=$((failed + 1))
 fi
 expect usage-log-level 1 '' -- --log-level loud --stdio "$INPUT" tools
+expect version 0 "mcpc $(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1) (libmcpc" -- --version
 expect usage-read-no-uri 1 '' -- --stdio "$INPUT" read
 expect usage-complete-kind 1 '' -- --stdio "$INPUT" complete tool greet who al
 expect usage-complete-short 1 '' -- --stdio "$INPUT" complete prompt greet who

@@ -110,6 +110,8 @@ const RULES: &[(usize, &str)] = &[
     (CALLS, "mcpc_client_list_resource_templates"),
     (CALLS, "mcpc_client_list_prompts"),
     (CALLS, "mcpc_client_read_resource"),
+    (CALLS, "mcpc_client_subscribe_resource"),
+    (CALLS, "mcpc_client_unsubscribe_resource"),
     (CALLS, "mcpc_client_get_prompt"),
     (CALLS, "mcpc_client_complete"),
     (CALLS, "mcpc_client_set_log_level"),

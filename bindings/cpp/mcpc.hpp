@@ -1039,6 +1039,17 @@ public:
         detail::check(mcpc_client_read_resource(p_.get(), std::string(uri).c_str(), &c, &r));
         return detail::take_contents(r);
     }
+    /// Subscribes to changes of `uri` (before 2026-07-28); the updates reach the
+    /// notification callback.
+    void subscribe_resource(std::string_view uri, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        detail::check(mcpc_client_subscribe_resource(p_.get(), std::string(uri).c_str(), &c));
+    }
+    /// Ends a subscription of subscribe_resource.
+    void unsubscribe_resource(std::string_view uri, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        detail::check(mcpc_client_unsubscribe_resource(p_.get(), std::string(uri).c_str(), &c));
+    }
     /// Gets the prompt `name` with `arguments_json` (a JSON object of strings; empty
     /// for none): the GetPromptResult JSON as the server sent it.
     std::string get_prompt(std::string_view name, std::string_view arguments_json = {},

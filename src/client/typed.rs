@@ -63,6 +63,27 @@ impl Client {
         result::parse_contents(&raw).map_err(|e| e.context(format!("resources/read {}", quote(uri))))
     }
 
+    /// `resources/subscribe` (or `resources/unsubscribe`) of `uri`: the server then
+    /// sends `notifications/resources/updated` for it, which reach the notification
+    /// callback. Before 2026-07-28 only: under it subscriptions go through
+    /// `subscriptions/listen`, which this client does not offer yet
+    /// (`MCPC_ERR_NOT_SUPPORTED`).
+    pub async fn subscribe_resource(&self, uri: &str, on: bool, ctl: &Control) -> Result<()> {
+        non_empty(uri, "resource URI")?;
+        if self.is_modern() {
+            return Err(Error::new(
+                Status::MCPC_ERR_NOT_SUPPORTED,
+                "under 2026-07-28 resources are subscribed with subscriptions/listen, which mcpc does not offer yet",
+            ));
+        }
+        let method = if on {
+            "resources/subscribe"
+        } else {
+            "resources/unsubscribe"
+        };
+        self.typed(method, &json!({ "uri": uri }), ctl).await.map(drop)
+    }
+
     /// `prompts/get` of `name` with `arguments_json` (an object of strings, or
     /// none): the result as the server sent it, its messages checked.
     pub async fn get_prompt(&self, name: &str, arguments_json: Option<&str>, ctl: &Control) -> Result<String> {

@@ -248,6 +248,62 @@ pub unsafe extern "C" fn mcpc_contents_free(contents: *mut mcpc_contents_t) {
     boundary("mcpc_contents_free", || drop(unsafe { ptr::take(contents) }));
 }
 
+fn subscribe(
+    name: &str,
+    on: bool,
+    client: *const mcpc_client_t,
+    uri: *const c_char,
+    opts: *const mcpc_call_opts_t,
+) -> mcpc_status_t {
+    status(name, || {
+        // SAFETY: the exports' contract: `client` NULL or live, `uri` NULL or
+        // NUL-terminated, `opts` NULL or initialised.
+        let (c, uri, ctl) = unsafe { (ptr::get(client)?, str_in(uri, "uri")?, control_from(opts)?) };
+        crate::drive::block_on_driven(
+            std::pin::pin!(c.client.subscribe_resource(uri, on, &ctl)),
+            c.client.driver(),
+        )??;
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// Subscribes to changes of the resource `uri` (`resources/subscribe`): the server
+/// then sends `notifications/resources/updated` with its `uri`, which reach the
+/// notification callback (mcpc_options_set_notification_callback); read the resource
+/// again to see what changed. Before 2026-07-28 only: under it (where subscriptions go
+/// through `subscriptions/listen`) this is MCPC_ERR_NOT_SUPPORTED. The call options
+/// apply as for mcpc_client_call_tool.
+/// Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, an empty URI), MCPC_ERR_INVALID_UTF8,
+/// MCPC_ERR_NOT_SUPPORTED, MCPC_ERR_RPC (the server refused; -32601 when it offers no
+/// subscriptions), MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_CLOSED.
+///
+/// # Safety
+/// `client` is NULL or live; `uri` is NULL or NUL-terminated; `opts` is NULL or an
+/// initialised mcpc_call_opts_t.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_subscribe_resource(
+    client: *const mcpc_client_t,
+    uri: *const c_char,
+    opts: *const mcpc_call_opts_t,
+) -> mcpc_status_t {
+    subscribe("mcpc_client_subscribe_resource", true, client, uri, opts)
+}
+
+/// Ends a subscription of mcpc_client_subscribe_resource (`resources/unsubscribe`).
+/// Otherwise as mcpc_client_subscribe_resource.
+///
+/// # Safety
+/// As for mcpc_client_subscribe_resource.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_unsubscribe_resource(
+    client: *const mcpc_client_t,
+    uri: *const c_char,
+    opts: *const mcpc_call_opts_t,
+) -> mcpc_status_t {
+    subscribe("mcpc_client_unsubscribe_resource", false, client, uri, opts)
+}
+
 /// Gets the prompt `name` (`prompts/get`) with `arguments_json` (a JSON object whose
 /// values are strings; NULL for none). `*out_json` is the `GetPromptResult` as the
 /// server sent it: `description` and every message with its content of any type

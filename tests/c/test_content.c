@@ -282,6 +282,61 @@ static void test_logging(void) {
     CHECK_STATUS(mcpc_options_set_log_callback(NULL, on_log, NULL, NULL), MCPC_ERR_INVALID_ARG);
 }
 
+struct updates {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    char last[256];
+};
+
+static void on_update(void *ud, const char *method, const char *params) {
+    struct updates *u = ud;
+    pthread_mutex_lock(&u->lock);
+    if (strcmp(method, "notifications/resources/updated") == 0)
+        snprintf(u->last, sizeof u->last, "%s", params ? params : "");
+    pthread_cond_broadcast(&u->cond);
+    pthread_mutex_unlock(&u->lock);
+}
+
+static void test_subscriptions(void) {
+    struct updates u;
+    memset(&u, 0, sizeof u);
+    pthread_mutex_init(&u.lock, NULL);
+    pthread_cond_init(&u.cond, NULL);
+    const char *argv[] = {"python3", "tests/fixtures/input_server.py", "--era=legacy"};
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_notification_callback(o, on_update, &u, NULL), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (c) {
+        CHECK_STATUS(mcpc_client_subscribe_resource(c, "res://1", NULL), MCPC_OK);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        pthread_mutex_lock(&u.lock);
+        while (!u.last[0] && pthread_cond_timedwait(&u.cond, &u.lock, &until) == 0) {
+        }
+        CHECK(strstr(u.last, "res://1") != NULL);
+        pthread_mutex_unlock(&u.lock);
+        CHECK_STATUS(mcpc_client_unsubscribe_resource(c, "res://1", NULL), MCPC_OK);
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "seen", NULL, NULL, &r), MCPC_OK);
+        CHECK(r && strstr(mcpc_result_text(r, NULL), "resources/unsubscribe res://1") != NULL);
+        mcpc_result_free(r);
+        CHECK_STATUS(mcpc_client_subscribe_resource(c, "", NULL), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_client_subscribe_resource(c, NULL, NULL), MCPC_ERR_INVALID_ARG);
+        mcpc_client_free(c);
+    }
+    /* Under 2026-07-28 subscriptions need subscriptions/listen: not offered yet. */
+    c = connect_era("modern");
+    if (c) {
+        CHECK_STATUS(mcpc_client_subscribe_resource(c, "res://1", NULL), MCPC_ERR_NOT_SUPPORTED);
+        CHECK(strstr(mcpc_last_error_message(), "subscriptions/listen") != NULL);
+        mcpc_client_free(c);
+    }
+    CHECK_STATUS(mcpc_client_unsubscribe_resource(NULL, "res://1", NULL), MCPC_ERR_INVALID_ARG);
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     RUN(test_read_text_and_blob);
@@ -290,5 +345,6 @@ int main(int argc, char **argv) {
     RUN(test_completion);
     RUN(test_after_close);
     RUN(test_logging);
+    RUN(test_subscriptions);
     return harness_finish();
 }

@@ -62,6 +62,16 @@ def test_prompt_and_completion(client: libmcpc.Client) -> None:
         client.complete({"type": "ref/resource", "uri": "res://{id}"}, "id", "")
 
 
+def test_subscriptions(client: libmcpc.Client) -> None:
+    if client.protocol_version == "2026-07-28":
+        with pytest.raises(libmcpc.NotSupportedError):
+            client.subscribe_resource("res://1")
+        return
+    client.subscribe_resource("res://1")
+    client.unsubscribe_resource("res://1")
+    assert "resources/unsubscribe res://1" in client.call("seen").text
+
+
 def test_generic_request(client: libmcpc.Client) -> None:
     assert "tools" in client.request("tools/list", {})
     with pytest.raises(libmcpc.RpcError):

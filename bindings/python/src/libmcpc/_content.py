@@ -170,6 +170,25 @@ class ContentMixin:
         bm = method.encode("utf-8")
         return self._json_call(lambda h, o, out: lib.mcpc_client_request(h, bm, p, o, out), timeout, cancel)
 
+    def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Any = None) -> None:
+        """Subscribes to ``uri`` (before 2026-07-28): ``notifications/resources/updated``
+        then reach ``on_notification``."""
+        self._uri_call(lib.mcpc_client_subscribe_resource, uri, timeout, cancel)
+
+    def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Any = None) -> None:
+        """Ends a subscription of :meth:`subscribe_resource`."""
+        self._uri_call(lib.mcpc_client_unsubscribe_resource, uri, timeout, cancel)
+
+    def _uri_call(self, fn: Callable[..., int], uri: str, timeout: Optional[float], cancel: Any) -> None:
+        from ._client import _call_opts, _check
+
+        opts = _call_opts(timeout, cancel, None)
+        h = self._enter()
+        try:
+            _check(fn(h, uri.encode("utf-8"), byref(opts)))
+        finally:
+            self._leave()
+
     def set_log_level(self, level: Optional[str], *, timeout: Optional[float] = None, cancel: Any = None) -> None:
         """Asks the server for log messages at ``level`` and above (``"debug"`` ...
         ``"emergency"``; None: under 2026-07-28 none). They reach ``on_log``."""

@@ -202,6 +202,8 @@ _declare("mcpc_client_list_resources", _S, _P, POINTER(CallOpts), POINTER(_P))
 _declare("mcpc_client_list_resource_templates", _S, _P, POINTER(CallOpts), POINTER(_P))
 _declare("mcpc_client_list_prompts", _S, _P, POINTER(CallOpts), POINTER(_P))
 _declare("mcpc_client_read_resource", _S, _P, c_char_p, POINTER(CallOpts), POINTER(_P))
+_declare("mcpc_client_subscribe_resource", _S, _P, c_char_p, POINTER(CallOpts))
+_declare("mcpc_client_unsubscribe_resource", _S, _P, c_char_p, POINTER(CallOpts))
 _declare("mcpc_client_get_prompt", _S, _P, c_char_p, c_char_p, POINTER(CallOpts), POINTER(_P))
 _declare(
     "mcpc_client_complete", _S, _P, c_int32, c_char_p, c_char_p, c_char_p, c_char_p, POINTER(CallOpts), POINTER(_P)
