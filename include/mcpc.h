@@ -187,6 +187,11 @@ typedef enum {
    * failures (not reached, a tunnel refused) are MCPC_ERR_TRANSPORT naming the proxy.
    */
   MCPC_ERR_PROXY_AUTH = 34,
+  /**
+   * The tool's result does not fit its `outputSchema` (checked only when
+   * mcpc_options_set_validate_output asks for it); the result is still handed out.
+   */
+  MCPC_ERR_OUTPUT_SCHEMA = 35,
 } mcpc_status_t;
 
 /**
@@ -658,6 +663,24 @@ mcpc_status_t mcpc_options_set_standalone_stream(mcpc_options_t *opts,
                                                  bool enabled);
 
 /**
+ * Checks each tool result's `structuredContent` against the `outputSchema` its tool
+ * had in the client's last mcpc_client_list_tools (JSON Schema draft 2020-12 unless
+ * the schema names another; no `$ref` outside the schema is fetched, and a schema
+ * that needs one, or does not compile, leaves its tool unchecked). A result that does
+ * not fit, or has no `structuredContent` though its tool has a schema, is
+ * MCPC_ERR_OUTPUT_SCHEMA with the result still handed out, as for MCPC_ERR_TOOL; an
+ * `isError` result is never checked; a tool not listed yet is not checked. Off by
+ * default.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ * Threads: the thread that owns `opts`.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_validate_output(mcpc_options_t *opts,
+                                               bool enabled);
+
+/**
  * Chooses the HTTP proxy, overriding the environment: a URL (`http://HOST:PORT`,
  * `https://HOST:PORT`, or `HOST:PORT` meaning `http://`; the port defaults to 1080
  * for `http://` and 443 for `https://`; credentials in the URL are sent with Basic
@@ -955,7 +978,8 @@ mcpc_status_t mcpc_client_list_tools(const mcpc_client_t *client,
  * Calls tool `name` with `arguments_json` (a JSON object, or NULL for none) and
  * waits for its result. On MCPC_OK and on MCPC_ERR_TOOL (the tool ran and reported
  * failure with `isError: true`) `*out_result` holds the result, whose text says what
- * went wrong. A JSON-RPC error (for example an unknown tool) is MCPC_ERR_RPC with its
+ * went wrong; so it does on MCPC_ERR_OUTPUT_SCHEMA (see
+ * mcpc_options_set_validate_output). A JSON-RPC error (for example an unknown tool) is MCPC_ERR_RPC with its
  * code in mcpc_last_error_rpc_code(). On timeout or cancel the server is sent
  * `notifications/cancelled` and a late response is dropped; a local cancel does not
  * prove that the server stopped the work.
@@ -964,8 +988,9 @@ mcpc_status_t mcpc_client_list_tools(const mcpc_client_t *client,
  * Threads: any thread, concurrently with other calls on the same client; not from
  * mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
  * Errors: MCPC_ERR_INVALID_ARG (NULL, arguments not a JSON object), MCPC_ERR_INVALID_UTF8,
- * MCPC_ERR_TOOL, MCPC_ERR_RPC, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_PROTOCOL,
- * MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE, MCPC_ERR_CLOSED.
+ * MCPC_ERR_TOOL, MCPC_ERR_OUTPUT_SCHEMA, MCPC_ERR_RPC, MCPC_ERR_TIMEOUT,
+ * MCPC_ERR_CANCELLED, MCPC_ERR_PROTOCOL, MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE,
+ * MCPC_ERR_CLOSED.
  *
  * # Safety
  * `client` is NULL or live; strings are NULL or NUL-terminated; `opts` is NULL or
@@ -1490,8 +1515,9 @@ typedef void (*mcpc_list_done_cb)(void *userdata,
                                   const char *error_message);
 
 /**
- * Completes mcpc_client_call_tool_async: on MCPC_OK and MCPC_ERR_TOOL `result` is owned
- * by the callee (free with mcpc_result_free); otherwise NULL. Otherwise as
+ * Completes mcpc_client_call_tool_async: on MCPC_OK, MCPC_ERR_TOOL and
+ * MCPC_ERR_OUTPUT_SCHEMA `result` is owned by the callee (free with
+ * mcpc_result_free); otherwise NULL. Otherwise as
  * mcpc_connect_done_cb.
  */
 typedef void (*mcpc_call_done_cb)(void *userdata,

@@ -89,6 +89,9 @@ pub enum mcpc_status_t {
     /// The HTTP proxy wants credentials, or refused those given (407). Other proxy
     /// failures (not reached, a tunnel refused) are MCPC_ERR_TRANSPORT naming the proxy.
     MCPC_ERR_PROXY_AUTH = 34,
+    /// The tool's result does not fit its `outputSchema` (checked only when
+    /// mcpc_options_set_validate_output asks for it); the result is still handed out.
+    MCPC_ERR_OUTPUT_SCHEMA = 35,
 }
 
 pub use mcpc_status_t as Status;
@@ -132,6 +135,7 @@ impl Status {
             MCPC_ERR_ALREADY_COMPLETED => "MCPC_ERR_ALREADY_COMPLETED",
             MCPC_ERR_INPUT_INVALID => "MCPC_ERR_INPUT_INVALID",
             MCPC_ERR_PROXY_AUTH => "MCPC_ERR_PROXY_AUTH",
+            MCPC_ERR_OUTPUT_SCHEMA => "MCPC_ERR_OUTPUT_SCHEMA",
         }
     }
 }

@@ -71,6 +71,7 @@ enum class Status : int {
     AlreadyCompleted = MCPC_ERR_ALREADY_COMPLETED,
     InputInvalid = MCPC_ERR_INPUT_INVALID,
     ProxyAuth = MCPC_ERR_PROXY_AUTH,
+    OutputSchema = MCPC_ERR_OUTPUT_SCHEMA,
 };
 
 /// The status's name, such as "MCPC_ERR_TIMEOUT".
@@ -130,6 +131,18 @@ public:
 
 private:
     std::shared_ptr<const Result> result_;  // shared: exceptions must be copyable
+};
+
+/// OUTPUT_SCHEMA: the result does not fit its tool's outputSchema
+/// (Options::validate_output); result() is the result all the same.
+class OutputSchemaError : public Error {
+public:
+    OutputSchemaError(const std::string& message, std::shared_ptr<const Result> result)
+        : Error(Status::OutputSchema, message), result_(std::move(result)) {}
+    const Result& result() const noexcept { return *result_; }
+
+private:
+    std::shared_ptr<const Result> result_;
 };
 
 namespace detail {
@@ -301,6 +314,8 @@ namespace detail {
                                       std::shared_ptr<const Result> result) {
     switch (st) {
     case Status::Tool: throw ToolError(message, result ? std::move(result) : std::make_shared<Result>());
+    case Status::OutputSchema:
+        throw OutputSchemaError(message, result ? std::move(result) : std::make_shared<Result>());
     case Status::InvalidArg:
     case Status::InvalidUtf8:
     case Status::InsecureUrl: throw InvalidArgument(st, message, rpc_code);
@@ -749,6 +764,11 @@ public:
         detail::check(mcpc_options_add_ca_file(p_.get(), std::string(path).c_str()));
         return *this;
     }
+    /// Checks each result's structuredContent against its listed tool's outputSchema.
+    Options& validate_output(bool on = true) {
+        detail::check(mcpc_options_set_validate_output(p_.get(), on));
+        return *this;
+    }
     /// The HTTP transport: MCPC_HTTP_AUTO (Streamable HTTP, then the HTTP+SSE
     /// transport of 2024-11-05 when the server refuses the POST), MCPC_HTTP_STREAMABLE
     /// or MCPC_HTTP_SSE.
@@ -1102,6 +1122,10 @@ public:
         if (st == MCPC_ERR_TOOL) {
             std::string message = detail::str(mcpc_last_error_message());
             throw ToolError(message, std::make_shared<Result>(r));
+        }
+        if (st == MCPC_ERR_OUTPUT_SCHEMA) {
+            std::string message = detail::str(mcpc_last_error_message());
+            throw OutputSchemaError(message, std::make_shared<Result>(r));
         }
         detail::check(st);
         return Result(r);

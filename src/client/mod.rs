@@ -30,6 +30,7 @@ mod negotiate;
 mod negotiate_tests;
 pub mod op;
 mod ops;
+mod output;
 mod router;
 mod started;
 mod typed;
@@ -69,6 +70,8 @@ pub struct Options {
     pub log_level: Option<&'static str>,
     /// Gets `notifications/message` (else they go to `on_notification`).
     pub on_log: Option<LogFn>,
+    /// Check `structuredContent` against the listed tool's `outputSchema`.
+    pub validate_output: bool,
 }
 
 /// Default request timeout: finite, long enough for slow tools.
@@ -87,6 +90,7 @@ impl Default for Options {
             input: input::Handlers::default(),
             log_level: None,
             on_log: None,
+            validate_output: false,
         }
     }
 }
@@ -116,6 +120,8 @@ pub struct Client {
     session: Session,
     /// Under 2026-07-28 over HTTP: each listed tool's `x-mcp-header` annotations.
     param_headers: Mutex<HashMap<String, Arc<Vec<ParamHeader>>>>,
+    /// With `validate_output`: each listed tool's compiled `outputSchema`.
+    output_schemas: output::Schemas,
     /// The capabilities the handlers declare: for `initialize`, and under 2026-07-28.
     capabilities: (Box<serde_json::value::RawValue>, Box<serde_json::value::RawValue>),
 }

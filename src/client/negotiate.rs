@@ -128,6 +128,7 @@ impl Client {
                 modern: false,
             },
             param_headers: Mutex::new(HashMap::new()),
+            output_schemas: Default::default(),
             capabilities,
         };
         match client.negotiate(connector, ctl).await {

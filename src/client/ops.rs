@@ -307,6 +307,7 @@ impl Client {
                     if mirror {
                         *self.param_headers.lock().unwrap_or_else(|p| p.into_inner()) = annotations;
                     }
+                    self.remember_output_schemas(&tools);
                     return Ok(tools);
                 }
                 Some(next) => cursor = Some(super::listing::unseen_cursor(&mut cursors, next, "tools/list", pages)?),

@@ -50,6 +50,8 @@ impl Client {
     {
         let args = parse_arguments(arguments)?;
         if self.can_call_direct(&ctl) {
+            // Only a client that checks output schemas needs itself in the completion.
+            let me = self.options.validate_output.then(|| Arc::clone(self));
             // No task: the request goes out now, and the thread that routes the
             // response runs the completion.
             return direct_op(
@@ -58,7 +60,10 @@ impl Client {
                 |done| {
                     self.call_tool_direct(name, args, &ctl, move |outcome, tool| {
                         done.finish(outcome.map(|r| {
-                            let err = r.tool_error(tool.as_str());
+                            let err = match &me {
+                                Some(me) => me.outcome_error(tool.as_str(), &r),
+                                None => r.tool_error(tool.as_str()),
+                            };
                             (r, err)
                         }))
                     })
@@ -78,7 +83,7 @@ impl Client {
                 let r = client
                     .call_tool(&name, args.as_ref().map(OwnedArguments::as_arguments), &ctl)
                     .await?;
-                let err = r.tool_error(&name);
+                let err = client.outcome_error(&name, &r);
                 Ok((r, err))
             },
             complete,

@@ -348,7 +348,8 @@ pub unsafe extern "C" fn mcpc_client_list_tools(
 /// Calls tool `name` with `arguments_json` (a JSON object, or NULL for none) and
 /// waits for its result. On MCPC_OK and on MCPC_ERR_TOOL (the tool ran and reported
 /// failure with `isError: true`) `*out_result` holds the result, whose text says what
-/// went wrong. A JSON-RPC error (for example an unknown tool) is MCPC_ERR_RPC with its
+/// went wrong; so it does on MCPC_ERR_OUTPUT_SCHEMA (see
+/// mcpc_options_set_validate_output). A JSON-RPC error (for example an unknown tool) is MCPC_ERR_RPC with its
 /// code in mcpc_last_error_rpc_code(). On timeout or cancel the server is sent
 /// `notifications/cancelled` and a late response is dropped; a local cancel does not
 /// prove that the server stopped the work.
@@ -357,8 +358,9 @@ pub unsafe extern "C" fn mcpc_client_list_tools(
 /// Threads: any thread, concurrently with other calls on the same client; not from
 /// mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
 /// Errors: MCPC_ERR_INVALID_ARG (NULL, arguments not a JSON object), MCPC_ERR_INVALID_UTF8,
-/// MCPC_ERR_TOOL, MCPC_ERR_RPC, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_PROTOCOL,
-/// MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE, MCPC_ERR_CLOSED.
+/// MCPC_ERR_TOOL, MCPC_ERR_OUTPUT_SCHEMA, MCPC_ERR_RPC, MCPC_ERR_TIMEOUT,
+/// MCPC_ERR_CANCELLED, MCPC_ERR_PROTOCOL, MCPC_ERR_TRANSPORT, MCPC_ERR_MESSAGE_TOO_LARGE,
+/// MCPC_ERR_CLOSED.
 ///
 /// # Safety
 /// `client` is NULL or live; strings are NULL or NUL-terminated; `opts` is NULL or
@@ -388,7 +390,7 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
             std::pin::pin!(c.client.call_tool_waited(name, args, &ctl)),
             c.client.driver(),
         )??;
-        let tool_error = r.tool_error(name);
+        let tool_error = c.client.outcome_error(name, &r);
         out_result.set_handle(ResultData::new(r));
         tool_error.map_or(Ok(Status::MCPC_OK), Err)
     })

@@ -42,8 +42,9 @@ pub type mcpc_list_done_cb = Option<
     ),
 >;
 
-/// Completes mcpc_client_call_tool_async: on MCPC_OK and MCPC_ERR_TOOL `result` is owned
-/// by the callee (free with mcpc_result_free); otherwise NULL. Otherwise as
+/// Completes mcpc_client_call_tool_async: on MCPC_OK, MCPC_ERR_TOOL and
+/// MCPC_ERR_OUTPUT_SCHEMA `result` is owned by the callee (free with
+/// mcpc_result_free); otherwise NULL. Otherwise as
 /// mcpc_connect_done_cb.
 pub type mcpc_call_done_cb = Option<
     unsafe extern "C" fn(

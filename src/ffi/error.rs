@@ -99,6 +99,7 @@ const STATUSES: &[Status] = {
         MCPC_ERR_ALREADY_COMPLETED,
         MCPC_ERR_INPUT_INVALID,
         MCPC_ERR_PROXY_AUTH,
+        MCPC_ERR_OUTPUT_SCHEMA,
     ]
 };
 

@@ -631,3 +631,24 @@ pub unsafe extern "C" fn mcpc_options_set_standalone_stream(opts: *mut mcpc_opti
         Ok(())
     })
 }
+
+/// Checks each tool result's `structuredContent` against the `outputSchema` its tool
+/// had in the client's last mcpc_client_list_tools (JSON Schema draft 2020-12 unless
+/// the schema names another; no `$ref` outside the schema is fetched, and a schema
+/// that needs one, or does not compile, leaves its tool unchecked). A result that does
+/// not fit, or has no `structuredContent` though its tool has a schema, is
+/// MCPC_ERR_OUTPUT_SCHEMA with the result still handed out, as for MCPC_ERR_TOOL; an
+/// `isError` result is never checked; a tool not listed yet is not checked. Off by
+/// default.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL).
+/// Threads: the thread that owns `opts`.
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_validate_output(opts: *mut mcpc_options_t, enabled: bool) -> mcpc_status_t {
+    with_options("mcpc_options_set_validate_output", opts, |o| {
+        o.client.validate_output = enabled;
+        Ok(())
+    })
+}

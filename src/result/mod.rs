@@ -11,6 +11,7 @@ use crate::jsonrpc::RawResult;
 use crate::scan;
 
 mod content;
+pub mod output_schema;
 mod read;
 
 pub use crate::text::{SharedStr, Text};

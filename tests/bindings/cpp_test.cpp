@@ -369,6 +369,18 @@ int main() {
         CHECK(contains(c.request("tools/list"), "\"caps\""));
         c.notify("notifications/custom");
         CHECK(contains(c.call("seen").text(), "notifications/custom"));
+        {
+            mcpc::Options v = quick();
+            v.validate_output();
+            mcpc::Client checked =
+                mcpc::Client::stdio({python(), "tests/fixtures/input_server.py", "--era=legacy"}, v);
+            (void)checked.list_tools();
+            expect_throw<mcpc::OutputSchemaError>(mcpc::Status::OutputSchema, [&] { checked.call("misshaped"); },
+                                                  [](const mcpc::OutputSchemaError& e) {
+                                                      CHECK(contains(e.result().json(), "\"one\""));
+                                                  });
+            CHECK_EQ(checked.call("shaped").text(), std::string("shaped"));
+        }
         c.set_log_level("error");
         CHECK_EQ(c.call("log").text(), std::string("logged 1"));
         expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { c.set_log_level("loud"); });

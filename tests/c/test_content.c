@@ -337,6 +337,85 @@ static void test_subscriptions(void) {
     CHECK_STATUS(mcpc_client_unsubscribe_resource(NULL, "res://1", NULL), MCPC_ERR_INVALID_ARG);
 }
 
+struct async_out {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;
+    mcpc_status_t status;
+    mcpc_result_t *result;
+};
+
+static void on_async(void *ud, mcpc_status_t st, mcpc_result_t *r, const char *msg) {
+    struct async_out *o = ud;
+    (void)msg;
+    pthread_mutex_lock(&o->lock);
+    o->status = st;
+    o->result = r;
+    o->done = 1;
+    pthread_cond_broadcast(&o->cond);
+    pthread_mutex_unlock(&o->lock);
+}
+
+static void test_output_schemas(void) {
+    for (int e = 0; e < 2; e++) {
+        char flag[32];
+        snprintf(flag, sizeof flag, "--era=%s", ERAS[e]);
+        const char *argv[] = {"python3", "tests/fixtures/input_server.py", flag};
+        mcpc_options_t *o = mcpc_options_new();
+        CHECK_STATUS(mcpc_options_set_validate_output(o, true), MCPC_OK);
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
+        mcpc_options_free(o);
+        if (!c) continue;
+        mcpc_result_t *r = NULL;
+        /* Not listed yet: not checked. */
+        CHECK_STATUS(mcpc_client_call_tool(c, "misshaped", NULL, NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        mcpc_tool_list_t *tools = NULL;
+        CHECK_STATUS(mcpc_client_list_tools(c, NULL, &tools), MCPC_OK);
+        mcpc_tool_list_free(tools);
+        CHECK_STATUS(mcpc_client_call_tool(c, "shaped", NULL, NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "misshaped", NULL, NULL, &r), MCPC_ERR_OUTPUT_SCHEMA);
+        CHECK(r != NULL && strstr(mcpc_result_structured_json(r), "one") != NULL); /* still handed out */
+        CHECK(strstr(mcpc_last_error_message(), "/n") != NULL);
+        mcpc_result_free(r);
+        r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "unshaped", NULL, NULL, &r), MCPC_ERR_OUTPUT_SCHEMA);
+        CHECK(strstr(mcpc_last_error_message(), "no structuredContent") != NULL);
+        mcpc_result_free(r);
+        r = NULL;
+        /* An isError result is never checked; a schema that needs fetching is not used. */
+        CHECK_STATUS(mcpc_client_call_tool(c, "failing", NULL, NULL, &r), MCPC_ERR_TOOL);
+        mcpc_result_free(r);
+        r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "remote", NULL, NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        /* The asynchronous form checks too. */
+        struct async_out out = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, MCPC_OK, NULL};
+        CHECK_STATUS(mcpc_client_call_tool_async(c, "misshaped", NULL, NULL, on_async, &out, NULL), MCPC_OK);
+        pthread_mutex_lock(&out.lock);
+        while (!out.done) pthread_cond_wait(&out.cond, &out.lock);
+        pthread_mutex_unlock(&out.lock);
+        CHECK(out.status == MCPC_ERR_OUTPUT_SCHEMA && out.result != NULL);
+        mcpc_result_free(out.result);
+        mcpc_client_free(c);
+    }
+    /* Off (the default): nothing is checked. */
+    mcpc_client_t *c = connect_era("legacy");
+    if (c) {
+        mcpc_tool_list_t *tools = NULL;
+        CHECK_STATUS(mcpc_client_list_tools(c, NULL, &tools), MCPC_OK);
+        mcpc_tool_list_free(tools);
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "misshaped", NULL, NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        mcpc_client_free(c);
+    }
+    CHECK_STATUS(mcpc_options_set_validate_output(NULL, true), MCPC_ERR_INVALID_ARG);
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     RUN(test_read_text_and_blob);
@@ -346,5 +425,6 @@ int main(int argc, char **argv) {
     RUN(test_after_close);
     RUN(test_logging);
     RUN(test_subscriptions);
+    RUN(test_output_schemas);
     return harness_finish();
 }

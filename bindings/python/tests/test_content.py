@@ -113,3 +113,12 @@ def test_log_messages(era: str) -> None:
         assert c.call("log").text == "logged 3"
         with pytest.raises(libmcpc.InvalidArgumentError):
             c.set_log_level("loud")
+
+
+def test_output_schema_checks() -> None:
+    with libmcpc.Client.stdio([PYTHON, INPUT, "--era=legacy"], timeout=20, validate_output=True) as c:
+        c.tools()
+        assert c.call("shaped").structured == {"n": 1}
+        with pytest.raises(libmcpc.OutputSchemaError) as e:
+            c.call("misshaped")
+        assert e.value.result.structured == {"n": "one"}  # type: ignore[attr-defined]

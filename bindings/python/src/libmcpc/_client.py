@@ -309,6 +309,7 @@ def _build_options(
     max_message_size: Optional[int] = None,
     log_level: Optional[str] = None,
     on_log: Optional[LogCallback] = None,
+    validate_output: bool = False,
     # stdio
     env: Optional[Mapping[str, Optional[str]]] = None,
     clear_env: bool = False,
@@ -349,6 +350,8 @@ def _build_options(
             o.callback(lib.mcpc_options_set_notification_callback, _notification_trampoline, on_notification)
         if log_level is not None:
             _check(lib.mcpc_options_set_log_level(h, _b(log_level)))
+        if validate_output:
+            _check(lib.mcpc_options_set_validate_output(h, True))
         if on_log is not None:
             o.callback(lib.mcpc_options_set_log_callback, _log_trampoline, on_log)
         if max_pages is not None:
@@ -595,6 +598,7 @@ class Client(ContentMixin):
         on_notification: Optional[NotificationCallback] = None,
         log_level: Optional[str] = None,
         on_log: Optional[LogCallback] = None,
+        validate_output: bool = False,
         max_pages: Optional[int] = None,
         max_message_size: Optional[int] = None,
     ) -> "Client":
@@ -616,7 +620,7 @@ class Client(ContentMixin):
         arr, n = _argv(argv)
         o = _build_options(timeout=timeout, env=env, clear_env=clear_env, cwd=cwd, stderr=stderr,
                            close_grace=close_grace, protocol_version=protocol_version, negotiation=negotiation,
-                           client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, max_pages=max_pages,
+                           client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, validate_output=validate_output, max_pages=max_pages,
                            max_message_size=max_message_size)
         with o:
             out = c_void_p()
@@ -646,6 +650,7 @@ class Client(ContentMixin):
         on_notification: Optional[NotificationCallback] = None,
         log_level: Optional[str] = None,
         on_log: Optional[LogCallback] = None,
+        validate_output: bool = False,
         max_pages: Optional[int] = None,
         max_message_size: Optional[int] = None,
     ) -> "Client":
@@ -672,7 +677,7 @@ class Client(ContentMixin):
         o = _build_options(headers=headers, bearer=bearer, token=token, cacert=cacert, ca_pem=ca_pem,
                            standalone_stream=standalone_stream, oauth=oauth, proxy=proxy, no_proxy=no_proxy,
                            proxy_credentials=proxy_credentials, http_transport=http_transport, timeout=timeout, protocol_version=protocol_version,
-                           negotiation=negotiation, client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log,
+                           negotiation=negotiation, client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, validate_output=validate_output,
                            max_pages=max_pages, max_message_size=max_message_size)
         with o:
             out = c_void_p()
@@ -691,6 +696,7 @@ class Client(ContentMixin):
         on_notification: Optional[NotificationCallback] = None,
         log_level: Optional[str] = None,
         on_log: Optional[LogCallback] = None,
+        validate_output: bool = False,
         max_pages: Optional[int] = None,
         max_message_size: Optional[int] = None,
     ) -> "Client":
@@ -701,7 +707,7 @@ class Client(ContentMixin):
         if not isinstance(transport, Transport):
             raise TypeError("transport must be a libmcpc.Transport")
         o = _build_options(timeout=timeout, protocol_version=protocol_version, negotiation=negotiation,
-                           client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, max_pages=max_pages,
+                           client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, validate_output=validate_output, max_pages=max_pages,
                            max_message_size=max_message_size)
         with o:
             out = c_void_p()

@@ -193,6 +193,7 @@ _declare(
 )
 _declare("mcpc_options_set_http_transport", _S, _P, c_int32)
 _declare("mcpc_options_set_log_level", _S, _P, c_char_p)
+_declare("mcpc_options_set_validate_output", _S, _P, c_bool)
 _declare("mcpc_options_set_log_callback", _S, _P, LOG_CB, _P, FREE_CB)
 _declare("mcpc_client_set_log_level", _S, _P, c_char_p, POINTER(CallOpts))
 _declare("mcpc_options_set_proxy", _S, _P, c_char_p)

@@ -27,6 +27,7 @@ The hierarchy::
     │   └── UnsupportedVersionError              UNSUPPORTED_VERSION
     ├── RpcError                                 RPC (see rpc_code)
     ├── ToolError                                TOOL (see result)
+    ├── OutputSchemaError                        OUTPUT_SCHEMA (see result)
     ├── TimeoutError (also builtins.TimeoutError) TIMEOUT
     ├── CancelledError                           CANCELLED
     ├── ClosedError                              CLOSED
@@ -87,6 +88,7 @@ class Status(enum.IntEnum):
     ALREADY_COMPLETED = 32
     INPUT_INVALID = 33
     PROXY_AUTH = 34
+    OUTPUT_SCHEMA = 35
 
 
 class McpcError(Exception):
@@ -138,6 +140,11 @@ class SpawnError(TransportError):
 
 class TlsError(TransportError):
     """TLS failed (untrusted certificate, wrong host)."""
+
+
+class OutputSchemaError(McpcError):
+    """The result does not fit its tool's outputSchema (``validate_output=True``);
+    ``.result`` is the result all the same."""
 
 
 class ProxyAuthError(TransportError):
@@ -265,6 +272,7 @@ _BY_STATUS: Dict[int, Type[McpcError]] = {
     Status.LOGIN_CANCELLED: LoginCancelledError,
     Status.AUTH_SERVER: AuthServerError,
     Status.PROXY_AUTH: ProxyAuthError,
+    Status.OUTPUT_SCHEMA: OutputSchemaError,
 }
 
 

@@ -1,0 +1,102 @@
+//! A tool's `outputSchema`, compiled once from its listing, and the check of a
+//! call's `structuredContent` against it (JSON Schema draft 2020-12 unless the
+//! schema names another draft with `$schema`). No `$ref` outside the schema is ever
+//! fetched: such a schema does not compile, and its tool is not checked.
+
+use jsonschema::{Retrieve, Uri};
+use serde_json::Value;
+
+/// The longest schema mcpc compiles (its JSON): a larger one is not checked.
+pub const MAX_SCHEMA: usize = 256 * 1024;
+/// The longest explanation of a mismatch.
+const MAX_WHY: usize = 300;
+
+/// Refuses every `$ref` that leaves the schema.
+struct NoRetrieve;
+
+impl Retrieve for NoRetrieve {
+    fn retrieve(&self, uri: &Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err(format!("mcpc does not fetch schemas ({})", uri.as_str()).into())
+    }
+}
+
+/// A compiled `outputSchema`.
+pub struct OutputSchema(jsonschema::Validator);
+
+impl std::fmt::Debug for OutputSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputSchema")
+    }
+}
+
+/// Compiles a tool's `outputSchema` (its JSON); why not, when it cannot be.
+pub fn compile(schema: &str) -> Result<OutputSchema, String> {
+    if schema.len() > MAX_SCHEMA {
+        return Err(format!("the schema is over {MAX_SCHEMA} bytes"));
+    }
+    let value: Value = serde_json::from_str(schema).map_err(|e| format!("not JSON: {e}"))?;
+    if !value.is_object() {
+        return Err("not an object".into());
+    }
+    let mut options = jsonschema::options().with_retriever(NoRetrieve);
+    if value.get("$schema").is_none() {
+        options = options.with_draft(jsonschema::Draft::Draft202012);
+    }
+    options.build(&value).map(OutputSchema).map_err(|e| e.to_string())
+}
+
+impl OutputSchema {
+    /// Checks a result's `structuredContent` (None: the result has none, which a
+    /// tool with an output schema must give); why it does not fit, if it does not.
+    pub fn check(&self, structured: Option<&str>) -> Result<(), String> {
+        let Some(text) = structured else {
+            return Err("the result has no structuredContent".into());
+        };
+        let value: Value = serde_json::from_str(text).map_err(|e| format!("structuredContent is not JSON: {e}"))?;
+        let first = self
+            .0
+            .iter_errors(&value)
+            .next()
+            .map(|e| format!("at {:?}: {e}", e.instance_path().to_string()));
+        match first {
+            None => Ok(()),
+            Some(mut why) => {
+                if why.len() > MAX_WHY {
+                    let mut cut = MAX_WHY;
+                    while !why.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    why.truncate(cut);
+                    why.push_str("...");
+                }
+                Err(why)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_and_refusals() {
+        let s = compile(r#"{"type":"object","properties":{"sum":{"type":"integer"}},"required":["sum"]}"#).unwrap();
+        assert!(s.check(Some(r#"{"sum":5}"#)).is_ok());
+        let why = s.check(Some(r#"{"sum":"five"}"#)).unwrap_err();
+        assert!(why.contains("/sum"), "{why}");
+        assert!(s.check(Some(r#"{}"#)).unwrap_err().contains("sum"));
+        assert!(s.check(None).unwrap_err().contains("no structuredContent"));
+        // 2020-12 by default: prefixItems is known.
+        let t = compile(r#"{"type":"array","prefixItems":[{"type":"string"}]}"#).unwrap();
+        assert!(t.check(Some("[1]")).is_err());
+        assert!(t.check(Some(r#"["a"]"#)).is_ok());
+        // Nothing is fetched: a remote $ref does not compile.
+        assert!(compile(r#"{"$ref":"https://example.com/s.json"}"#).is_err());
+        assert!(compile("[1]").is_err());
+        assert!(compile(&format!(r#"{{"description":"{}"}}"#, "x".repeat(MAX_SCHEMA))).is_err());
+        // A local $ref is fine.
+        let l = compile(r##"{"$defs":{"n":{"type":"number"}},"properties":{"a":{"$ref":"#/$defs/n"}}}"##).unwrap();
+        assert!(l.check(Some(r#"{"a":"x"}"#)).is_err());
+    }
+}
