@@ -1057,6 +1057,19 @@ mcpc_status_t mcpc_client_list_prompts(const mcpc_client_t *client,
                                        char **out_json);
 
 /**
+ * Drops the lists the client keeps between listings (tools, resources, resource
+ * templates, prompts), so that the next listing of each asks the server. A list is
+ * kept under 2026-07-28 for the `ttlMs` the server gave, and before it while the
+ * server declared `listChanged` for it and sent no `list_changed` notification since.
+ * Threads: any thread, also from mcpc callbacks.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `client` is NULL or live.
+ */
+mcpc_status_t mcpc_client_forget_lists(const mcpc_client_t *client);
+
+/**
  * Reads the resource `uri` (`resources/read`). Each entry of the result is text or a
  * blob; a blob is decoded from base64 and handed out with its length. The call
  * options apply as for mcpc_client_call_tool (timeout, cancel handle, progress).

@@ -109,6 +109,7 @@ const RULES: &[(usize, &str)] = &[
     (CALLS, "mcpc_client_list_resources"),
     (CALLS, "mcpc_client_list_resource_templates"),
     (CALLS, "mcpc_client_list_prompts"),
+    (CALLS, "mcpc_client_forget_lists"),
     (CALLS, "mcpc_client_read_resource"),
     (CALLS, "mcpc_client_subscribe_resource"),
     (CALLS, "mcpc_client_unsubscribe_resource"),

@@ -1039,6 +1039,8 @@ public:
         return ToolList(l);
     }
 
+    /// Drops the lists the client keeps between listings: the next ones ask the server.
+    void forget_lists() const { detail::check(mcpc_client_forget_lists(p_.get())); }
     /// Every resource (resources/list, all pages) as one JSON array.
     std::string list_resources(const CallOptions& o = {}) const {
         return json_call([&](mcpc_call_opts_t* c, char** out) { return mcpc_client_list_resources(p_.get(), c, out); }, o);

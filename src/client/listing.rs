@@ -96,14 +96,53 @@ impl Client {
     /// entries as the server sent them. The timeout covers the whole listing; when the
     /// HTTP session expires mid-listing, it starts over once.
     pub async fn list_json(&self, what: Listing, ctl: &Control) -> Result<String> {
-        let deadline = Instant::now() + self.timeout_of(ctl);
-        match self.list_json_once(what, ctl, deadline).await {
-            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => self.list_json_once(what, ctl, deadline).await,
-            other => other,
+        use super::cache::{Keep, Kind, Value};
+        let kind = Kind::of(what);
+        if !ctl.bypass_cache {
+            if let Some(Value::Json(kept)) = self.shared.cache.get(kind) {
+                return Ok(kept.to_string());
+            }
         }
+        let epoch = self.shared.cache.epoch(kind);
+        let deadline = Instant::now() + self.timeout_of(ctl);
+        let mut ttl = None;
+        let json = match self.list_json_once(what, ctl, deadline, &mut ttl).await {
+            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => {
+                ttl = None;
+                self.list_json_once(what, ctl, deadline, &mut ttl).await
+            }
+            other => other,
+        }?;
+        let keep = self.keep_for(kind, ttl);
+        if keep != Keep::No {
+            self.shared
+                .cache
+                .put(kind, epoch, Value::Json(json.as_str().into()), keep);
+        }
+        Ok(json)
     }
 
-    async fn list_json_once(&self, what: Listing, ctl: &Control, deadline: Instant) -> Result<String> {
+    /// Drops the lists kept between listings: the next of each asks the server.
+    pub fn forget_lists(&self) {
+        self.shared.cache.forget();
+    }
+
+    /// How long a fresh listing of `kind` is kept (see [`super::cache`]).
+    pub(super) fn keep_for(&self, kind: super::cache::Kind, ttl: Option<i64>) -> super::cache::Keep {
+        let list_changed = !self.is_modern()
+            && serde_json::from_str::<serde_json::Value>(self.session.init_result.get())
+                .is_ok_and(|v| v["capabilities"][kind.capability()]["listChanged"] == true);
+        super::cache::keep_for(self.is_modern(), ttl, list_changed)
+    }
+
+    /// One listing; `ttl` gets the shortest `ttlMs` of its pages.
+    async fn list_json_once(
+        &self,
+        what: Listing,
+        ctl: &Control,
+        deadline: Instant,
+        ttl: &mut Option<i64>,
+    ) -> Result<String> {
         let method = what.method();
         let mut out = String::from("[");
         let mut names: HashSet<String> = HashSet::new();
@@ -140,6 +179,7 @@ impl Client {
                 .await?
                 .into_raw()
                 .map_err(|e| e.context(method))?;
+            *ttl = super::cache::shortest(*ttl, raw.get());
             if self.is_modern() && protocol::result_kind(raw.get())? != ResultKind::Complete {
                 return Err(Error::new(
                     Status::MCPC_ERR_PROTOCOL,

@@ -18,6 +18,7 @@ use crate::protocol::{self, CancelledParams, ClientInfo, Negotiation, RequestMet
 use crate::result::ResultJson;
 use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 
+mod cache;
 #[cfg(test)]
 mod core_tests;
 mod direct;
@@ -105,6 +106,8 @@ pub struct Control {
     pub reset_on_progress: bool,
     /// ...but never past this total.
     pub max_total: Option<Duration>,
+    /// A listing asks the server even when a kept list still holds.
+    pub bypass_cache: bool,
 }
 
 /// Receives a request's outcome on the thread that routes its response (an mcpc

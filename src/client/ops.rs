@@ -211,14 +211,38 @@ impl Client {
     /// When the HTTP session expires mid-listing, the listing starts over once on the
     /// fresh session (cursors belong to a session); a call is never retried.
     pub async fn list_tools(&self, ctl: &Control) -> Result<Vec<Tool>> {
-        let deadline = Instant::now() + self.timeout_of(ctl);
-        match self.list_tools_once(ctl, deadline).await {
-            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => self.list_tools_once(ctl, deadline).await,
-            other => other,
+        use super::cache::{Kind, Value};
+        if !ctl.bypass_cache {
+            if let Some(Value::Tools(kept)) = self.shared.cache.get(Kind::Tools) {
+                return Ok((*kept).clone());
+            }
         }
+        let epoch = self.shared.cache.epoch(Kind::Tools);
+        let deadline = Instant::now() + self.timeout_of(ctl);
+        let mut ttl = None;
+        let tools = match self.list_tools_once(ctl, deadline, &mut ttl).await {
+            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => {
+                ttl = None;
+                self.list_tools_once(ctl, deadline, &mut ttl).await
+            }
+            other => other,
+        }?;
+        let keep = self.keep_for(Kind::Tools, ttl);
+        if keep != super::cache::Keep::No {
+            self.shared
+                .cache
+                .put(Kind::Tools, epoch, Value::Tools(Arc::new(tools.clone())), keep);
+        }
+        Ok(tools)
     }
 
-    pub(super) async fn list_tools_once(&self, ctl: &Control, deadline: Instant) -> Result<Vec<Tool>> {
+    /// One listing; `ttl` gets the shortest `ttlMs` of its pages.
+    pub(super) async fn list_tools_once(
+        &self,
+        ctl: &Control,
+        deadline: Instant,
+        ttl: &mut Option<i64>,
+    ) -> Result<Vec<Tool>> {
         let mut tools: Vec<Tool> = Vec::new();
         // Names seen, by their hash: a hash seen before is a duplicate if a tool
         // kept or dropped so far has that name. The names themselves cost an
@@ -262,6 +286,7 @@ impl Client {
                     0,
                 )
                 .await?;
+            *ttl = super::cache::shortest(*ttl, raw.get());
             let page = match raw.into_page() {
                 Ok(read) => read,
                 Err(raw) => {
@@ -385,6 +410,7 @@ impl Client {
                     relisted = true;
                     let list_ctl = Control {
                         timeout: Some(deadline.saturating_duration_since(Instant::now())),
+                        bypass_cache: true, // a kept list is what was wrong
                         ..ctl.clone()
                     };
                     crate::drive::runtime::boxed_apart(|| self.list_tools(&list_ctl))

@@ -116,6 +116,8 @@ pub(crate) struct Shared {
     pub(super) inbox: Arc<Inbox>,
     /// Cancelled when the connection is gone: ends waits that are no request of their own.
     pub(super) gone: tokio_util::sync::CancellationToken,
+    /// The lists kept between listings (dropped by `list_changed` notifications).
+    pub(super) cache: super::cache::Cache,
 }
 
 impl Shared {
@@ -131,6 +133,7 @@ impl Shared {
             deadline_wake: Notify::new(),
             inbox,
             gone: tokio_util::sync::CancellationToken::new(),
+            cache: Default::default(),
         }
     }
 
@@ -314,6 +317,9 @@ impl Shared {
                 Ok(Delivered::Reply(Outgoing::response(body)))
             }
             Ok(Incoming::Notification { method, params }) => {
+                if method.ends_with("/list_changed") {
+                    self.cache.changed(&method);
+                }
                 if method == "notifications/progress" {
                     self.route_progress(params);
                 } else if method == "notifications/message"

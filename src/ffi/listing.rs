@@ -28,6 +28,24 @@ fn list(
     })
 }
 
+/// Drops the lists the client keeps between listings (tools, resources, resource
+/// templates, prompts), so that the next listing of each asks the server. A list is
+/// kept under 2026-07-28 for the `ttlMs` the server gave, and before it while the
+/// server declared `listChanged` for it and sent no `list_changed` notification since.
+/// Threads: any thread, also from mcpc callbacks.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL).
+///
+/// # Safety
+/// `client` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_forget_lists(client: *const mcpc_client_t) -> mcpc_status_t {
+    status("mcpc_client_forget_lists", || {
+        // SAFETY: per the contract.
+        unsafe { ptr::get(client) }?.client.forget_lists();
+        Ok(Status::MCPC_OK)
+    })
+}
+
 /// Lists every resource (`resources/list`, following `nextCursor`) as one JSON array
 /// of the resources as the server sent them (`uri`, `name`, `mimeType`, `_meta`...).
 /// The call options' timeout covers the whole listing.

@@ -19,7 +19,7 @@ pub use content::{check_completion, check_prompt, parse_contents, Body, Content,
 pub(crate) use read::*;
 
 /// One tool: its name, and its JSON exactly as the server sent it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Tool {
     pub name: String,
     /// The JSON with a trailing NUL (JSON text never holds a raw NUL), so C can

@@ -9,17 +9,20 @@
 
 static const char *ERAS[] = {"modern", "legacy"};
 
-static mcpc_client_t *connect_era(const char *era) {
+/* Connects to the fixture in `era` with `o` (freed here; NULL: defaults). */
+static mcpc_client_t *connect_with(const char *era, mcpc_options_t *o) {
     char flag[32];
     snprintf(flag, sizeof flag, "--era=%s", era);
     const char *argv[] = {"python3", "tests/fixtures/input_server.py", flag};
-    mcpc_options_t *o = mcpc_options_new();
+    if (!o) o = mcpc_options_new();
     mcpc_options_set_timeout_ms(o, 20000);
     mcpc_client_t *c = NULL;
     CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
     mcpc_options_free(o);
     return c;
 }
+
+static mcpc_client_t *connect_era(const char *era) { return connect_with(era, NULL); }
 
 static int has(const char *text, const char *needle) {
     if (!text || !strstr(text, needle)) {
@@ -243,17 +246,12 @@ static void test_logging(void) {
         memset(&l, 0, sizeof l);
         pthread_mutex_init(&l.lock, NULL);
         pthread_cond_init(&l.cond, NULL);
-        char flag[32];
-        snprintf(flag, sizeof flag, "--era=%s", ERAS[e]);
-        const char *argv[] = {"python3", "tests/fixtures/input_server.py", flag};
         mcpc_options_t *o = mcpc_options_new();
         CHECK_STATUS(mcpc_options_set_log_level(o, "info"), MCPC_OK);
         CHECK_STATUS(mcpc_options_set_log_callback(o, on_log, &l, NULL), MCPC_OK);
         CHECK_STATUS(mcpc_options_set_notification_callback(o, on_other, &l, NULL), MCPC_OK);
         CHECK_STATUS(mcpc_options_set_log_level(o, "loud"), MCPC_ERR_INVALID_ARG);
-        mcpc_client_t *c = NULL;
-        CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
-        mcpc_options_free(o);
+        mcpc_client_t *c = connect_with(ERAS[e], o);
         if (!c) continue;
         logged(c, &l, 2, "info/-/\"two\";error/-/{\"n\": 3};");
         CHECK_STATUS(mcpc_client_set_log_level(c, "debug", NULL), MCPC_OK);
@@ -297,17 +295,23 @@ static void on_update(void *ud, const char *method, const char *params) {
     pthread_mutex_unlock(&u->lock);
 }
 
+static void on_changed(void *ud, const char *method, const char *params) {
+    struct updates *u = ud;
+    (void)params;
+    pthread_mutex_lock(&u->lock);
+    if (strcmp(method, "notifications/tools/list_changed") == 0) snprintf(u->last, sizeof u->last, "%s", method);
+    pthread_cond_broadcast(&u->cond);
+    pthread_mutex_unlock(&u->lock);
+}
+
 static void test_subscriptions(void) {
     struct updates u;
     memset(&u, 0, sizeof u);
     pthread_mutex_init(&u.lock, NULL);
     pthread_cond_init(&u.cond, NULL);
-    const char *argv[] = {"python3", "tests/fixtures/input_server.py", "--era=legacy"};
     mcpc_options_t *o = mcpc_options_new();
     CHECK_STATUS(mcpc_options_set_notification_callback(o, on_update, &u, NULL), MCPC_OK);
-    mcpc_client_t *c = NULL;
-    CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
-    mcpc_options_free(o);
+    mcpc_client_t *c = connect_with("legacy", o);
     if (c) {
         CHECK_STATUS(mcpc_client_subscribe_resource(c, "res://1", NULL), MCPC_OK);
         struct timespec until;
@@ -358,14 +362,9 @@ static void on_async(void *ud, mcpc_status_t st, mcpc_result_t *r, const char *m
 
 static void test_output_schemas(void) {
     for (int e = 0; e < 2; e++) {
-        char flag[32];
-        snprintf(flag, sizeof flag, "--era=%s", ERAS[e]);
-        const char *argv[] = {"python3", "tests/fixtures/input_server.py", flag};
         mcpc_options_t *o = mcpc_options_new();
         CHECK_STATUS(mcpc_options_set_validate_output(o, true), MCPC_OK);
-        mcpc_client_t *c = NULL;
-        CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
-        mcpc_options_free(o);
+        mcpc_client_t *c = connect_with(ERAS[e], o);
         if (!c) continue;
         mcpc_result_t *r = NULL;
         /* Not listed yet: not checked. */
@@ -414,6 +413,71 @@ static void test_output_schemas(void) {
         mcpc_client_free(c);
     }
     CHECK_STATUS(mcpc_options_set_validate_output(NULL, true), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_client_forget_lists(NULL), MCPC_ERR_INVALID_ARG);
+}
+
+/* The server's count of tools/list and resources/list requests. */
+static int server_lists(mcpc_client_t *c) {
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "lists", NULL, NULL, &r), MCPC_OK);
+    int n = r ? atoi(mcpc_result_text(r, NULL)) : -1;
+    mcpc_result_free(r);
+    return n;
+}
+
+static void list_tools(mcpc_client_t *c, const mcpc_call_opts_t *o) {
+    mcpc_tool_list_t *tools = NULL;
+    CHECK_STATUS(mcpc_client_list_tools(c, o, &tools), MCPC_OK);
+    CHECK(mcpc_tool_list_len(tools) > 5);
+    mcpc_tool_list_free(tools);
+}
+
+static void test_lists_are_kept(void) {
+    for (int e = 0; e < 2; e++) {
+        struct updates u;
+        memset(&u, 0, sizeof u);
+        pthread_mutex_init(&u.lock, NULL);
+        pthread_cond_init(&u.cond, NULL);
+        mcpc_options_t *o = mcpc_options_new();
+        CHECK_STATUS(mcpc_options_set_notification_callback(o, on_changed, &u, NULL), MCPC_OK);
+        mcpc_client_t *c = connect_with(ERAS[e], o);
+        if (!c) continue;
+        /* Kept: under 2026-07-28 for the ttlMs given, before it while listChanged holds. */
+        list_tools(c, NULL);
+        list_tools(c, NULL);
+        CHECK(server_lists(c) == 1);
+        char *json = NULL;
+        for (int i = 0; i < 2; i++) {
+            CHECK_STATUS(mcpc_client_list_resources(c, NULL, &json), MCPC_OK);
+            CHECK(json && strstr(json, "res://2") != NULL);
+            mcpc_string_free(json);
+        }
+        int after = server_lists(c);
+        /* Two pages: kept under 2026-07-28; before it resources declare no listChanged. */
+        CHECK(after == (e == 0 ? 3 : 5));
+        /* The host may ask for fresh lists. */
+        CHECK_STATUS(mcpc_client_forget_lists(c), MCPC_OK);
+        list_tools(c, NULL);
+        CHECK(server_lists(c) == after + 1);
+        if (e == 1) {
+            /* list_changed drops the kept list. */
+            mcpc_result_t *r = NULL;
+            CHECK_STATUS(mcpc_client_call_tool(c, "change", NULL, NULL, &r), MCPC_OK);
+            mcpc_result_free(r);
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += 10;
+            pthread_mutex_lock(&u.lock);
+            while (!u.last[0] && pthread_cond_timedwait(&u.cond, &u.lock, &until) == 0) {
+            }
+            pthread_mutex_unlock(&u.lock);
+            list_tools(c, NULL);
+            CHECK(server_lists(c) == after + 2);
+            list_tools(c, NULL);
+            CHECK(server_lists(c) == after + 2);
+        }
+        mcpc_client_free(c);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -426,5 +490,6 @@ int main(int argc, char **argv) {
     RUN(test_logging);
     RUN(test_subscriptions);
     RUN(test_output_schemas);
+    RUN(test_lists_are_kept);
     return harness_finish();
 }

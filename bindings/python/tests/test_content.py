@@ -122,3 +122,12 @@ def test_output_schema_checks() -> None:
         with pytest.raises(libmcpc.OutputSchemaError) as e:
             c.call("misshaped")
         assert e.value.result.structured == {"n": "one"}  # type: ignore[attr-defined]
+
+
+def test_lists_are_kept(client: libmcpc.Client) -> None:
+    before = int(client.call("lists").text)
+    client.tools()
+    client.tools()
+    assert int(client.call("lists").text) == before + 1
+    client.tools(fresh=True)
+    assert int(client.call("lists").text) == before + 2

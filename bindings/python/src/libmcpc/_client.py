@@ -810,12 +810,17 @@ class Client(ContentMixin):
 
     # -- tools --
 
-    def tools(self, *, timeout: Optional[float] = None, cancel: Optional[Cancel] = None) -> List[Dict[str, Any]]:
+    def tools(self, *, timeout: Optional[float] = None, cancel: Optional[Cancel] = None,
+              fresh: bool = False) -> List[Dict[str, Any]]:
         """Lists every tool, following all pages: each a dict as the server sent it
-        (``name``, ``description``, ``inputSchema``, ``outputSchema``, ...)."""
+        (``name``, ``description``, ``inputSchema``, ``outputSchema``, ...). A list
+        the client keeps (see the README's caching rules) is reused unless
+        ``fresh``."""
         opts = _call_opts(timeout, cancel, None)
         h = self._enter()
         try:
+            if fresh:
+                _check(lib.mcpc_client_forget_lists(h))
             out = c_void_p()
             _check(lib.mcpc_client_list_tools(h, byref(opts), byref(out)))
         finally:

@@ -89,30 +89,36 @@ class ContentMixin:
     _leave: Callable[[], None]
 
     def _json_call(self, call: Callable[[int, Any, Any], int], timeout: Optional[float],
-                   cancel: Any) -> Any:
+                   cancel: Any, fresh: bool = False) -> Any:
         from ._client import _call_opts, _check  # the client module imports this one
 
         opts = _call_opts(timeout, cancel, None)
         h = self._enter()
         try:
+            if fresh:
+                _check(lib.mcpc_client_forget_lists(h))
             out = c_void_p()
             _check(call(h, byref(opts), byref(out)))
         finally:
             self._leave()
         return json.loads(_ffi.take_string(out.value))
 
-    def resources(self, *, timeout: Optional[float] = None, cancel: Any = None) -> List[Dict[str, Any]]:
-        """Lists every resource (``resources/list``, all pages), each as sent."""
-        return list(self._json_call(lambda h, o, out: lib.mcpc_client_list_resources(h, o, out), timeout, cancel))
+    def resources(self, *, timeout: Optional[float] = None, cancel: Any = None,
+                   fresh: bool = False) -> List[Dict[str, Any]]:
+        """Lists every resource (``resources/list``, all pages), each as sent; a kept
+        list is reused unless ``fresh``."""
+        return list(self._json_call(lambda h, o, out: lib.mcpc_client_list_resources(h, o, out), timeout, cancel, fresh))
 
-    def resource_templates(self, *, timeout: Optional[float] = None, cancel: Any = None) -> List[Dict[str, Any]]:
+    def resource_templates(self, *, timeout: Optional[float] = None, cancel: Any = None,
+                            fresh: bool = False) -> List[Dict[str, Any]]:
         """Lists every resource template (``resources/templates/list``, all pages)."""
         return list(self._json_call(
-            lambda h, o, out: lib.mcpc_client_list_resource_templates(h, o, out), timeout, cancel))
+            lambda h, o, out: lib.mcpc_client_list_resource_templates(h, o, out), timeout, cancel, fresh))
 
-    def prompts(self, *, timeout: Optional[float] = None, cancel: Any = None) -> List[Dict[str, Any]]:
+    def prompts(self, *, timeout: Optional[float] = None, cancel: Any = None,
+                 fresh: bool = False) -> List[Dict[str, Any]]:
         """Lists every prompt (``prompts/list``, all pages), each as sent."""
-        return list(self._json_call(lambda h, o, out: lib.mcpc_client_list_prompts(h, o, out), timeout, cancel))
+        return list(self._json_call(lambda h, o, out: lib.mcpc_client_list_prompts(h, o, out), timeout, cancel, fresh))
 
     def read_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Any = None) -> ResourceContents:
         """Reads the resource ``uri``: its entries, blobs decoded. A malformed result
