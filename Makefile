@@ -36,10 +36,10 @@ lib-debug:
 	$(CARGO) build
 	ln -sfn libmcpc.so $(DEBUG)/libmcpc.so.$(MCPC_SOVERSION)
 
-# The command line: mcpc.c, the browser login (login.c), the credential store (store.c)
-# and the client key and assertion commands (assertion.c).
-CLI_SRC := cli/mcpc.c cli/login.c cli/store.c cli/assertion.c
-CLI_DEPS := $(CLI_SRC) cli/cli.h cli/login.h cli/store.h cli/assertion.h include/mcpc.h
+# The command line: mcpc.c, the browser login (login.c), the credential store (store.c),
+# the client key and assertion commands (assertion.c) and --config (config.c).
+CLI_SRC := cli/mcpc.c cli/login.c cli/store.c cli/assertion.c cli/config.c
+CLI_DEPS := $(CLI_SRC) cli/cli.h cli/login.h cli/store.h cli/assertion.h cli/config.h cli/json_scan.h include/mcpc.h
 
 build/release/mcpc: $(CLI_DEPS) lib
 	@mkdir -p build/release

@@ -61,6 +61,7 @@
 
 #include "assertion.h"
 #include "cli.h"
+#include "config.h"
 #include "login.h"
 #include "store.h"
 
@@ -175,6 +176,10 @@ static const char USAGE[] =
     "\n"
     "  -h, --help              print this help and exit\n"
     "  -V, --version           print the CLI's and the library's versions and exit\n"
+    "  --config FILE --server NAME\n"
+    "                          the server NAME of an MCP hosts' JSON configuration\n"
+    "                          (\"mcpServers\": command, args, env, cwd; or url,\n"
+    "                          headers, type \"sse\"), instead of --stdio or --url\n"
     "Options may also be written --name=value, and may follow the command;\n"
     "\"--\" ends the options.\n"
     "\n"
@@ -330,6 +335,10 @@ struct config {
     const char *proxy_user; /* --proxy-user USER:PASSWORD */
     const char *transport;  /* --transport auto|streamable|sse */
     const char *log_level;  /* --log-level: the server's log to stderr */
+    /* --config FILE --server NAME: the server from a hosts' configuration file. */
+    const char *config_file;
+    const char *server_name;
+    struct server_config server; /* what the file says; its url becomes `url` */
     int32_t http_transport; /* its MCPC_HTTP_* */
     /* OAuth (--oauth); the secret may come from MCPC_CLIENT_SECRET. */
     bool oauth;
@@ -476,7 +485,7 @@ enum opt_id {
     OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
     OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_CLIENT_KEY, OPT_ASSERTION_COMMAND,
     OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_PROXY, OPT_NOPROXY,
-    OPT_PROXY_USER, OPT_TRANSPORT, OPT_LOG_LEVEL, OPT_VERSION, OPT_UNKNOWN
+    OPT_PROXY_USER, OPT_TRANSPORT, OPT_LOG_LEVEL, OPT_VERSION, OPT_CONFIG, OPT_SERVER, OPT_UNKNOWN
 };
 
 static const struct {
@@ -498,6 +507,8 @@ static const struct {
     {"--help", OPT_HELP, false},
     {"-h", OPT_HELP, false},
     {"--version", OPT_VERSION, false},
+    {"--config", OPT_CONFIG, true},
+    {"--server", OPT_SERVER, true},
     {"-V", OPT_VERSION, false},
     {"--oauth", OPT_OAUTH, false},
     {"--client-id", OPT_CLIENT_ID, true},
@@ -519,6 +530,40 @@ static const struct {
     {"--transport", OPT_TRANSPORT, true},
     {"--log-level", OPT_LOG_LEVEL, true},
 };
+
+/* --config FILE --server NAME: the server's command (with its env and cwd) or URL
+ * (with its headers and transport) from the file. -1 to go on, or the usage exit
+ * status. */
+static int load_server(struct config *cfg)
+{
+    if (cfg->config_file == NULL && cfg->server_name == NULL)
+        return -1;
+    if (cfg->config_file == NULL || cfg->server_name == NULL)
+        return usage_error("--config and --server go together");
+    if (cfg->stdio_cmd != NULL || cfg->url != NULL)
+        return usage_error("--config cannot be used with --stdio or --url");
+    const char *why = NULL;
+    if (server_config_load(cfg->config_file, cfg->server_name, &cfg->server, &why) != 0)
+        return usage_error("--config '%s', server '%s': %s", cfg->config_file, cfg->server_name, why);
+    if (cfg->server.url != NULL) {
+        cfg->url = cfg->server.url;
+        if (cfg->server.sse && cfg->transport == NULL) {
+            cfg->transport = "sse";
+            cfg->http_transport = MCPC_HTTP_SSE;
+        }
+        const char **more = realloc(cfg->headers, (cfg->n_headers + cfg->server.n_headers + 1) * sizeof *more);
+        if (more == NULL)
+            return usage_error("out of memory");
+        cfg->headers = more;
+        for (size_t k = 0; k < cfg->server.n_headers; k++) {
+            if (!valid_header(cfg->server.headers[k], &why))
+                return usage_error("--config '%s', server '%s', header #%zu: %s", cfg->config_file,
+                                   cfg->server_name, k + 1, why);
+            cfg->headers[cfg->n_headers++] = cfg->server.headers[k];
+        }
+    }
+    return -1;
+}
 
 /* The OAuth options go together: -1 to go on, or the usage exit status. */
 static int check_oauth(struct config *cfg)
@@ -699,6 +744,14 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             if ((rc = set_once(&cfg->noproxy, value, opt_name)) >= 0)
                 return rc;
             break;
+        case OPT_CONFIG:
+            if ((rc = set_once(&cfg->config_file, value, opt_name)) >= 0)
+                return rc;
+            break;
+        case OPT_SERVER:
+            if ((rc = set_once(&cfg->server_name, value, opt_name)) >= 0)
+                return rc;
+            break;
         case OPT_LOG_LEVEL:
             if ((rc = set_once(&cfg->log_level, value, opt_name)) >= 0)
                 return rc;
@@ -806,6 +859,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
                                    "cannot be used together");
     }
 
+    if ((rc = load_server(cfg)) >= 0)
+        return rc;
     if ((rc = check_oauth(cfg)) >= 0)
         return rc;
 
@@ -840,9 +895,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
     }
 
     /* The server. */
-    if ((cfg->stdio_cmd == NULL) == (cfg->url == NULL))
+    if ((cfg->stdio_cmd == NULL && cfg->server.argv.argc == 0) == (cfg->url == NULL))
         return usage_error("%s", cfg->url ? "--stdio and --url cannot be used together"
-                                          : "one of --stdio or --url is required");
+                                          : "one of --stdio, --url or --config is required");
     if (cfg->url != NULL && !valid_url(cfg->url))
         return usage_error("--url: '%s' is not an http:// or https:// URL", cfg->url);
     return -1;
@@ -1336,25 +1391,19 @@ static int add_oauth(const struct config *cfg, struct store **store, mcpc_option
     return -1;
 }
 
-/* Writes untrusted server text with control characters (line ends, escapes) as '?'. */
-static void put_clean(const char *s)
-{
-    for (; *s; s++)
-        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stderr);
-}
-
-/* --log-level: each server log message to stderr, on one line of its own. */
+/* --log-level: each server log message to stderr, on one line of its own, control
+ * characters escaped (the text is the server's). */
 static void on_server_log(void *userdata, const char *level, const char *logger, const char *data)
 {
     (void)userdata;
     fputs("mcpc: server log ", stderr);
-    put_clean(level);
+    put_sanitized(stderr, level);
     if (logger != NULL) {
         fputc(' ', stderr);
-        put_clean(logger);
+        put_sanitized(stderr, logger);
     }
     fputs(": ", stderr);
-    put_clean(data);
+    put_sanitized(stderr, data);
     fputc('\n', stderr);
 }
 
@@ -1408,6 +1457,16 @@ static int make_options(const struct config *cfg, struct store **store, mcpc_opt
         }
         st = mcpc_options_set_roots_handler(opts, on_roots, roots, free_roots);
     }
+    /* --config's env and cwd for the server it names. */
+    for (size_t k = 0; st == MCPC_OK && k < cfg->server.n_env; k++) {
+        char *kv = cfg->server.env[k];
+        char *eq = strchr(kv, '=');
+        *eq = '\0';
+        st = mcpc_options_set_env(opts, kv, eq + 1);
+        *eq = '=';
+    }
+    if (st == MCPC_OK && cfg->server.cwd != NULL)
+        st = mcpc_options_set_cwd(opts, cfg->server.cwd);
     if (st == MCPC_OK && cfg->log_level != NULL) {
         st = mcpc_options_set_log_level(opts, cfg->log_level);
         if (st == MCPC_OK)
@@ -1582,6 +1641,9 @@ int main(int argc, char **argv)
         const char *err = split_command(cfg.stdio_cmd, &server_argv);
         if (err != NULL)
             code = usage_error("--stdio: %s", err);
+    } else if (code < 0 && cfg.server.argv.argc > 0) {
+        server_argv = cfg.server.argv; /* moved: the config's command is the server */
+        memset(&cfg.server.argv, 0, sizeof cfg.server.argv);
     }
     struct store *store = NULL;
     if (code < 0 && cfg.oauth_store != NULL) {
@@ -1612,6 +1674,7 @@ int main(int argc, char **argv)
         client_key_free(cfg.client_key_pem);
         free(cfg.headers);
         free(cfg.roots);
+        server_config_free(&cfg.server);
         return code;
     }
 
@@ -1659,5 +1722,6 @@ out:
     client_key_free(cfg.client_key_pem);
     free(cfg.headers);
     free(cfg.roots);
+    server_config_free(&cfg.server);
     return code;
 }

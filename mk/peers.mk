@@ -19,7 +19,7 @@ PEERS_ENV := $(MCPC_PEERS_DIR)/peers.env
 peers:
 	tests/peers/install.sh '$(MCPC_PEERS_DIR)'
 
-build/conformance_client: tests/conformance/client.c tests/conformance/json_scan.h include/mcpc.h lib-debug
+build/conformance_client: tests/conformance/client.c cli/json_scan.h include/mcpc.h lib-debug
 	@mkdir -p build
 	$(CC) $(CFLAGS_C) $< -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
 

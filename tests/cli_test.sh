@@ -103,6 +103,20 @@ else
 fi
 expect usage-log-level 1 '' -- --log-level loud --stdio "$INPUT" tools
 expect version 0 "mcpc $(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1) (libmcpc" -- --version
+# --config FILE --server NAME: the hosts' mcpServers file (env and cwd reach the server).
+cat >"$tmp/servers.json" <<EOF_CONFIG
+{"mcpServers": {
+  "modern": {"command": "$PYTHON", "args": ["demo/server.py"], "env": {"MCPC_DEMO_ERA": "modern"}},
+  "in-demo": {"command": "$PYTHON", "args": ["server.py"], "cwd": "$PWD/demo"},
+  "broken": {"command": ["not", "a", "string"]}
+}}
+EOF_CONFIG
+expect config-env 0 '"negotiatedBy":"discover"' -- --config "$tmp/servers.json" --server modern info
+expect config-cwd 0 '"text":"hi"' -- --config "$tmp/servers.json" --server in-demo call echo '{"text":"hi"}'
+expect usage-config-no-server 1 '' -- --config "$tmp/servers.json" info
+expect usage-config-unknown 1 '' -- --config "$tmp/servers.json" --server nope info
+expect usage-config-broken 1 '' -- --config "$tmp/servers.json" --server broken info
+expect usage-config-and-stdio 1 '' -- --config "$tmp/servers.json" --server modern --stdio "$SERVER" info
 expect usage-read-no-uri 1 '' -- --stdio "$INPUT" read
 expect usage-complete-kind 1 '' -- --stdio "$INPUT" complete tool greet who al
 expect usage-complete-short 1 '' -- --stdio "$INPUT" complete prompt greet who
@@ -179,6 +193,8 @@ coproc LEGACY { exec "$PYTHON" tests/fixtures/legacy_sse_server.py; }
 legacy_pid=$LEGACY_PID
 read -r _ legacy_port <&"${LEGACY[0]}"
 expect legacy-sse-fallback 0 '"text": "old"' -- --url "http://127.0.0.1:$legacy_port/sse" call echo '{"text":"old"}'
+printf '{"mcpServers": {"old": {"url": "http://127.0.0.1:%s/sse", "type": "sse"}}}' "$legacy_port" >"$tmp/old.json"
+expect config-sse 0 '"name": "slow"' -- --config "$tmp/old.json" --server old tools
 expect legacy-sse-pinned 0 '"name": "slow"' -- --transport sse --url "http://127.0.0.1:$legacy_port/sse" tools
 expect legacy-sse-streamable-only 3 '' -- --transport streamable --url "http://127.0.0.1:$legacy_port/sse" info
 expect usage-transport 1 '' -- --transport h3 --url "http://127.0.0.1:$legacy_port/sse" info
@@ -194,6 +210,8 @@ stop_fixture
 start_fixture --fault auth
 url="http://127.0.0.1:$fixture_port/mcp"
 expect http-no-token 3 '' -- --url "$url" info
+printf '{"mcpServers": {"remote": {"url": "%s", "headers": {"Authorization": "Bearer good-token"}}}}' "$url" >"$tmp/remote.json"
+expect config-url-headers 0 '"protocolVersion"' -- --config "$tmp/remote.json" --server remote info
 expect http-bearer 0 '"protocolVersion"' -- --bearer good-token --url "$url" info
 expect http-header 0 '"protocolVersion"' -- --header "Authorization: Bearer good-token" --url "$url" info
 stop_fixture

@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "json_scan.h"
+#include "../../cli/json_scan.h"
 #include "mcpc.h"
 
 static const char *scenario = "";

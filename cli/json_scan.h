@@ -1,10 +1,11 @@
-/* A tiny read-only JSON scanner for the conformance client and the peer tests:
+/* A tiny read-only JSON scanner for the CLI's --config and the conformance client:
  * finds a member of an object or an element of an array and hands back the exact
  * text of its value (a pointer into the document and a length), so that values can
  * be passed on to mcpc verbatim. It validates only as much as it needs to skip
- * values; the documents come from mcpc (which already parsed them) or the runner. */
-#ifndef MCPC_TEST_JSON_SCAN_H
-#define MCPC_TEST_JSON_SCAN_H
+ * values: a document is checked whole by the library (mcpc_check_arguments) or comes
+ * from mcpc, which parsed it already. */
+#ifndef MCPC_JSON_SCAN_H
+#define MCPC_JSON_SCAN_H
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,6 +80,38 @@ static inline int js_get(const char *obj, const char *key, const char **val, siz
         const char *end = js_skip(v);
         if (!end) return 0;
         if (match) {
+            *val = v;
+            *len = (size_t)(end - v);
+            return 1;
+        }
+        p = js_ws(end);
+        if (*p != ',') return 0;
+        p++;
+    }
+}
+
+/* Member number `index` of the object `obj`: its key text (without quotes, escapes
+ * undecoded) and its value text. */
+static inline int js_member(const char *obj, size_t index, const char **key, size_t *klen, const char **val,
+                            size_t *len) {
+    const char *p = js_ws(obj);
+    if (!p || *p != '{') return 0;
+    p = js_ws(p + 1);
+    if (*p == '}') return 0;
+    for (size_t i = 0;; i++) {
+        p = js_ws(p);
+        const char *kend = js_skip_string(p);
+        if (!kend) return 0;
+        const char *k = p + 1;
+        size_t kl = (size_t)(kend - p - 2);
+        p = js_ws(kend);
+        if (*p != ':') return 0;
+        const char *v = js_ws(p + 1);
+        const char *end = js_skip(v);
+        if (!end) return 0;
+        if (i == index) {
+            *key = k;
+            *klen = kl;
             *val = v;
             *len = (size_t)(end - v);
             return 1;
