@@ -82,6 +82,8 @@ static int pairs(const char *obj, const char *key, const char *sep, char ***out,
     const char *k, *v;
     size_t klen, vlen;
     while (js_member(o, *n, &k, &klen, &v, &vlen)) {
+        if (strcmp(sep, "=") == 0 && memchr(k, '=', klen) != NULL)
+            return -1; /* an environment variable's name holds no '=' */
         char *value = js_string(v);
         if (value == NULL)
             return -1;
@@ -181,7 +183,8 @@ int server_config_load(const char *path, const char *name, struct server_config 
     free(text);
     if (bad) {
         *why = "a member has the wrong type (command, url, cwd, type: strings; args: strings; "
-               "env, headers: objects of strings)";
+               "env, headers: objects of strings), or a string holds \\u0000 or a lone surrogate, "
+               "or an env name holds '='";
     } else if ((out->argv.argc == 0) == (out->url == NULL)) {
         *why = "the server needs exactly one of \"command\" and \"url\"";
         bad = 1;

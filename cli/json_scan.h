@@ -153,7 +153,8 @@ static inline char *js_dup(const char *s, size_t len) {
 }
 
 /* Decodes the JSON string value at `val` into a malloc'd UTF-8 string (NULL if it is
- * not a string). \uXXXX escapes, surrogate pairs included, become UTF-8. */
+ * not a string, or holds \u0000 or a lone surrogate, which a C string cannot carry).
+ * \uXXXX escapes, surrogate pairs included, become UTF-8. */
 static inline char *js_string(const char *val) {
     val = js_ws(val);
     const char *end = js_skip_string(val);
@@ -176,8 +177,14 @@ static inline char *js_string(const char *val) {
         case 'u': {
             unsigned cp = (unsigned)strtoul((char[]){p[1], p[2], p[3], p[4], 0}, NULL, 16);
             p += 4;
-            if (cp >= 0xD800 && cp < 0xDC00 && p[1] == '\\' && p[2] == 'u') {
-                unsigned lo = (unsigned)strtoul((char[]){p[3], p[4], p[5], p[6], 0}, NULL, 16);
+            unsigned lo = 0;
+            if (cp >= 0xD800 && cp < 0xDC00 && p[1] == '\\' && p[2] == 'u')
+                lo = (unsigned)strtoul((char[]){p[3], p[4], p[5], p[6], 0}, NULL, 16);
+            if (cp == 0 || (cp >= 0xD800 && cp < 0xE000 && (cp >= 0xDC00 || lo < 0xDC00 || lo >= 0xE000))) {
+                free(out);
+                return NULL;
+            }
+            if (lo) {
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 p += 6;
             }

@@ -852,15 +852,15 @@ static int parse_args(int argc, char **argv, struct config *cfg)
         }
     }
 
+    /* The file's headers join --header's first, so both are judged together. */
+    if ((rc = load_server(cfg)) >= 0)
+        return rc;
     if (cfg->bearer != NULL) {
         for (size_t k = 0; k < cfg->n_headers; k++)
             if (header_is(cfg->headers[k], "Authorization"))
-                return usage_error("--bearer and --header \"Authorization: ...\" "
+                return usage_error("--bearer and an \"Authorization\" header (--header or --config) "
                                    "cannot be used together");
     }
-
-    if ((rc = load_server(cfg)) >= 0)
-        return rc;
     if ((rc = check_oauth(cfg)) >= 0)
         return rc;
 

@@ -76,6 +76,8 @@ impl Plan {
     /// Makes the client: the first transport, then the fallback where the first
     /// showed an older server (the specification's backwards-compatibility rule).
     pub async fn connect(&self, ctl: &Control) -> Result<Client> {
+        // One deadline for both tries.
+        let deadline = tokio::time::Instant::now() + ctl.timeout.unwrap_or(self.options.timeout);
         let first = Client::connect(&*self.connector, self.options.clone(), ctl).await;
         let Some(fallback) = &self.fallback else { return first };
         match first {
@@ -86,7 +88,11 @@ impl Plan {
                     && e.rpc_code.is_none() =>
             {
                 log::debug!("Streamable HTTP refused ({e}); trying the HTTP+SSE transport of 2024-11-05");
-                Client::connect(&**fallback, legacy_options(&self.options), ctl)
+                let rest = Control {
+                    timeout: Some(deadline.saturating_duration_since(tokio::time::Instant::now())),
+                    ..ctl.clone()
+                };
+                Client::connect(&**fallback, legacy_options(&self.options), &rest)
                     .await
                     .map_err(|e2| e2.context("the HTTP+SSE transport (after Streamable HTTP was refused)"))
             }

@@ -108,7 +108,8 @@ cat >"$tmp/servers.json" <<EOF_CONFIG
 {"mcpServers": {
   "modern": {"command": "$PYTHON", "args": ["demo/server.py"], "env": {"MCPC_DEMO_ERA": "modern"}},
   "in-demo": {"command": "$PYTHON", "args": ["server.py"], "cwd": "$PWD/demo"},
-  "broken": {"command": ["not", "a", "string"]}
+  "broken": {"command": ["not", "a", "string"]},
+  "nul": {"command": "$PYTHON", "args": ["demo/server.py\\u0000--fault=init-error"]}
 }}
 EOF_CONFIG
 expect config-env 0 '"negotiatedBy":"discover"' -- --config "$tmp/servers.json" --server modern info
@@ -116,6 +117,7 @@ expect config-cwd 0 '"text":"hi"' -- --config "$tmp/servers.json" --server in-de
 expect usage-config-no-server 1 '' -- --config "$tmp/servers.json" info
 expect usage-config-unknown 1 '' -- --config "$tmp/servers.json" --server nope info
 expect usage-config-broken 1 '' -- --config "$tmp/servers.json" --server broken info
+expect usage-config-nul 1 '' -- --config "$tmp/servers.json" --server nul info
 expect usage-config-and-stdio 1 '' -- --config "$tmp/servers.json" --server modern --stdio "$SERVER" info
 expect usage-read-no-uri 1 '' -- --stdio "$INPUT" read
 expect usage-complete-kind 1 '' -- --stdio "$INPUT" complete tool greet who al

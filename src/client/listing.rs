@@ -130,6 +130,7 @@ impl Client {
     /// How long a fresh listing of `kind` is kept (see [`super::cache`]).
     pub(super) fn keep_for(&self, kind: super::cache::Kind, ttl: Option<i64>) -> super::cache::Keep {
         let list_changed = !self.is_modern()
+            && self.transport.hears_unsolicited()
             && serde_json::from_str::<serde_json::Value>(self.session.init_result.get())
                 .is_ok_and(|v| v["capabilities"][kind.capability()]["listChanged"] == true);
         super::cache::keep_for(self.is_modern(), ttl, list_changed)

@@ -87,7 +87,8 @@ impl Client {
         Ok(())
     }
 
-    /// After `initialize`: the level from the options, when the server has a log.
+    /// After `initialize`: the level from the options, when the server has a log
+    /// (at most 2 s: a failure leaves the connect as it is).
     pub(super) async fn apply_log_level(&self, ctl: &Control) {
         let Some(level) = self.options.log_level else { return };
         if self.is_modern() {
@@ -96,7 +97,13 @@ impl Client {
         let has_logging = serde_json::from_str::<serde_json::Value>(self.session.init_result.get())
             .is_ok_and(|v| v["capabilities"].get("logging").is_some());
         if has_logging {
-            if let Err(e) = self.set_log_level(Some(level), ctl).await {
+            // Bounded apart from the connect's own timeout: a server that ignores it
+            // must not hold the connect.
+            let ctl = Control {
+                timeout: Some(self.timeout_of(ctl).min(std::time::Duration::from_secs(2))),
+                ..ctl.clone()
+            };
+            if let Err(e) = self.set_log_level(Some(level), &ctl).await {
                 log::debug!("logging/setLevel {level} failed: {e}");
             }
         }

@@ -137,6 +137,11 @@ pub trait Transport: Send + Sync + 'static {
     fn settled(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
+    /// Whether the server's unasked notifications (`list_changed` among them) reach
+    /// the client: a kept list is trusted until one says otherwise only then.
+    fn hears_unsolicited(&self) -> bool {
+        true
+    }
     /// How to read a failed version probe on this transport.
     fn probe_kind(&self) -> ProbeKind {
         ProbeKind::Stream { restartable: false }

@@ -82,9 +82,20 @@ pub fn parse_proxy(text: &str, credentials: Option<&str>, what: &str) -> Result<
         .host()
         .ok_or_else(|| invalid(format!("{what}: the proxy URL has no host")))?
         .to_owned();
-    let port = url.port_or_known_default().unwrap_or(if tls { 443 } else { 80 });
-    // curl's default port for an http:// proxy named without one is 1080.
-    let port = if url.port().is_none() && !tls { 1080 } else { port };
+    // curl's default port for an http:// proxy named without one is 1080. `Url`
+    // forgets a port that is its scheme's default, so the text says whether one was
+    // written (after any userinfo and IPv6 brackets).
+    let written = with_scheme.split_once("://").map_or("", |(_, rest)| rest);
+    let written = written.split(['/', '?', '#']).next().unwrap_or("");
+    let written = written.rsplit_once('@').map_or(written, |(_, a)| a);
+    let written = written
+        .rsplit_once(']')
+        .map_or(written, |(_, after)| after)
+        .contains(':');
+    let port = match url.port_or_known_default() {
+        Some(p) if written || tls => p,
+        _ => 1080,
+    };
     let authority = format!("{}:{port}", url.host_str().unwrap_or_default());
     let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
     let userinfo = match credentials {
@@ -191,7 +202,19 @@ impl ProxySettings {
             if self.no_proxy.as_deref().is_some_and(|l| no_proxy_matches(l, &host)) {
                 return Ok(None);
             }
-            return parse_proxy(proxy, credentials, "the proxy option").map(Some);
+            let proxy = parse_proxy(proxy, credentials, "the proxy option")?;
+            // A loopback endpoint is on this machine: only a proxy on this machine can
+            // reach it, and a plain-http request to one elsewhere would cross the
+            // network in clear.
+            let proxy_host = match &proxy.host {
+                url::Host::Domain(d) => url::Host::Domain(d.as_str()),
+                url::Host::Ipv4(ip) => url::Host::Ipv4(*ip),
+                url::Host::Ipv6(ip) => url::Host::Ipv6(*ip),
+            };
+            if is_loopback(&host) && !is_loopback(&proxy_host) {
+                return Ok(None);
+            }
+            return Ok(Some(proxy));
         }
         if is_loopback(&host) {
             return Ok(None);
@@ -244,7 +267,7 @@ where
     // Byte by byte: what follows the head belongs to the tunnel, and a proxy speaks
     // only once asked, so nothing may be read past the head's end.
     let mut buf = Vec::with_capacity(256);
-    while !buf.ends_with(b"\r\n\r\n") {
+    while !buf.ends_with(b"\r\n\r\n") && !buf.ends_with(b"\n\n") {
         if buf.len() >= MAX_CONNECT_HEAD {
             return Err(TunnelError::Garbled(format!(
                 "the CONNECT response head is longer than {MAX_CONNECT_HEAD} bytes"
@@ -258,7 +281,7 @@ where
         }
         buf.push(b[0]);
     }
-    let mut fields = [httparse::EMPTY_HEADER; 32];
+    let mut fields = [httparse::EMPTY_HEADER; 100];
     let mut resp = httparse::Response::new(&mut fields);
     match resp.parse(&buf) {
         Ok(httparse::Status::Complete(_)) => {}
@@ -328,6 +351,11 @@ mod tests {
         assert!(p.authorization.is_some());
         let p = parse_proxy("https://proxy.corp", None, "t").unwrap();
         assert_eq!((p.port, p.tls), (443, true));
+        assert_eq!(parse_proxy("http://proxy.corp:80", None, "t").unwrap().port, 80);
+        assert_eq!(parse_proxy("u:p@proxy.corp:80", None, "t").unwrap().port, 80);
+        assert_eq!(parse_proxy("http://u:p@proxy.corp", None, "t").unwrap().port, 1080);
+        assert_eq!(parse_proxy("http://[::1]:80", None, "t").unwrap().port, 80);
+        assert_eq!(parse_proxy("http://[::1]", None, "t").unwrap().port, 1080);
         assert_eq!(
             parse_proxy("socks5://p:1", None, "t").unwrap_err().status,
             Status::MCPC_ERR_NOT_SUPPORTED
@@ -352,9 +380,16 @@ mod tests {
             credentials: None,
         };
         assert_eq!(on.for_url(&url).unwrap().unwrap().authority, "127.0.0.1:3128");
-        // An explicit proxy takes loopback too, unless its list says otherwise.
+        // An explicit proxy on this machine takes loopback too, unless its list says
+        // otherwise; one elsewhere never does.
         let local = Url::parse("http://127.0.0.1:9/mcp").unwrap();
         assert!(on.for_url(&local).unwrap().is_some());
+        let remote = ProxySettings {
+            explicit: Some(Some("http://proxy.corp:3128".into())),
+            ..Default::default()
+        };
+        assert!(remote.for_url(&local).unwrap().is_none());
+        assert!(remote.for_url(&url).unwrap().is_some());
         let skip = ProxySettings {
             no_proxy: Some("mcp.example.com".into()),
             ..on

@@ -30,6 +30,9 @@ struct Inner {
     closed: AtomicBool,
     reader: Mutex<Option<JoinHandle<()>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// The bearer token every request carries (the callback's first), got once before
+    /// the GET: the writer starts only after the stream named its endpoint.
+    token: std::sync::OnceLock<Option<String>>,
 }
 
 /// The 2024-11-05 HTTP+SSE transport.
@@ -61,6 +64,7 @@ impl LegacySseTransport {
             closed: AtomicBool::new(false),
             reader: Mutex::new(None),
             writer: Mutex::new(None),
+            token: std::sync::OnceLock::new(),
         });
         let rt = crate::drive::runtime::handle();
         let me = inner.clone();
@@ -72,8 +76,30 @@ impl LegacySseTransport {
 }
 
 impl Inner {
+    /// The bearer token: the options', else the callback's first, asked on the
+    /// blocking pool (the callback may block) and checked as a header value.
+    async fn fetch_token(&self) -> Result<Option<String>> {
+        let token = match (&self.cfg.bearer, &self.cfg.token_fn) {
+            (Some(t), _) => Some(t.clone()),
+            (None, Some(f)) => {
+                let f = f.clone();
+                tokio::task::spawn_blocking(move || f(None)).await.ok().flatten()
+            }
+            (None, None) => None,
+        };
+        if let Some(t) = &token {
+            if ::http::HeaderValue::from_str(&format!("Bearer {t}")).is_err() {
+                return Err(Error::new(
+                    Status::MCPC_ERR_AUTH,
+                    "the bearer token is not a valid header value",
+                ));
+            }
+        }
+        Ok(token)
+    }
+
     /// The header lines every request carries: the caller's headers and the bearer
-    /// token (the first one the token callback gives, when there is a callback).
+    /// token got before the GET.
     fn fields(&self, extra: &str) -> Vec<u8> {
         let mut f = extra.as_bytes().to_vec();
         for (name, value) in &self.cfg.headers {
@@ -82,12 +108,7 @@ impl Inner {
             f.extend_from_slice(value.as_bytes());
             f.extend_from_slice(b"\r\n");
         }
-        let token = self
-            .cfg
-            .bearer
-            .clone()
-            .or_else(|| self.cfg.token_fn.as_ref().and_then(|t| t(None)));
-        if let Some(t) = token {
+        if let Some(Some(t)) = self.token.get() {
             f.extend_from_slice(format!("authorization: Bearer {t}\r\n").as_bytes());
         }
         f
@@ -124,6 +145,12 @@ impl Inner {
     /// Reads the event stream until it ends: the endpoint first, then messages.
     async fn read_stream(self: Arc<Self>) {
         let url = &self.cfg.url;
+        match self.fetch_token().await {
+            Ok(t) => {
+                let _ = self.token.set(t);
+            }
+            Err(e) => return self.failed(e),
+        }
         let head = self.http.request_head(
             &Method::GET,
             &match path_of(url) {

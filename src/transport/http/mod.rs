@@ -237,6 +237,12 @@ impl Transport for HttpTransport {
         super::ProbeKind::Http
     }
 
+    /// Before 2026-07-28 they come only on the optional GET stream, which may be off
+    /// or refused, and a session renewed after a 404 starts afresh: never trusted.
+    fn hears_unsolicited(&self) -> bool {
+        false
+    }
+
     fn driver(&self) -> Option<&dyn Drive> {
         Some(self)
     }
