@@ -375,6 +375,49 @@ static void test_session_expiry_and_recovery(void) {
     fixture_stop(&f);
 }
 
+/* A fresh session hears again what the old one was told: the log level and the
+ * subscriptions still in force. */
+static void test_session_expiry_replays_state(void) {
+    struct fixture f;
+    const char *args[] = {"--mode", "json", "--expire-after", "4", NULL};
+    if (fixture_start(&f, args) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+    CHECK_STATUS(connect_to(&f, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (c) {
+        /* initialized is POST 1 (a notification: it may still be on its way, so its
+         * arrival is awaited); these take 2..4; the unsubscribe (POST 5) finds the
+         * session gone, and is sent again (once) in the fresh one. */
+        const char *initialized[] = {"\"method\":\"notifications/initialized\"", NULL};
+        for (int i = 0; i < 500 && log_count(&f, initialized) == 0; i++) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        CHECK(log_count(&f, initialized) == 1);
+        CHECK_STATUS(mcpc_client_set_log_level(c, "info", NULL), MCPC_OK);
+        CHECK_STATUS(mcpc_client_subscribe_resource(c, "res://a", NULL), MCPC_OK);
+        CHECK_STATUS(mcpc_client_subscribe_resource(c, "res://b", NULL), MCPC_OK);
+        CHECK_STATUS(mcpc_client_unsubscribe_resource(c, "res://b", NULL), MCPC_OK);
+        const char *created[] = {"\"event\":\"session-created\"", NULL};
+        CHECK(log_count(&f, created) == 2);
+        const char *level[] = {"\"method\":\"logging/setLevel\"", NULL};
+        const char *sub_a[] = {"\"method\":\"resources/subscribe\"", "res://a", NULL};
+        const char *sub_b[] = {"\"method\":\"resources/subscribe\"", "res://b", NULL};
+        const char *unsub[] = {"\"method\":\"resources/unsubscribe\"", NULL};
+        CHECK(log_count(&f, level) == 2);
+        CHECK(log_count(&f, sub_a) == 2);
+        CHECK(log_count(&f, sub_b) == 1); /* unsubscribed before the fresh session */
+        CHECK(log_count(&f, unsub) == 2);
+        mcpc_client_free(c);
+    }
+    fixture_stop(&f);
+}
+
 static void test_insecure_urls_refused(void) {
     const char *bad[] = {"http://example.com/mcp", "http://10.1.2.3:8080/mcp", "http://[fe80::1]/mcp", "ftp://127.0.0.1/mcp"};
     for (size_t i = 0; i < 4; i++) {
@@ -766,6 +809,7 @@ int main(int argc, char **argv) {
     RUN(test_cross_origin_redirect_keeps_credentials);
     RUN(test_see_other_redirect_becomes_get);
     RUN(test_session_expiry_and_recovery);
+    RUN(test_session_expiry_replays_state);
     RUN(test_insecure_urls_refused);
     if (certs_ok) {
         RUN(test_tls);

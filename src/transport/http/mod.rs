@@ -96,6 +96,10 @@ struct Session {
     generation: u64,
     /// The initialize request, kept to start a fresh session after expiry.
     init_body: Option<Bytes>,
+    /// Session state the client set up, replayed in a fresh session after
+    /// `initialize`: the last `logging/setLevel` (key None) and each resource
+    /// subscription still in force (key: its URI).
+    replay: Vec<(Option<String>, Bytes)>,
 }
 
 /// What a request's head carries of who sends it: the bearer token, the session id

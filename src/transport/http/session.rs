@@ -31,6 +31,10 @@ impl Inner {
         if is_init {
             self.session.write().unwrap_or_else(|p| p.into_inner()).init_body = Some(Bytes::copy_from_slice(&body));
         }
+        if let Some(m @ ("logging/setLevel" | "resources/subscribe" | "resources/unsubscribe")) = msg.method.as_deref()
+        {
+            self.remember_for_replay(m, &body);
+        }
         let generation = self.settled_generation().await;
         let (resp, had_session) = self.post(&body, &HeaderMap::new()).await?;
         drop(body);
@@ -184,8 +188,29 @@ impl Inner {
         }
     }
 
+    /// Keeps what a fresh session must be told again: the log level, and the
+    /// subscriptions in force (an unsubscribe ends one).
+    fn remember_for_replay(&self, method: &str, body: &[u8]) {
+        let key = match method {
+            "logging/setLevel" => None,
+            _ => match serde_json::from_slice::<serde_json::Value>(body) {
+                Ok(v) => v["params"]["uri"].as_str().map(str::to_string),
+                Err(_) => return,
+            },
+        };
+        if method != "logging/setLevel" && key.is_none() {
+            return;
+        }
+        let mut s = self.session.write().unwrap_or_else(|p| p.into_inner());
+        s.replay.retain(|(k, _)| *k != key);
+        if method != "resources/unsubscribe" {
+            s.replay.push((key, Bytes::copy_from_slice(body)));
+        }
+    }
+
     /// Starts a fresh session after a 404: initialize again (without the old session
-    /// id), then notifications/initialized. Only the first 404 of a generation does it.
+    /// id), then notifications/initialized, then the log level and subscriptions the
+    /// old one had. Only the first 404 of a generation does it.
     pub(super) async fn renew_session(&self, expired: u64) {
         let _gate = self.renew_gate.write().await;
         /// Clears the flag when the renewal ends or is dropped (before the gate opens).
@@ -197,14 +222,14 @@ impl Inner {
         }
         self.renewing.store(true, Ordering::Release);
         let _renewing = Renewing(&self.renewing);
-        let init_body = {
+        let (init_body, replay) = {
             let mut s = self.session.write().unwrap_or_else(|p| p.into_inner());
             if s.generation != expired || self.closed.load(Ordering::Acquire) {
                 return;
             }
             s.generation += 1;
             s.id = None;
-            s.init_body.clone()
+            (s.init_body.clone(), s.replay.clone())
         };
         let Some(body) = init_body else { return };
         let fresh = async {
@@ -224,6 +249,15 @@ impl Inner {
             let note = crate::jsonrpc::encode_notification::<()>("notifications/initialized", None);
             let (resp, _) = self.post(&note, &HeaderMap::new()).await?;
             drop(resp);
+            // Their answers carry ids the client no longer waits for: read and dropped.
+            for (_, body) in &replay {
+                match self.post(body, &HeaderMap::new()).await {
+                    Ok((mut resp, _)) => {
+                        let _ = read_limited(&mut resp, self.cfg.max_message_size).await;
+                    }
+                    Err(e) => log::debug!("replaying session state in the fresh session failed: {e}"),
+                }
+            }
             Ok(())
         };
         if let Err(e) = fresh.await {
