@@ -959,7 +959,10 @@ typedef struct {
  * MCPC_ERR_CURSOR_REPEATED when a cursor repeats one already seen in this listing,
  * MCPC_ERR_DUPLICATE_TOOL when a tool name appears twice, MCPC_ERR_TOO_MANY_PAGES past
  * the configured page limit; each message names the cursor or tool. The timeout
- * covers the whole listing.
+ * covers the whole listing. A list the client keeps (its `ttlMs` under 2026-07-28;
+ * before it, until `list_changed`, where the server declared `listChanged` and such
+ * notifications reach the client) is handed out again without asking the server;
+ * mcpc_client_forget_lists drops it.
  * Ownership: `opts` is read during the call (NULL: defaults). On success `*out_list`
  * is owned by the caller; free with mcpc_tool_list_free.
  * Threads: any thread, concurrently with other calls on the same client; not from
@@ -1017,7 +1020,8 @@ mcpc_status_t mcpc_check_arguments(const char *arguments_json);
 /**
  * Lists every resource (`resources/list`, following `nextCursor`) as one JSON array
  * of the resources as the server sent them (`uri`, `name`, `mimeType`, `_meta`...).
- * The call options' timeout covers the whole listing.
+ * The call options' timeout covers the whole listing. A kept list is handed out
+ * again as for mcpc_client_list_tools.
  * Ownership: on success `*out_json` is the caller's; free it with mcpc_string_free.
  * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
  * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_CURSOR_REPEATED, MCPC_ERR_DUPLICATE_TOOL

@@ -318,7 +318,10 @@ pub unsafe extern "C" fn mcpc_client_negotiated_by(client: *const mcpc_client_t)
 /// MCPC_ERR_CURSOR_REPEATED when a cursor repeats one already seen in this listing,
 /// MCPC_ERR_DUPLICATE_TOOL when a tool name appears twice, MCPC_ERR_TOO_MANY_PAGES past
 /// the configured page limit; each message names the cursor or tool. The timeout
-/// covers the whole listing.
+/// covers the whole listing. A list the client keeps (its `ttlMs` under 2026-07-28;
+/// before it, until `list_changed`, where the server declared `listChanged` and such
+/// notifications reach the client) is handed out again without asking the server;
+/// mcpc_client_forget_lists drops it.
 /// Ownership: `opts` is read during the call (NULL: defaults). On success `*out_list`
 /// is owned by the caller; free with mcpc_tool_list_free.
 /// Threads: any thread, concurrently with other calls on the same client; not from

@@ -48,7 +48,8 @@ pub unsafe extern "C" fn mcpc_client_forget_lists(client: *const mcpc_client_t) 
 
 /// Lists every resource (`resources/list`, following `nextCursor`) as one JSON array
 /// of the resources as the server sent them (`uri`, `name`, `mimeType`, `_meta`...).
-/// The call options' timeout covers the whole listing.
+/// The call options' timeout covers the whole listing. A kept list is handed out
+/// again as for mcpc_client_list_tools.
 /// Ownership: on success `*out_json` is the caller's; free it with mcpc_string_free.
 /// Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
 /// Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_CURSOR_REPEATED, MCPC_ERR_DUPLICATE_TOOL
