@@ -1910,6 +1910,11 @@ void mcpc_exchange_fail(mcpc_exchange_t *exchange,
 #define MCPC_OAUTH_JWT_BEARER 2
 
 /**
+ * The most bytes a signature may take: a DER ECDSA P-256 signature.
+ */
+#define MCPC_SIGNATURE_MAX 72
+
+/**
  * One login in progress: the authorization URL to show the user. The host
  * completes it exactly once, from any thread, now or later, with
  * mcpc_auth_request_complete or mcpc_auth_request_cancel; either frees it. A
@@ -1965,6 +1970,23 @@ typedef int32_t (*mcpc_store_load_cb)(void *userdata,
 typedef void (*mcpc_store_save_cb)(void *userdata,
                                    const char *key,
                                    const char *value);
+
+/**
+ * Signs `data` (`data_len` bytes, borrowed for the call) for ES256: ECDSA with
+ * P-256 over the SHA-256 of `data` (the callback hashes). Write the signature into
+ * `signature` (room for `*signature_len` bytes, MCPC_SIGNATURE_MAX), raw (r then
+ * s, 32 bytes each) or DER, set `*signature_len` to its length and return 0; or
+ * return nonzero when it cannot sign (the request then fails with
+ * MCPC_ERR_AUTH). mcpc checks every signature against the public key given with
+ * the callback before it sends one. Runs on an mcpc blocking-pool thread and may
+ * block (a hardware token); a request waiting for it is still bounded by its
+ * timeout. Calls may overlap, from different threads.
+ */
+typedef int32_t (*mcpc_sign_cb)(void *userdata,
+                                const uint8_t *data,
+                                size_t data_len,
+                                uint8_t *signature,
+                                size_t *signature_len);
 
 /**
  * Makes authorization settings with the defaults: the authorization code grant,
@@ -2163,6 +2185,44 @@ mcpc_status_t mcpc_oauth_set_store(mcpc_oauth_t *oauth,
                                    mcpc_store_save_cb save,
                                    void *userdata,
                                    mcpc_free_cb userdata_free);
+
+/**
+ * Signs DPoP proofs with the host's key: `public_key_pem` is its P-256 public
+ * key (`BEGIN PUBLIC KEY`, copied), `sign` signs with the private key (see
+ * mcpc_sign_cb). Replaces mcpc_oauth_set_dpop_key; DPoP stays subject to
+ * mcpc_oauth_set_dpop. `userdata_free` (may be NULL) runs exactly once, when
+ * the settings and every client made from them are freed (also if this fails).
+ * Threads: as the settings object. Errors: MCPC_ERR_INVALID_ARG (NULL object,
+ * `public_key_pem` or `sign`; not a P-256 public key), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `oauth` is NULL or a live oauth object; `public_key_pem` is NULL or
+ * NUL-terminated; `sign` may be called from mcpc threads with `userdata` until
+ * `userdata_free` runs.
+ */
+mcpc_status_t mcpc_oauth_set_dpop_signer(mcpc_oauth_t *oauth,
+                                         const char *public_key_pem,
+                                         mcpc_sign_cb sign,
+                                         void *userdata,
+                                         mcpc_free_cb userdata_free);
+
+/**
+ * Authenticates the client with `private_key_jwt`, its assertions signed by the
+ * host's key: `public_key_pem` is the P-256 public key (`BEGIN PUBLIC KEY`,
+ * copied) registered for the client, `sign` signs (see mcpc_sign_cb). Replaces
+ * mcpc_oauth_set_client_key. `userdata_free` (may be NULL) runs exactly once, when
+ * the settings and every client made from them are freed (also if this fails).
+ * Threads: as the settings object. Errors: MCPC_ERR_INVALID_ARG (NULL object,
+ * `public_key_pem` or `sign`; not a P-256 public key), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * As mcpc_oauth_set_dpop_signer.
+ */
+mcpc_status_t mcpc_oauth_set_client_signer(mcpc_oauth_t *oauth,
+                                           const char *public_key_pem,
+                                           mcpc_sign_cb sign,
+                                           void *userdata,
+                                           mcpc_free_cb userdata_free);
 
 /**
  * Uses OAuth for HTTP endpoints of clients made from `opts` (a copy of `oauth`

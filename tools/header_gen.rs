@@ -149,6 +149,8 @@ const RULES: &[(usize, &str)] = &[
     (AUTHORIZATION, "mcpc_store_load_cb"),
     (AUTHORIZATION, "mcpc_store_save_cb"),
     (AUTHORIZATION, "mcpc_assertion_cb"),
+    (AUTHORIZATION, "MCPC_SIGNATURE_MAX"),
+    (AUTHORIZATION, "mcpc_sign_cb"),
     (AUTHORIZATION, "mcpc_oauth_new"),
     (AUTHORIZATION, "mcpc_oauth_free"),
     (AUTHORIZATION, "mcpc_oauth_set_*"),

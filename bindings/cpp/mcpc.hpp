@@ -483,6 +483,11 @@ public:
     /// then throws LoginRequiredError). Runs on an mcpc thread before each token request
     /// that needs one and may block; an exception counts as none.
     using AssertionFn = std::function<std::optional<std::string>()>;
+    /// Signs for a key the host keeps (an HSM, the OS key store): returns the ES256
+    /// signature of `data` (ECDSA P-256 over its SHA-256), raw (r then s) or DER;
+    /// empty, or an exception, when it cannot. Runs on an mcpc thread and may block.
+    /// mcpc checks each signature against the public key before it sends one.
+    using SignFn = std::function<std::string(std::string_view data)>;
 
     OAuth() : p_(mcpc_oauth_new()) {
         if (!p_) throw std::bad_alloc();
@@ -555,6 +560,24 @@ public:
         detail::check(mcpc_oauth_set_dpop_key(p_.get(), std::string(pem).c_str()));
         return *this;
     }
+    /// DPoP proofs signed by the host's key (see SignFn) whose public key is
+    /// `public_key_pem` (BEGIN PUBLIC KEY). The function lives as long as any client
+    /// made with it.
+    OAuth& dpop_signer(std::string_view public_key_pem, SignFn fn) {
+        auto* f = new SignFn(std::move(fn));
+        detail::check(mcpc_oauth_set_dpop_signer(p_.get(), std::string(public_key_pem).c_str(), &OAuth::sign_cb, f,
+                                                 detail::delete_fn<SignFn>));
+        return *this;
+    }
+    /// private_key_jwt with assertions signed by the host's key (see SignFn), the
+    /// client's registered public key being `public_key_pem`. The function lives as
+    /// long as any client made with it.
+    OAuth& client_signer(std::string_view public_key_pem, SignFn fn) {
+        auto* f = new SignFn(std::move(fn));
+        detail::check(mcpc_oauth_set_client_signer(p_.get(), std::string(public_key_pem).c_str(), &OAuth::sign_cb,
+                                                   f, detail::delete_fn<SignFn>));
+        return *this;
+    }
     /// The login (see AuthorizeFn). The function lives as long as any client made with it.
     OAuth& on_authorize(AuthorizeFn fn) {
         auto* f = new AuthorizeFn(std::move(fn));
@@ -599,6 +622,17 @@ private:
         try {
             std::optional<std::string> v = (*static_cast<AssertionFn*>(ud))();
             return v && !v->empty() ? put(v, buf, len) : 1;
+        } catch (...) {
+            return 1;
+        }
+    }
+    static int32_t sign_cb(void* ud, const uint8_t* data, size_t len, uint8_t* sig, size_t* sig_len) noexcept {
+        try {
+            std::string s = (*static_cast<SignFn*>(ud))(std::string_view(reinterpret_cast<const char*>(data), len));
+            if (s.empty() || s.size() > *sig_len) return 1;
+            s.copy(reinterpret_cast<char*>(sig), s.size());
+            *sig_len = s.size();
+            return 0;
         } catch (...) {
             return 1;
         }

@@ -8,15 +8,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ::http::{Method, StatusCode};
 use base64::Engine;
 use oauth2::RequestTokenError;
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::PrivatePkcs8KeyDer;
 use serde::Deserialize;
 use url::Url;
+use zeroize::{Zeroize, Zeroizing};
 
 use super::discover::Found;
 use super::flow::{tokens_from, Tokens};
 use super::net::Net;
 use super::register::Identity;
+use super::sign::Signer;
 use crate::error::{quote, Error, Result, Status};
 
 pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -42,48 +42,14 @@ fn jti() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
 }
 
-/// Checks that `pem` holds a PKCS#8 P-256 key usable for ES256.
-pub fn check_key(pem: &str) -> Result<()> {
-    let der = key_der(pem)?;
-    ring::signature::EcdsaKeyPair::from_pkcs8(
-        &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
-        &der,
-        &ring::rand::SystemRandom::new(),
-    )
-    .map(|_| ())
-    .map_err(|_| {
-        Error::new(
-            Status::MCPC_ERR_INVALID_ARG,
-            "the key is not a PKCS#8 P-256 private key",
-        )
-    })
-}
-
-pub fn key_der(pem: &str) -> Result<Vec<u8>> {
-    PrivatePkcs8KeyDer::from_pem_slice(pem.as_bytes())
-        .map(|k| k.secret_pkcs8_der().to_vec())
-        .map_err(|_| Error::new(Status::MCPC_ERR_INVALID_ARG, "the key is not a PKCS#8 PEM private key"))
-}
-
 /// A `private_key_jwt` client assertion for the authorization server `audience`.
-pub fn client_assertion(pem: &str, client_id: &str, audience: &str) -> Result<String> {
-    let key = jsonwebtoken::EncodingKey::from_ec_der(&key_der(pem)?);
+pub async fn client_assertion(key: &Signer, client_id: &str, audience: &str) -> Result<String> {
     let t = now();
     let claims = serde_json::json!({
         "iss": client_id, "sub": client_id, "aud": audience,
         "iat": t, "exp": t + ASSERTION_LIFETIME, "jti": jti(),
     });
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256),
-        &claims,
-        &key,
-    )
-    .map_err(|e| {
-        Error::new(
-            Status::MCPC_ERR_INVALID_ARG,
-            format!("signing the client assertion failed: {e}"),
-        )
-    })
+    key.jwt(serde_json::json!({"typ": "JWT"}), &claims).await
 }
 
 /// A form's fields, in order.
@@ -91,15 +57,18 @@ type Form = Vec<(String, String)>;
 
 /// The parameters that authenticate the client in a token request's body, and the
 /// Authorization header value for `client_secret_basic`.
-pub fn client_auth(id: &Identity, found: &Found) -> Result<(Form, Option<String>)> {
+pub async fn client_auth(id: &Identity, found: &Found) -> Result<(Form, Option<String>)> {
     let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
     let mut params = vec![("client_id".to_string(), id.client_id.clone())];
     let mut header = None;
-    match (id.auth_method.as_str(), &id.client_secret, &id.key_pem) {
-        ("private_key_jwt", _, Some(pem)) => {
+    match (id.auth_method.as_str(), &id.client_secret, &id.key) {
+        ("private_key_jwt", _, Some(key)) => {
             let aud = found.metadata.issuer.as_deref().unwrap_or(&found.issuer);
             params.push(("client_assertion_type".into(), CLIENT_ASSERTION_TYPE.into()));
-            params.push(("client_assertion".into(), client_assertion(pem, &id.client_id, aud)?));
+            params.push((
+                "client_assertion".into(),
+                client_assertion(key, &id.client_id, aud).await?,
+            ));
         }
         ("client_secret_basic", Some(s), _) => {
             let pair = format!("{}:{}", enc(&id.client_id), enc(s));
@@ -121,14 +90,18 @@ pub fn client_auth(id: &Identity, found: &Found) -> Result<(Form, Option<String>
 async fn post_form(
     net: &Net,
     url: &str,
-    form: &[(String, String)],
+    mut form: Form,
     authorization: Option<&str>,
     token: bool,
 ) -> Result<(StatusCode, Vec<u8>)> {
     let url = Url::parse(url).map_err(|e| as_error(format!("the token endpoint is not a URL: {e}")))?;
-    let body = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .finish();
+    let body = Zeroizing::new(
+        url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .finish(),
+    );
+    // The form may hold assertions and secrets: cleared once the body is made.
+    form.iter_mut().for_each(|(_, v)| v.zeroize());
     let mut fields = vec![
         ("content-type", "application/x-www-form-urlencoded"),
         ("accept", "application/json"),
@@ -162,9 +135,9 @@ pub async fn grant(
     if !scopes.is_empty() {
         form.push(("scope".into(), scopes.join(" ")));
     }
-    let (auth, header) = client_auth(id, found)?;
+    let (auth, header) = client_auth(id, found).await?;
     form.extend(auth);
-    let (status, body) = post_form(net, endpoint, &form, header.as_deref(), true).await?;
+    let (status, body) = post_form(net, endpoint, form, header.as_deref(), true).await?;
     let parsed = if status.is_success() {
         serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&body))
             .map_err(|e| RequestTokenError::Parse(e, body.clone()))
@@ -186,7 +159,13 @@ pub struct Idp {
 
 /// Exchanges the identity provider's `id_token` for an ID-JAG naming the
 /// authorization server of `found` and its resource.
-pub async fn id_jag(net: &Net, idp: &Idp, id_token: &str, found: &Found, scopes: &[String]) -> Result<String> {
+pub async fn id_jag(
+    net: &Net,
+    idp: &Idp,
+    id_token: &str,
+    found: &Found,
+    scopes: &[String],
+) -> Result<Zeroizing<String>> {
     let audience = found.metadata.issuer.clone().unwrap_or_else(|| found.issuer.clone());
     let mut form: Form = vec![
         ("grant_type".into(), TOKEN_EXCHANGE.into()),
@@ -200,7 +179,8 @@ pub async fn id_jag(net: &Net, idp: &Idp, id_token: &str, found: &Found, scopes:
     if !scopes.is_empty() {
         form.push(("scope".into(), scopes.join(" ")));
     }
-    let (status, body) = post_form(net, &idp.token_endpoint, &form, None, false).await?;
+    let (status, body) = post_form(net, &idp.token_endpoint, form, None, false).await?;
+    let body = Zeroizing::new(body);
     #[derive(Deserialize)]
     struct Answer {
         access_token: Option<String>,
@@ -226,14 +206,15 @@ pub async fn id_jag(net: &Net, idp: &Idp, id_token: &str, found: &Found, scopes:
         return Err(as_error("the identity provider did not issue an ID-JAG"));
     }
     a.access_token
+        .map(Zeroizing::new)
         .ok_or_else(|| as_error("the identity provider's answer has no access_token"))
 }
 
 /// The assertion grant's form: `grant_type` and `assertion`.
-pub fn bearer_form(assertion: String) -> Form {
+pub fn bearer_form(assertion: &str) -> Form {
     vec![
         ("grant_type".into(), JWT_BEARER.into()),
-        ("assertion".into(), assertion),
+        ("assertion".into(), assertion.to_string()),
     ]
 }
 
@@ -251,8 +232,9 @@ mod tests {
             "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
             base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref())
         );
-        check_key(&pem).unwrap();
-        let jwt = client_assertion(&pem, "cid", "https://as.test").unwrap();
+        let key = Signer::from_pem(&pem).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let jwt = rt.block_on(client_assertion(&key, "cid", "https://as.test")).unwrap();
         let public = ring::signature::KeyPair::public_key(&pair).as_ref();
         let (x, y) = (&public[1..33], &public[33..]);
         let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
@@ -262,6 +244,5 @@ mod tests {
         let data = jsonwebtoken::decode::<serde_json::Value>(&jwt, &key, &v).unwrap();
         assert_eq!(data.claims["iss"], "cid");
         assert_eq!(data.claims["sub"], "cid");
-        assert!(check_key("not a key").is_err());
     }
 }

@@ -3,24 +3,22 @@
 //! query or fragment, `iat`, a fresh `jti`, `ath` with a token, the server's
 //! nonce when it gave one).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use jsonwebtoken::jwk::{
-    AlgorithmParameters, CommonParameters, EllipticCurve, EllipticCurveKeyParameters, EllipticCurveKeyType, Jwk,
-};
 use ring::rand::SystemRandom;
-use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 use url::Url;
 
+use super::sign::Signer;
 use crate::error::{Error, Result, Status};
 
 /// The client's DPoP key and the nonces servers handed out.
 pub struct Dpop {
-    key: jsonwebtoken::EncodingKey,
-    jwk: Jwk,
+    key: Arc<Signer>,
+    /// The proof header: the public key is the same in every proof.
+    header: serde_json::Value,
     /// The authorization server's latest `DPoP-Nonce`.
     pub as_nonce: Mutex<Option<String>>,
     /// The MCP server's latest `DPoP-Nonce`.
@@ -28,38 +26,23 @@ pub struct Dpop {
 }
 
 impl Dpop {
-    /// A fresh key pair, or the host's PKCS#8 P-256 key.
-    pub fn new(pkcs8: Option<&[u8]>) -> Result<Dpop> {
-        let rng = SystemRandom::new();
-        let failed = || Error::new(Status::MCPC_ERR_INVALID_ARG, "the DPoP key is not a PKCS#8 P-256 key");
-        let der = match pkcs8 {
-            Some(d) => d.to_vec(),
-            None => EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
-                .map_err(|_| failed())?
-                .as_ref()
-                .to_vec(),
+    /// Proofs signed with `key`: the host's key or signer, or a fresh key pair.
+    pub fn new(key: Option<Arc<Signer>>) -> Result<Dpop> {
+        let key = match key {
+            Some(k) => k,
+            None => Arc::new(Signer::generate()?),
         };
-        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &der, &rng).map_err(|_| failed())?;
-        let public = pair.public_key().as_ref();
-        let jwk = Jwk {
-            common: CommonParameters::default(),
-            algorithm: AlgorithmParameters::EllipticCurve(EllipticCurveKeyParameters {
-                key_type: EllipticCurveKeyType::EC,
-                curve: EllipticCurve::P256,
-                x: URL_SAFE_NO_PAD.encode(&public[1..33]),
-                y: URL_SAFE_NO_PAD.encode(&public[33..65]),
-            }),
-        };
+        let header = serde_json::json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": key.jwk()});
         Ok(Dpop {
-            key: jsonwebtoken::EncodingKey::from_ec_der(&der),
-            jwk,
+            key,
+            header,
             as_nonce: Mutex::new(None),
             rs_nonce: Mutex::new(None),
         })
     }
 
     /// A proof for `method` on `url`, bound to `token` when given.
-    pub fn proof(&self, method: &str, url: &Url, token: Option<&str>, nonce: Option<&str>) -> Result<String> {
+    pub async fn proof(&self, method: &str, url: &Url, token: Option<&str>, nonce: Option<&str>) -> Result<String> {
         let mut htu = url.clone();
         htu.set_query(None);
         htu.set_fragment(None);
@@ -77,11 +60,7 @@ impl Dpop {
         if let Some(n) = nonce {
             claims["nonce"] = n.into();
         }
-        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
-        header.typ = Some("dpop+jwt".into());
-        header.jwk = Some(self.jwk.clone());
-        jsonwebtoken::encode(&header, &claims, &self.key)
-            .map_err(|e| Error::new(Status::MCPC_ERR_AUTH, format!("signing a DPoP proof failed: {e}")))
+        self.key.jwt(self.header.clone(), &claims).await
     }
 }
 
@@ -91,9 +70,15 @@ mod tests {
 
     #[test]
     fn a_proof_verifies_with_its_embedded_key_and_binds_the_token() {
+        let block = |f| {
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(f)
+        };
         let d = Dpop::new(None).unwrap();
         let url = Url::parse("https://mcp.test/mcp?x=1#f").unwrap();
-        let p = d.proof("POST", &url, Some("tok"), Some("n1")).unwrap();
+        let p = block(d.proof("POST", &url, Some("tok"), Some("n1"))).unwrap();
         let header = jsonwebtoken::decode_header(&p).unwrap();
         assert_eq!(header.typ.as_deref(), Some("dpop+jwt"));
         let jwk = header.jwk.unwrap();
@@ -107,7 +92,7 @@ mod tests {
         assert_eq!(c["nonce"], "n1");
         let hash = ring::digest::digest(&ring::digest::SHA256, b"tok");
         assert_eq!(c["ath"], URL_SAFE_NO_PAD.encode(hash.as_ref()));
-        let q = d.proof("POST", &url, None, None).unwrap();
+        let q = block(d.proof("POST", &url, None, None)).unwrap();
         let c2 = jsonwebtoken::decode::<serde_json::Value>(&q, &key, &v).unwrap().claims;
         assert_ne!(c["jti"], c2["jti"]);
         assert!(c2.get("ath").is_none());

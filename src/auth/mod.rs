@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use url::Url;
+use zeroize::Zeroizing;
 
 use crate::drive::BoxFuture;
 use crate::error::{Error, Result, Status};
@@ -25,6 +26,7 @@ mod dpop;
 mod flow;
 mod net;
 mod register;
+mod sign;
 
 use discover::Found;
 use flow::{Failed, Tokens};
@@ -43,9 +45,10 @@ pub enum Grant {
 
 /// Gives a fresh assertion (a JWT) for the JWT bearer grant, or None when there
 /// is none. Called on a blocking thread, before each token request that needs one.
-pub type AssertionFn = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+pub type AssertionFn = Arc<dyn Fn() -> Option<Zeroizing<String>> + Send + Sync>;
 
-pub use assertion::{check_key, Idp};
+pub use assertion::Idp;
+pub use sign::{SignFn, Signer};
 
 /// What the host hands back for an authorization URL.
 pub enum LoginOutcome {
@@ -95,9 +98,9 @@ pub struct Settings {
     pub store: Option<Arc<dyn Store>>,
     /// Never log in: stored or refreshed credentials only.
     pub headless: bool,
-    /// A PKCS#8 P-256 private key (PEM): the client authenticates with
+    /// The client's P-256 key or the host's signer: the client authenticates with
     /// `private_key_jwt` instead of a secret.
-    pub client_key_pem: Option<String>,
+    pub client_key: Option<Arc<Signer>>,
     /// The assertion of the JWT bearer grant.
     pub assertion: Option<AssertionFn>,
     /// With the JWT bearer grant: the assertion is the identity provider's ID
@@ -105,8 +108,8 @@ pub struct Settings {
     pub idp: Option<Idp>,
     /// Use DPoP where the authorization server offers it (ES256).
     pub dpop: bool,
-    /// The DPoP key (PKCS#8 P-256 PEM); a fresh one per client when None.
-    pub dpop_key_pem: Option<String>,
+    /// The DPoP key or the host's signer; a fresh key per client when None.
+    pub dpop_key: Option<Arc<Signer>>,
 }
 
 impl Default for Settings {
@@ -122,11 +125,11 @@ impl Default for Settings {
             browser: None,
             store: None,
             headless: false,
-            client_key_pem: None,
+            client_key: None,
             assertion: None,
             idp: None,
             dpop: true,
-            dpop_key_pem: None,
+            dpop_key: None,
         }
     }
 }
@@ -172,7 +175,7 @@ impl OAuth {
         connect_timeout: Duration,
         proxy: crate::transport::proxy::ProxySettings,
     ) -> Result<OAuth> {
-        let has_credential = settings.client_secret.is_some() || settings.client_key_pem.is_some();
+        let has_credential = settings.client_secret.is_some() || settings.client_key.is_some();
         if settings.grant == Grant::ClientCredentials && (settings.client_id.is_none() || !has_credential) {
             return Err(Error::new(
                 Status::MCPC_ERR_INVALID_ARG,
@@ -185,10 +188,9 @@ impl OAuth {
                 "the JWT bearer grant needs an assertion",
             ));
         }
-        let dpop = match (settings.dpop, &settings.dpop_key_pem) {
-            (false, _) => None,
-            (true, Some(pem)) => Some(Arc::new(dpop::Dpop::new(Some(&assertion::key_der(pem)?))?)),
-            (true, None) => Some(Arc::new(dpop::Dpop::new(None)?)),
+        let dpop = match settings.dpop {
+            false => None,
+            true => Some(Arc::new(dpop::Dpop::new(settings.dpop_key.clone())?)),
         };
         Ok(OAuth {
             settings,
@@ -313,7 +315,7 @@ impl OAuth {
                     Some(idp) => assertion::id_jag(&self.net, idp, &jwt, &found, &wanted).await?,
                     None => jwt,
                 };
-                assertion::grant(&self.net, &id, &found, assertion::bearer_form(jwt), &wanted).await
+                assertion::grant(&self.net, &id, &found, assertion::bearer_form(&jwt), &wanted).await
             }
             Grant::AuthorizationCode => {
                 let (browser, redirect) = login.expect("made above for this grant");
@@ -369,6 +371,15 @@ impl OAuth {
         if let (Some("use_dpop_nonce"), Some(n), Some(d)) = (c.error.as_deref(), nonce, &self.net.dpop) {
             *d.rs_nonce.lock().unwrap_or_else(|p| p.into_inner()) = Some(n.to_string());
             return Ok(());
+        }
+        // A proof refused (replayed, or out of the server's clock window) is not
+        // mended by a new token: each proof is fresh already, so a login would loop.
+        if c.error.as_deref() == Some("invalid_dpop_proof") && self.binds_requests() {
+            return Err(Error::new(
+                Status::MCPC_ERR_AUTH,
+                "the server refused the DPoP proof (invalid_dpop_proof); if its clock differs \
+                 from this machine's, it needs to give a DPoP-Nonce",
+            ));
         }
         let mut g = self.gate.lock().await;
         self.load(&mut g);
@@ -472,13 +483,15 @@ impl Authorizer for OAuth {
         self.attempts.load(Ordering::Acquire)
     }
 
-    fn proof(&self, method: &str, url: &Url, token: &str) -> Result<Option<String>> {
-        let Some(t) = self.current() else { return Ok(None) };
-        let (true, Some(d)) = (t.dpop && t.access_token == token, &self.net.dpop) else {
-            return Ok(None);
-        };
-        let nonce = d.rs_nonce.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        d.proof(method, url, Some(token), nonce.as_deref()).map(Some)
+    fn proof<'a>(&'a self, method: &'a str, url: &'a Url, token: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(async move {
+            let Some(t) = self.current() else { return Ok(None) };
+            let (true, Some(d)) = (t.dpop && t.access_token == token, &self.net.dpop) else {
+                return Ok(None);
+            };
+            let nonce = d.rs_nonce.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            d.proof(method, url, Some(token), nonce.as_deref()).await.map(Some)
+        })
     }
 
     fn binds_requests(&self) -> bool {

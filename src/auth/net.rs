@@ -94,7 +94,7 @@ impl Net {
         let mut retried = false;
         loop {
             let nonce = dpop.as_nonce.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let proof = dpop.proof("POST", url, None, nonce.as_deref())?;
+            let proof = dpop.proof("POST", url, None, nonce.as_deref()).await?;
             let mut all = fields.to_vec();
             all.push(("dpop", &proof));
             let a = self.send(Method::POST, url, &all, body).await?;

@@ -19,9 +19,9 @@ pub struct Identity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
     pub auth_method: String,
-    /// The private key of `private_key_jwt` (the host's; never stored by mcpc).
+    /// The key of `private_key_jwt` (the host's; never stored by mcpc).
     #[serde(skip)]
-    pub key_pem: Option<String>,
+    pub key: Option<std::sync::Arc<super::sign::Signer>>,
 }
 
 /// The token endpoint authentication to use, from what the server supports
@@ -52,7 +52,7 @@ pub fn store_key(issuer: &str) -> String {
 pub async fn identify(net: &Net, s: &Settings, found: &Found, redirect_uri: Option<&str>) -> Result<Identity> {
     let supported = found.metadata.token_endpoint_auth_methods_supported.as_deref();
     if let Some(id) = &s.client_id {
-        let auth_method = if s.client_key_pem.is_some() {
+        let auth_method = if s.client_key.is_some() {
             "private_key_jwt".to_string()
         } else {
             choose_method(supported, s.client_secret.is_some())
@@ -61,7 +61,7 @@ pub async fn identify(net: &Net, s: &Settings, found: &Found, redirect_uri: Opti
             client_id: id.clone(),
             client_secret: s.client_secret.clone(),
             auth_method,
-            key_pem: s.client_key_pem.clone(),
+            key: s.client_key.clone(),
         });
     }
     if let (Some(url), true, Grant::AuthorizationCode) = (
@@ -73,7 +73,7 @@ pub async fn identify(net: &Net, s: &Settings, found: &Found, redirect_uri: Opti
             client_id: url.clone(),
             client_secret: None,
             auth_method: "none".to_string(),
-            key_pem: None,
+            key: None,
         });
     }
     let key = store_key(&found.issuer);
@@ -178,7 +178,7 @@ async fn register(
         client_id: r.client_id,
         client_secret: r.client_secret,
         auth_method,
-        key_pem: None,
+        key: None,
     })
 }
 

@@ -23,5 +23,6 @@ pub mod proxy;
 pub mod ptr;
 pub mod request;
 pub mod result;
+pub mod signer;
 pub mod transport;
 pub mod userdata;

@@ -5,12 +5,14 @@
 use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 
+use zeroize::Zeroizing;
+
 use super::boundary::{boundary, status};
 use super::cstr::{opt_str_in, str_in};
 use super::options::mcpc_options_t;
 use super::ptr::{self, Handle};
 use super::userdata::{mcpc_free_cb, Userdata};
-use crate::auth::{Browser, Grant, LoginDone, LoginOutcome, Settings, Store};
+use crate::auth::{Browser, Grant, LoginDone, LoginOutcome, Settings, Signer, Store};
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
 
@@ -84,7 +86,11 @@ pub type mcpc_store_save_cb =
 
 const STORE_BUF: usize = 65536;
 
-fn with_oauth(name: &str, o: *mut mcpc_oauth_t, f: impl FnOnce(&mut Settings) -> Result<()>) -> mcpc_status_t {
+pub(super) fn with_oauth(
+    name: &str,
+    o: *mut mcpc_oauth_t,
+    f: impl FnOnce(&mut Settings) -> Result<()>,
+) -> mcpc_status_t {
     ptr::with_builder(name, o, f)
 }
 
@@ -250,10 +256,7 @@ pub unsafe extern "C" fn mcpc_oauth_set_client_key(oauth: *mut mcpc_oauth_t, pem
     with_oauth("mcpc_oauth_set_client_key", oauth, |s| {
         // SAFETY: per the contract.
         let pem = unsafe { opt_str_in(pem, "pem") }?;
-        if let Some(p) = pem {
-            crate::auth::check_key(p)?;
-        }
-        s.client_key_pem = pem.map(str::to_string);
+        s.client_key = pem.map(Signer::from_pem).transpose()?.map(Arc::new);
         Ok(())
     })
 }
@@ -272,7 +275,10 @@ pub unsafe extern "C" fn mcpc_oauth_set_assertion(oauth: *mut mcpc_oauth_t, jwt:
         if jwt.as_deref() == Some("") {
             return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "jwt is empty"));
         }
-        s.assertion = jwt.map(|j| Arc::new(move || Some(j.clone())) as crate::auth::AssertionFn);
+        s.assertion = jwt.map(|j| {
+            let j = Zeroizing::new(j);
+            Arc::new(move || Some(j.clone())) as crate::auth::AssertionFn
+        });
         Ok(())
     })
 }
@@ -296,13 +302,17 @@ pub unsafe extern "C" fn mcpc_oauth_set_assertion_callback(
     with_oauth("mcpc_oauth_set_assertion_callback", oauth, |s| {
         let cb = cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "cb is NULL"))?;
         s.assertion = Some(Arc::new(move || {
-            let mut buf = vec![0u8; STORE_BUF];
+            let mut buf = Zeroizing::new(vec![0u8; STORE_BUF]);
             let _scope = crate::drive::runtime::CallbackScope::enter();
             // SAFETY: the host's callback with its userdata and a writable buffer.
             let rc = unsafe { cb(ud.ptr(), buf.as_mut_ptr().cast(), STORE_BUF) };
             let end = buf.iter().position(|b| *b == 0)?;
             (rc == 0 && end > 0)
-                .then(|| String::from_utf8(buf[..end].to_vec()).ok())
+                .then(|| {
+                    std::str::from_utf8(&buf[..end])
+                        .ok()
+                        .map(|j| Zeroizing::new(j.to_string()))
+                })
                 .flatten()
         }));
         Ok(())
@@ -373,10 +383,7 @@ pub unsafe extern "C" fn mcpc_oauth_set_dpop_key(oauth: *mut mcpc_oauth_t, pem: 
     with_oauth("mcpc_oauth_set_dpop_key", oauth, |s| {
         // SAFETY: per the contract.
         let pem = unsafe { opt_str_in(pem, "pem") }?;
-        if let Some(p) = pem {
-            crate::auth::check_key(p)?;
-        }
-        s.dpop_key_pem = pem.map(str::to_string);
+        s.dpop_key = pem.map(Signer::from_pem).transpose()?.map(Arc::new);
         Ok(())
     })
 }

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -290,6 +291,18 @@ struct MemoryStore : mcpc::OAuthStore {
 
 // The fixture's redirect target is never contacted: the test plays the browser.
 const char* const kRedirect = "http://127.0.0.1:9/callback";
+
+// Makes a P-256 key pair with openssl: BASE.pem (private) and BASE.pub; the
+// contents of the file BASE + `ext`.
+std::string p256_key(const std::string& base, const char* ext) {
+    std::string cmd = "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + base +
+                      ".pem 2>/dev/null && openssl pkey -in " + base + ".pem -pubout -out " + base + ".pub";
+    CHECK_EQ(std::system(cmd.c_str()), 0);
+    std::ifstream f(base + ext);
+    std::stringstream text;
+    text << f.rdbuf();
+    return text.str();
+}
 
 size_t count(const std::string& hay, std::string_view needle) {
     size_t n = 0;
@@ -856,12 +869,7 @@ int main() {
     // offers DPoP (verifying its proofs).
     run("oauth: private_key_jwt, the JWT bearer grant and the ID-JAG flow", [] {
         const std::string base = "/tmp/mcpc-cpp-key-" + std::to_string(getpid());
-        std::string cmd = "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + base +
-                          ".pem 2>/dev/null && openssl pkey -in " + base + ".pem -pubout -out " + base + ".pub";
-        CHECK_EQ(std::system(cmd.c_str()), 0);
-        std::ifstream kf(base + ".pem");
-        std::stringstream key;
-        key << kf.rdbuf();
+        const std::string key = p256_key(base, ".pem");
         const std::string a = "eyJhbGciOiJSUzI1NiJ9.wif-cpp.sig", idt = "eyJhbGciOiJSUzI1NiJ9.idt-cpp.sig";
         Fixture fx({"--key-client", "key-client", base + ".pub", "--assertion", a, "--id-token", idt, "--dpop"},
                    "tests/fixtures/oauth_fixture.py");
@@ -869,7 +877,7 @@ int main() {
         unlink((base + ".pub").c_str());
 
         mcpc::Options k = quick();
-        k.oauth(mcpc::OAuth().client("key-client").client_key(key.str()).grant(mcpc::Grant::ClientCredentials).dpop(false));
+        k.oauth(mcpc::OAuth().client("key-client").client_key(key).grant(mcpc::Grant::ClientCredentials).dpop(false));
         CHECK_EQ(mcpc::Client::http(fx.url(), k).call("echo", R"({"text":"key"})").text(), std::string("key"));
         CHECK_EQ(count(fx.log_text(), "\"auth\": \"private_key_jwt\", \"dpop\": false"), size_t{1});
         CHECK_EQ(count(fx.log_text(), "\"method\": \"tools/call\", \"scheme\": \"Bearer\""), size_t{1});
@@ -908,6 +916,40 @@ int main() {
 
         expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [] { mcpc::OAuth().client_key("not a key"); });
         expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [] { mcpc::OAuth().dpop_key("not a key"); });
+    });
+
+    // A key kept outside the process, as an HSM keeps it: openssl signs with it.
+    run("oauth: the host's signer for private_key_jwt and DPoP", [] {
+        const std::string base = "/tmp/mcpc-cpp-signer-" + std::to_string(getpid());
+        const std::string pub = p256_key(base, ".pub");
+        std::atomic<int> signs{0};
+        std::mutex files;  // signatures may be asked for from two threads at once
+        auto sign = [&](std::string_view data) {
+            std::lock_guard<std::mutex> hold(files);
+            signs++;
+            std::ofstream(base + ".in", std::ios::binary) << data;
+            std::string c = "openssl dgst -sha256 -sign " + base + ".pem -out " + base + ".sig " + base + ".in";
+            if (std::system(c.c_str()) != 0) return std::string();
+            std::ifstream sf(base + ".sig", std::ios::binary);
+            return std::string(std::istreambuf_iterator<char>(sf), {});
+        };
+        Fixture fx({"--key-client", "key-client", base + ".pub", "--dpop"}, "tests/fixtures/oauth_fixture.py");
+        mcpc::Options o = quick();
+        o.oauth(mcpc::OAuth().client("key-client").grant(mcpc::Grant::ClientCredentials)
+                    .client_signer(pub, sign).dpop_signer(pub, sign));
+        CHECK_EQ(mcpc::Client::http(fx.url(), o).call("echo", R"({"text":"hsm"})").text(), std::string("hsm"));
+        CHECK_EQ(count(fx.log_text(), "\"auth\": \"private_key_jwt\", \"dpop\": true"), size_t{1});
+        CHECK_EQ(count(fx.log_text(), "\"method\": \"tools/call\", \"scheme\": \"DPoP\""), size_t{1});
+        CHECK(signs.load() >= 3);
+        mcpc::Options bad = quick();
+        bad.oauth(mcpc::OAuth().client("key-client").grant(mcpc::Grant::ClientCredentials)
+                      .client_signer(pub, [](std::string_view) -> std::string { throw std::runtime_error("unplugged"); }));
+        expect_throw<mcpc::TransportError>(mcpc::Status::Auth, [&] { mcpc::Client::http(fx.url(), bad); });
+        CHECK_EQ(count(fx.log_text(), "\"event\": \"token\""), size_t{1});
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [] {
+            mcpc::OAuth().dpop_signer("not a key", [](std::string_view) { return std::string(); });
+        });
+        for (const char* ext : {".pem", ".pub", ".in", ".sig"}) unlink((base + ext).c_str());
     });
 
     std::printf("test-cpp: %d passed, %d failed\n", g_passed, g_failed);

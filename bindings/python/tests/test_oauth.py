@@ -216,6 +216,49 @@ def test_private_key_jwt(workload_server: Server, tmp_path: Path) -> None:
     assert "PRIVATE KEY" not in str(e.value)
 
 
+def openssl_signer(tmp_path: Path, name: str, calls: List[int]) -> libmcpc.Signer:
+    """A signer that keeps its key out of the process, as an HSM or a KMS does:
+    openssl signs (DER) with NAME.pem; the public key is NAME.pub."""
+    def sign(data: bytes) -> bytes:
+        calls.append(len(data))
+        r = subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(tmp_path / (name + ".pem"))],
+                           input=data, check=True, capture_output=True)
+        return r.stdout
+    return ((tmp_path / (name + ".pub")).read_text(), sign)
+
+
+def test_host_signers(workload_server: Server, tmp_path: Path) -> None:
+    p256_key(tmp_path, "dpop")
+    client_calls: List[int] = []
+    dpop_calls: List[int] = []
+    oauth = libmcpc.OAuth(client_id="key-client", grant="client_credentials",
+                          client_signer=openssl_signer(tmp_path, "client", client_calls),
+                          dpop_signer=openssl_signer(tmp_path, "dpop", dpop_calls))
+    with libmcpc.Client.http(workload_server.url, oauth=oauth, timeout=20) as c:
+        assert c.call("echo", {"text": "hsm"}).text == "hsm"
+    assert [(e["auth"], e["dpop"]) for e in events(workload_server, "token")] == [("private_key_jwt", True)]
+    assert [e["scheme"] for e in events(workload_server, "mcp") if e["method"] == "tools/call"] == ["DPoP"]
+    assert len(client_calls) == 1 and len(dpop_calls) >= 2
+    # A signer that raises, or signs with another key: nothing goes out unsigned.
+    p256_key(tmp_path, "other")
+    wrong = ((tmp_path / "dpop.pub").read_text(), openssl_signer(tmp_path, "other", [])[1])
+
+    def broken(data: bytes) -> bytes:
+        raise RuntimeError("the token is not plugged in")
+
+    for signer in (wrong, ((tmp_path / "dpop.pub").read_text(), broken)):
+        bad = libmcpc.OAuth(client_id="key-client", client_key=(tmp_path / "client.pem").read_text(),
+                            grant="client_credentials", dpop_signer=signer)
+        with pytest.raises(libmcpc.AuthError):
+            libmcpc.Client.http(workload_server.url, oauth=bad, timeout=20)
+    assert len(events(workload_server, "token")) == 1
+    with pytest.raises(ValueError):
+        libmcpc.OAuth(client_id="c", client_key="k", client_signer=("pem", broken))
+    with pytest.raises(TypeError):
+        libmcpc.OAuth(dpop_signer="pem")  # type: ignore[arg-type]
+    assert_registry_empty()
+
+
 def test_jwt_bearer_fixed_and_callable(workload_server: Server) -> None:
     with libmcpc.Client.http(workload_server.url, oauth=libmcpc.OAuth(assertion=ASSERTION), timeout=20) as c:
         assert c.call("echo", {"text": "fixed"}).text == "fixed"

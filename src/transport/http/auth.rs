@@ -38,8 +38,8 @@ pub trait Authorizer: Send + Sync {
 
     /// For a token bound to a key (DPoP): the proof for one request of `method`
     /// to `url` with `token`. Ok(None): a bearer token.
-    fn proof(&self, _method: &str, _url: &Url, _token: &str) -> Result<Option<String>> {
-        Ok(None)
+    fn proof<'a>(&'a self, _method: &'a str, _url: &'a Url, _token: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
+        Box::pin(async { Ok(None) })
     }
 
     /// True while requests carry a per-request proof, so that no request head may

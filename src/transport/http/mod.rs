@@ -388,7 +388,7 @@ mod tests {
     fn lines_of(inner: &Inner, method: Method, posting: bool, content_type: bool, extra: &HeaderMap) -> Vec<String> {
         let ident = crate::drive::runtime::handle().block_on(inner.ident()).unwrap();
         let fields = inner
-            .request_fields(&ident, &method, posting, content_type, extra)
+            .request_fields(&ident, None, &method, posting, content_type, extra)
             .unwrap();
         let text = String::from_utf8(fields).unwrap();
         assert!(text.is_empty() || text.ends_with("\r\n"), "{text:?}");

@@ -118,6 +118,15 @@ impl Inner {
         Ok(())
     }
 
+    /// The DPoP proof for a request of `method` with the token of `ident`, when
+    /// that token is bound to a key.
+    pub(super) async fn proof(&self, ident: &Ident, method: &Method) -> Result<Option<String>> {
+        match (&self.cfg.authorizer, &ident.token) {
+            (Some(a), Some(t)) => a.proof(method.as_str(), &self.cfg.url, t).await,
+            _ => Ok(None),
+        }
+    }
+
     /// The token, the session id and the protocol version as they are now.
     pub(super) async fn ident(&self) -> Result<Ident> {
         self.token_ready().await?;
@@ -245,7 +254,9 @@ impl Inner {
                 body = &[];
             }
             // Made again: the token or the session may have changed meanwhile.
-            let fields = self.request_fields(&self.ident().await?, &first, posting, method == first, extra)?;
+            let ident = self.ident().await?;
+            let proof = self.proof(&ident, &first).await?;
+            let fields = self.request_fields(&ident, proof.as_deref(), &first, posting, method == first, extra)?;
             head = Bytes::from(self.http.request_head(&method, &path, &fields));
         }
     }
@@ -267,7 +278,8 @@ impl Inner {
             }
         }
         let ident = self.ident().await?;
-        let fields = self.request_fields(&ident, method, posting, true, extra)?;
+        let proof = self.proof(&ident, method).await?;
+        let fields = self.request_fields(&ident, proof.as_deref(), method, posting, true, extra)?;
         let head = Bytes::from(self.http.request_head(method, &self.path, &fields));
         if keep {
             *self.kept_head.lock().unwrap_or_else(|p| p.into_inner()) = Some(KeptHead {
@@ -299,6 +311,7 @@ impl Inner {
     pub(super) fn request_fields(
         &self,
         ident: &Ident,
+        proof: Option<&str>,
         method: &Method,
         posting: bool,
         content_type: bool,
@@ -313,11 +326,7 @@ impl Inner {
         };
         let token = &ident.token;
         if let Some(token) = token {
-            let proof = match &self.cfg.authorizer {
-                Some(a) => a.proof(method.as_str(), &self.cfg.url, token)?,
-                None => None,
-            };
-            let v = match &proof {
+            let v = match proof {
                 Some(_) => format!("DPoP {token}"),
                 None => format!("Bearer {token}"),
             };

@@ -39,7 +39,7 @@ from ._client import (
     version,
 )
 from ._content import Content, ResourceContents
-from ._oauth import AssertionSource, AuthorizeCallback, OAuth, OAuthStore
+from ._oauth import AssertionSource, AuthorizeCallback, OAuth, OAuthStore, Signer
 from .errors import (
     AuthError,
     AuthServerError,
@@ -110,6 +110,7 @@ __all__ = [
     "ResourceContents",
     "RpcError",
     "SessionExpiredError",
+    "Signer",
     "SpawnError",
     "Status",
     "StderrCallback",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ctypes import CFUNCTYPE, c_char_p, c_int, c_int32, c_size_t, c_void_p
+from ctypes import CFUNCTYPE, c_char_p, c_int, c_int32, c_size_t, c_void_p, memmove, string_at
 from typing import Any, Callable, Optional, Tuple, Union
 
 from . import _ffi
 from ._ffi import lib, registry
 
-__all__ = ["AssertionSource", "AuthorizeCallback", "OAuth", "OAuthStore"]
+__all__ = ["AssertionSource", "AuthorizeCallback", "OAuth", "OAuthStore", "Signer"]
 
 AuthorizeCallback = Callable[[str], Optional[str]]
 """authorize(url): show the authorization URL to the user and return the URL the
@@ -18,10 +18,18 @@ AssertionSource = Union[str, Callable[[], Optional[str]]]
 """The JWT bearer grant's assertion: a fixed JWT, or a callable returning a fresh one
 (None, or an exception, for none)."""
 
+Signer = Tuple[str, Callable[[bytes], bytes]]
+"""A key the host keeps (an HSM, the OS key store, a cloud KMS): ``(public_key_pem,
+sign)``, where ``sign(data)`` returns the ES256 signature of ``data`` (ECDSA P-256
+over its SHA-256), raw (r then s) or DER. mcpc checks every signature against the
+public key before it sends one; an exception or a bad signature fails the request
+with :class:`~libmcpc.AuthError`."""
+
 AUTHORIZE_CB = CFUNCTYPE(None, c_void_p, c_void_p)
 ASSERTION_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t)
 STORE_LOAD_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p, c_size_t)
 STORE_SAVE_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p)
+SIGN_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)
 
 _P = c_void_p
 _S = c_int
@@ -40,6 +48,8 @@ _DECLS = [
     ("mcpc_oauth_set_identity_provider", _S, _P, c_char_p, c_char_p),
     ("mcpc_oauth_set_dpop", _S, _P, c_int32),
     ("mcpc_oauth_set_dpop_key", _S, _P, c_char_p),
+    ("mcpc_oauth_set_dpop_signer", _S, _P, c_char_p, SIGN_CB, _P, _ffi.FREE_CB),
+    ("mcpc_oauth_set_client_signer", _S, _P, c_char_p, SIGN_CB, _P, _ffi.FREE_CB),
     ("mcpc_oauth_set_authorize_callback", _S, _P, AUTHORIZE_CB, _P, _ffi.FREE_CB),
     ("mcpc_oauth_set_store", _S, _P, STORE_LOAD_CB, STORE_SAVE_CB, _P, _ffi.FREE_CB),
     ("mcpc_options_set_oauth", _S, _P, _P),
@@ -124,7 +134,24 @@ def _assertion_py(userdata: Optional[int], buf: Optional[int], size: int) -> int
         return 1
 
 
+def _sign_py(userdata: Optional[int], data: Optional[int], size: int, sig: Optional[int], sig_len: Optional[int]) -> int:
+    try:
+        fn = registry.get(userdata)
+        if fn is None or not data or not sig or not sig_len:
+            return 1
+        out = fn(string_at(data, size))
+        room = c_size_t.from_address(sig_len)
+        if not isinstance(out, (bytes, bytearray)) or not out or len(out) > room.value:
+            return 1
+        memmove(sig, bytes(out), len(out))
+        room.value = len(out)
+        return 0
+    except BaseException:  # noqa: BLE001 - an exception means "cannot sign"
+        return 1
+
+
 _authorize_trampoline = AUTHORIZE_CB(_authorize_py)
+_sign_trampoline = SIGN_CB(_sign_py)
 _assertion_trampoline = ASSERTION_CB(_assertion_py)
 _load_trampoline = STORE_LOAD_CB(_load_py)
 _save_trampoline = STORE_SAVE_CB(_save_py)
@@ -146,7 +173,8 @@ class OAuth:
       ``assertion``). The default: ``"jwt_bearer"`` with an ``assertion``, else
       ``"authorization_code"``.
     - ``client_key``: the client's PKCS#8 P-256 private key (PEM), to authenticate
-      with ``private_key_jwt`` instead of a secret (needs ``client_id``).
+      with ``private_key_jwt`` instead of a secret (needs ``client_id``);
+      ``client_signer``, a :data:`Signer`, instead when the key stays with the host.
     - ``assertion``: for ``"jwt_bearer"``, a JWT (a workload's identity token), or a
       callable returning a fresh one before each token request that needs one (it
       runs on an mcpc thread and may block); None or an exception gives none, and
@@ -156,7 +184,7 @@ class OAuth:
       ID-JAG first (enterprise-managed authorization).
     - ``dpop``: bind tokens to a key with DPoP where the authorization server
       offers ES256 (the default); ``dpop_key`` is that key (PKCS#8 P-256 PEM)
-      instead of a fresh one per client.
+      instead of a fresh one per client, or ``dpop_signer`` a :data:`Signer`.
     - ``authorize(url)``: shows the login to the user and returns the URL the
       authorization server redirected to, or None to cancel. It runs on an mcpc
       thread, may block for as long as the login takes (the connect or call
@@ -188,6 +216,8 @@ class OAuth:
         identity_provider: Optional[Tuple[str, str]] = None,
         dpop: bool = True,
         dpop_key: Optional[str] = None,
+        client_signer: Optional[Signer] = None,
+        dpop_signer: Optional[Signer] = None,
     ) -> None:
         if grant is None:
             grant = "jwt_bearer" if assertion is not None else "authorization_code"
@@ -197,6 +227,14 @@ class OAuth:
             raise ValueError("client_secret needs client_id")
         if client_key is not None and (client_id is None or client_secret is not None):
             raise ValueError("client_key needs client_id and no client_secret")
+        if client_signer is not None and (client_id is None or client_secret is not None or client_key is not None):
+            raise ValueError("client_signer needs client_id, and no client_secret or client_key")
+        if dpop_signer is not None and dpop_key is not None:
+            raise ValueError("give dpop_key or dpop_signer, not both")
+        for signer in (client_signer, dpop_signer):
+            if signer is not None and not (isinstance(signer, tuple) and len(signer) == 2 and
+                                           isinstance(signer[0], str) and callable(signer[1])):
+                raise TypeError("a signer must be (public_key_pem, sign)")
         if (assertion is None) != (grant != "jwt_bearer"):
             raise ValueError("assertion goes with grant='jwt_bearer', and that grant needs one")
         if assertion is not None and not (isinstance(assertion, str) or callable(assertion)):
@@ -226,6 +264,8 @@ class OAuth:
         self.identity_provider = identity_provider
         self.dpop = dpop
         self.dpop_key = dpop_key
+        self.client_signer = client_signer
+        self.dpop_signer = dpop_signer
 
     def __repr__(self) -> str:
         return "OAuth(client_id=%r, grant=%r, headless=%r)" % (self.client_id, self.grant, self.headless)
@@ -259,6 +299,11 @@ class OAuth:
             check(lib.mcpc_oauth_set_dpop(h, 1 if self.dpop else 0))
             if self.dpop_key is not None:
                 check(lib.mcpc_oauth_set_dpop_key(h, _opt(self.dpop_key)))
+            for signer, setter in ((self.client_signer, lib.mcpc_oauth_set_client_signer),
+                                   (self.dpop_signer, lib.mcpc_oauth_set_dpop_signer)):
+                if signer is not None:
+                    key = registry.add(signer[1])
+                    check(setter(h, _opt(signer[0]), _sign_trampoline, key, _ffi.free_userdata))
             # Each registry entry is dropped by userdata_free, which runs exactly once:
             # when the last client made with these settings is freed.
             if self.authorize is not None:
