@@ -90,6 +90,42 @@ EOF_LOGIN
     expect_lines "$file" $? "$out" "$@"
 }
 
+# check_workload DOC FILE PATTERN...: runs the example with a workload token against
+# the OAuth fixture that accepts it and offers DPoP; the MCP requests must have
+# carried a DPoP-bound token.
+check_workload() {
+    local doc=$1 file=$2 bin
+    shift 2
+    build "$doc" "$file" || return
+    local out log
+    log=$(mktemp)
+    out=$(python3 - "$bin" "$log" <<'EOF_WORKLOAD'
+import os, subprocess, sys
+fixture = subprocess.Popen([sys.executable, "tests/fixtures/oauth_fixture.py", "--assertion", "the-workload-jwt",
+                            "--dpop", "--log", sys.argv[2]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+port = fixture.stdout.readline().split()[1]
+env = dict(os.environ, MCPC_WORKLOAD_TOKEN="the-workload-jwt")
+ex = subprocess.run([sys.argv[1], f"http://127.0.0.1:{port}/mcp"], env=env, capture_output=True, text=True,
+                    timeout=30)
+sys.stdout.write(ex.stdout)
+sys.stderr.write(ex.stderr)
+fixture.stdin.close()
+fixture.wait(timeout=10)
+sys.exit(ex.returncode)
+EOF_WORKLOAD
+)
+    local rc=$?
+    if ! grep -q '"method": "tools/call", "scheme": "DPoP"' "$log"; then
+        echo "FAIL $file: the call did not carry a DPoP-bound token:"
+        cat "$log"
+        failed=$((failed + 1))
+        rm -f "$log"
+        return
+    fi
+    rm -f "$log"
+    expect_lines "$file" $rc "$out" "$@"
+}
+
 check README.md examples/hello.c 'tool: echo' 'structured: {"sum":5}'
 check README.md examples/resources.c 'demo://greeting (text/plain): Hello from the mcpc demo.' \
     'prompt: {"description":"A greeting","messages":[{"role":"user","content":{"type":"text","text":"Say hello to Ada."}}]}'
@@ -97,6 +133,7 @@ check README.md examples/async.c 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
 check README.md examples/elicit.c 'mcpc-demo asks: name?' 'wants_input: hello Ada'
 check docs/transports.md examples/seam.c 'echo: over the seam'
 check_oauth README.md examples/oauth.c 'tool: echo'
+check_workload README.md examples/workload.c 'echo: as a workload'
 
 echo "readme examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
