@@ -119,17 +119,24 @@ fn revoked_under_load(fault: Fault) -> (Vec<(Status, String)>, usize) {
     let revoked = Arc::new(AtomicUsize::new(usize::MAX));
     let (r, counts) = (revoked.clone(), st.clone());
     let valid = move |t: &str| {
-        let ok = t
-            .strip_prefix("secret-token-")
+        t.strip_prefix("secret-token-")
             .and_then(|n| n.parse::<usize>().ok())
-            .is_some_and(|n| r.load(Ordering::SeqCst) != n);
-        if !ok && t == "secret-token-0" {
+            .is_some_and(|n| r.load(Ordering::SeqCst) != n)
+    };
+    let gate = bearer(valid);
+    // Only the 16 calls count towards the hold: a notification that connect left
+    // in flight may be refused too, and counting it would let the refresh answer
+    // before every call went out.
+    let counted: Gatekeeper = Arc::new(move |r: &Seen, base: &str| {
+        let refused = gate(r, base);
+        let token = r.headers.get("authorization").map(String::as_str);
+        if refused.is_some() && token == Some("Bearer secret-token-0") && r.body.contains("\"tools/call\"") {
             *counts.refused.0.lock().unwrap() += 1;
             counts.refused.1.notify_all();
         }
-        ok
-    };
-    let m = mcp_server(a.url.clone(), bearer(valid), None);
+        refused
+    });
+    let m = mcp_server(a.url.clone(), counted, None);
     let h = host(User::Approve);
     let (s, msg, c) = connect(&m.url, &h, false);
     assert_eq!(s, Status::MCPC_OK, "{msg}");
