@@ -151,6 +151,9 @@ static const char USAGE[] =
     "                          starts a text beginning with !. A URL is shown with\n"
     "                          the server's name and consent asked (y/N); mcpc never\n"
     "                          opens it. Without it, elicitation is not offered\n"
+    "  --validate-output       check a call's structuredContent against its tool's\n"
+    "                          outputSchema (the tools are listed first); a result\n"
+    "                          that does not fit is printed, and mcpc exits 3\n"
     "  --elicit-json           like --elicit, for scripts: a form is answered with one\n"
     "                          JSON object on one line (empty: the defaults;\n"
     "                          !decline; !cancel), asked again when it does not fit\n"
@@ -200,7 +203,8 @@ static const char USAGE[] =
     "  0 success            1 usage error         2 the tool returned an error result\n"
     "  3 transport, protocol, handshake, JSON-RPC or authorization error (also a\n"
     "    login that is needed but not allowed: --headless; an assertion command\n"
-    "    that gives none)\n"
+    "    that gives none; with --validate-output, a result that does not fit its\n"
+    "    tool's outputSchema, printed all the same)\n"
     "  4 timeout            5 cancelled (SIGINT or SIGTERM; a login cancelled or denied)\n";
 
 /* ------------------------------------------------------------------------- */
@@ -375,6 +379,7 @@ struct config {
     const char *protocol_version;
     bool legacy;
     bool inherit_stderr;
+    bool validate_output;
     /* Input for the server. */
     const char **roots; /* directories, n_roots of them; the array is malloc'd */
     size_t n_roots;
@@ -494,7 +499,7 @@ static bool valid_url(const char *u)
 /* The options; those with has_value take one (as the next argument or after "="). */
 enum opt_id {
     OPT_STDIO, OPT_URL, OPT_TIMEOUT, OPT_HEADER, OPT_BEARER, OPT_CACERT,
-    OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_ROOTS, OPT_ELICIT, OPT_ELICIT_JSON, OPT_HELP,
+    OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_ROOTS, OPT_ELICIT, OPT_ELICIT_JSON, OPT_VALIDATE_OUTPUT, OPT_HELP,
     OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
     OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_CLIENT_KEY, OPT_ASSERTION_COMMAND,
     OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_PROXY, OPT_NOPROXY,
@@ -518,6 +523,7 @@ static const struct {
     {"--roots", OPT_ROOTS, true},
     {"--elicit", OPT_ELICIT, false},
     {"--elicit-json", OPT_ELICIT_JSON, false},
+    {"--validate-output", OPT_VALIDATE_OUTPUT, false},
     {"--help", OPT_HELP, false},
     {"-h", OPT_HELP, false},
     {"--version", OPT_VERSION, false},
@@ -807,6 +813,9 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             break;
         case OPT_ELICIT_JSON:
             cfg->elicit = ELICIT_JSON;
+            break;
+        case OPT_VALIDATE_OUTPUT:
+            cfg->validate_output = true;
             break;
         case OPT_LEGACY:
             cfg->legacy = true;
@@ -1122,16 +1131,26 @@ static int cmd_tools(const mcpc_client_t *client, const mcpc_call_opts_t *call_o
     return code;
 }
 
+/* With `validate`, the tools are listed first: the check uses the outputSchema each
+ * tool had in the client's last listing. */
 static int cmd_call(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts,
-                    const char *name, const char *args_json)
+                    const char *name, const char *args_json, bool validate)
 {
     mcpc_result_t *result = NULL;
-    mcpc_status_t st = mcpc_client_call_tool(client, name, args_json, call_opts, &result);
+    mcpc_status_t st = MCPC_OK;
+    if (validate) {
+        mcpc_tool_list_t *list = NULL;
+        st = mcpc_client_list_tools(client, call_opts, &list);
+        mcpc_tool_list_free(list);
+    }
+    if (st == MCPC_OK)
+        st = mcpc_client_call_tool(client, name, args_json, call_opts, &result);
     int code;
-    if (st == MCPC_OK || st == MCPC_ERR_TOOL) {
-        /* MCPC_ERR_TOOL: the tool ran and said it failed; its result is still ours.
+    if (st == MCPC_OK || st == MCPC_ERR_TOOL || st == MCPC_ERR_OUTPUT_SCHEMA) {
+        /* MCPC_ERR_TOOL: the tool ran and said it failed; MCPC_ERR_OUTPUT_SCHEMA: its
+         * result does not fit its schema. Either way the result is still ours.
          * Report first: the message is gone after the next mcpc call. */
-        if (st == MCPC_ERR_TOOL)
+        if (st != MCPC_OK)
             report_status(st);
         code = print_json(mcpc_result_json(result)); /* borrowed from result */
         if (code == EXIT_OK)
@@ -1406,6 +1425,8 @@ static int make_options(const struct config *cfg, struct store **store, mcpc_opt
         st = mcpc_options_set_negotiation(opts, MCPC_NEGOTIATE_LEGACY);
     if (st == MCPC_OK && cfg->protocol_version != NULL)
         st = mcpc_options_set_protocol_version(opts, cfg->protocol_version);
+    if (st == MCPC_OK && cfg->validate_output)
+        st = mcpc_options_set_validate_output(opts, true);
     if (st == MCPC_OK && cfg->elicit != ELICIT_NONE)
         st = mcpc_options_set_elicitation_handler(opts, MCPC_ELICIT_MODE_FORM | MCPC_ELICIT_MODE_URL,
                                                   cfg->elicit == ELICIT_JSON ? elicit_json_line : elicit_by_field,
@@ -1568,7 +1589,7 @@ static int run(const struct config *cfg, const struct words *server_argv,
         code = cmd_tools(client, &call_opts);
         break;
     case CMD_CALL:
-        code = cmd_call(client, &call_opts, cfg->tool_name, cfg->tool_args);
+        code = cmd_call(client, &call_opts, cfg->tool_name, cfg->tool_args, cfg->validate_output);
         break;
     case CMD_REQUEST:
         code = cmd_request(client, &call_opts, cfg->tool_name, cfg->tool_args);

@@ -127,6 +127,16 @@ for era in modern legacy; do
     expect "prompt-$era" 0 '"text": "hello ada"' -- --stdio "$INPUT --era=$era" prompt greet '{"who":"ada"}'
     expect "complete-$era" 0 '"values": ["alice", "albert"]' -- --stdio "$INPUT --era=$era" complete prompt greet who al
 done
+# --validate-output: a result that does not fit its tool's outputSchema is printed, and
+# exits 3; an isError result is not checked (2); without the flag nothing is checked.
+for era in modern legacy; do
+    expect "validate-output-$era" 3 '"structuredContent": {"n": "one"}' -- --validate-output --stdio "$INPUT --era=$era" call misshaped
+    stderr_has "validate-output-status-$era" 'MCPC_ERR_OUTPUT_SCHEMA'
+    expect "validate-output-fits-$era" 0 '"structuredContent": {"n": 1}' -- --validate-output --stdio "$INPUT --era=$era" call shaped
+    expect "validate-output-missing-$era" 3 '' -- --validate-output --stdio "$INPUT --era=$era" call unshaped
+    expect "validate-output-is-error-$era" 2 '"isError": true' -- --validate-output --stdio "$INPUT --era=$era" call failing
+    expect "no-validate-output-$era" 0 '"structuredContent": {"n": "one"}' -- --stdio "$INPUT --era=$era" call misshaped
+done
 "$MCPC" --log-level info --stdio "$INPUT --era=modern" call log >/dev/null 2>"$tmp/err"
 if grep -qxF 'mcpc: server log error: {"n": 3}' "$tmp/err" && ! grep -q debug "$tmp/err"; then
     echo "ok   log-level"; passed=$((passed + 1))
