@@ -2,12 +2,14 @@
  * tests/fixtures/input_server.py --era=modern: the set carried by one listen, an
  * acknowledgement that leaves a URI out, a listen ended by the server and sent
  * again, a notification of a subscription not in force, and closing while
- * listening. Run from the repository root; the closing line is
+ * listening; and against tests/fixtures/http_server.py, a listen stream that drops
+ * and is sent again. Run from the repository root; the closing line is
  * "N passed, N failed, N skipped". An argument runs only tests whose name contains it. */
 #define _GNU_SOURCE
 #include <pthread.h>
 
 #include "harness.h"
+#include "http_fixture.h"
 
 /* The resources/updated notifications received: their URIs, in order. */
 struct updates {
@@ -44,14 +46,20 @@ static int wait_updates(struct updates *u, int count) {
     return ok;
 }
 
-static mcpc_client_t *connect_modern(struct updates *u) {
+/* Options whose notification callback fills `u`. */
+static mcpc_options_t *options_for(struct updates *u) {
     memset(u, 0, sizeof *u);
     pthread_mutex_init(&u->lock, NULL);
     pthread_cond_init(&u->cond, NULL);
-    const char *argv[] = {"python3", "tests/fixtures/input_server.py", "--era=modern"};
     mcpc_options_t *o = mcpc_options_new();
     mcpc_options_set_timeout_ms(o, 20000);
     CHECK_STATUS(mcpc_options_set_notification_callback(o, on_update, u, NULL), MCPC_OK);
+    return o;
+}
+
+static mcpc_client_t *connect_modern(struct updates *u) {
+    const char *argv[] = {"python3", "tests/fixtures/input_server.py", "--era=modern"};
+    mcpc_options_t *o = options_for(u);
     mcpc_client_t *c = NULL;
     CHECK_STATUS(mcpc_client_connect_stdio(argv, 3, o, &c), MCPC_OK);
     mcpc_options_free(o);
@@ -153,11 +161,51 @@ static void test_listen_close(void) {
     }
 }
 
+/* Waits (5 s at most) until the fixture's log has `count` lines with `needle`. */
+static int wait_log(struct fixture *f, const char *needle, int count) {
+    const char *needles[] = {needle, NULL};
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 500; i++) {
+        if (log_count(f, needles) >= count) return 1;
+        nanosleep(&tick, NULL);
+    }
+    fprintf(stderr, "  the fixture's log has fewer than %d lines with %s\n", count, needle);
+    return 0;
+}
+
+/* Over HTTP a listen is a POST whose SSE stream stays open: one that drops without
+ * a response is sent again, and unsubscribing closes it. */
+static void test_listen_over_http(void) {
+    struct fixture f;
+    const char *args[] = {"--era", "modern", "--fault", "listen-drop", NULL};
+    if (fixture_start(&f, args) != 0) {
+        CHECK(0);
+        return;
+    }
+    struct updates u;
+    mcpc_options_t *o = options_for(&u);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(f.url, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    if (c) {
+        CHECK_STATUS(mcpc_client_subscribe_resource(c, "res://1", NULL), MCPC_OK);
+        CHECK(wait_updates(&u, 2));
+        CHECK(wait_log(&f, "\"event\":\"listen\"", 2));
+        CHECK_STATUS(mcpc_client_unsubscribe_resource(c, "res://1", NULL), MCPC_OK);
+        CHECK(wait_log(&f, "\"event\":\"listen-closed\"", 1));
+        const char *listens[] = {"\"event\":\"listen\"", NULL};
+        CHECK(log_count(&f, listens) == 2);
+        done(c, &u);
+    }
+    fixture_stop(&f);
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     RUN(test_listen_carries_the_set);
     RUN(test_listen_not_acknowledged);
     RUN(test_listen_sent_again);
     RUN(test_listen_close);
+    RUN(test_listen_over_http);
     return harness_finish();
 }
