@@ -2,12 +2,25 @@
 #ifndef MCPC_CLI_H
 #define MCPC_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
 /* Writes text that may hold server-controlled bytes, escaping control characters
  * (mcpc.c). */
 void put_sanitized(FILE *f, const char *s);
+
+/* A growing NUL-terminated string (mcpc.c); {0} is empty. */
+struct buf {
+    char *p;
+    size_t len, cap;
+};
+
+/* Appends `n` bytes of `s`; false when out of memory. */
+bool buf_add(struct buf *b, const char *s, size_t n);
+
+/* Appends `s` as a JSON string, quotes included; false when out of memory. */
+bool buf_add_json_string(struct buf *b, const char *s);
 
 /* A command line split into words (mcpc.c): argv[argc] is NULL. */
 struct words {

@@ -25,7 +25,8 @@
  *
  * Build (from the repository root):
  *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Iinclude \
- *       cli/mcpc.c cli/login.c cli/store.c -Ltarget/debug -lmcpc -lpthread \
+ *       cli/mcpc.c cli/login.c cli/store.c cli/assertion.c cli/config.c cli/elicit.c \
+ *       -Ltarget/debug -lmcpc -lpthread \
  *       -Wl,-rpath,$PWD/target/debug -o build/mcpc
  *
  * Exit status: 0 success, 1 usage error, 2 the tool returned an error result,
@@ -62,6 +63,7 @@
 #include "assertion.h"
 #include "cli.h"
 #include "config.h"
+#include "elicit.h"
 #include "login.h"
 #include "store.h"
 
@@ -137,10 +139,24 @@ static const char USAGE[] =
     "                          addresses, CIDR ranges, or * (replaces no_proxy)\n"
     "  --proxy-user USER:PASSWORD  Basic credentials for the proxy\n"
     "  --roots DIR             offer directory DIR to the server as a root (repeatable)\n"
-    "  --elicit                answer the server's elicitation on this terminal: a form\n"
-    "                          as one JSON object read from stdin (an empty line\n"
-    "                          accepts the defaults; \"decline\" or \"cancel\"), a URL\n"
-    "                          is shown and consent asked; without it, none is offered\n"
+    "  --elicit                answer the server's elicitation on this terminal\n"
+    "                          (prompts on stderr, answers from stdin): its message,\n"
+    "                          then each field of a form in turn, with its title,\n"
+    "                          description, choices (answer a number or a value;\n"
+    "                          several comma-separated, or !none), default and whether\n"
+    "                          it is required; a boolean takes y or n. An empty answer\n"
+    "                          takes the default or leaves an optional field out; a\n"
+    "                          value that does not fit is asked again; !decline\n"
+    "                          declines, !cancel or the end of input cancels, and !!\n"
+    "                          starts a text beginning with !. A URL is shown with\n"
+    "                          the server's name and consent asked (y/N); mcpc never\n"
+    "                          opens it. Without it, elicitation is not offered\n"
+    "  --validate-output       check a call's structuredContent against its tool's\n"
+    "                          outputSchema (the tools are listed first); a result\n"
+    "                          that does not fit is printed, and mcpc exits 3\n"
+    "  --elicit-json           like --elicit, for scripts: a form is answered with one\n"
+    "                          JSON object on one line (empty: the defaults;\n"
+    "                          !decline; !cancel), asked again when it does not fit\n"
     "\n"
     "Authorization (OAuth 2.1, --url only):\n"
     "  --oauth                 authorize with OAuth when the server asks for it: a\n"
@@ -187,7 +203,8 @@ static const char USAGE[] =
     "  0 success            1 usage error         2 the tool returned an error result\n"
     "  3 transport, protocol, handshake, JSON-RPC or authorization error (also a\n"
     "    login that is needed but not allowed: --headless; an assertion command\n"
-    "    that gives none)\n"
+    "    that gives none; with --validate-output, a result that does not fit its\n"
+    "    tool's outputSchema, printed all the same)\n"
     "  4 timeout            5 cancelled (SIGINT or SIGTERM; a login cancelled or denied)\n";
 
 /* ------------------------------------------------------------------------- */
@@ -362,10 +379,11 @@ struct config {
     const char *protocol_version;
     bool legacy;
     bool inherit_stderr;
+    bool validate_output;
     /* Input for the server. */
     const char **roots; /* directories, n_roots of them; the array is malloc'd */
     size_t n_roots;
-    bool elicit;
+    enum { ELICIT_NONE, ELICIT_FIELDS, ELICIT_JSON } elicit;
     /* What to do. */
     enum command command;
     const char *tool_name;
@@ -481,7 +499,7 @@ static bool valid_url(const char *u)
 /* The options; those with has_value take one (as the next argument or after "="). */
 enum opt_id {
     OPT_STDIO, OPT_URL, OPT_TIMEOUT, OPT_HEADER, OPT_BEARER, OPT_CACERT,
-    OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_ROOTS, OPT_ELICIT, OPT_HELP,
+    OPT_PROTOCOL_VERSION, OPT_LEGACY, OPT_STDERR, OPT_ROOTS, OPT_ELICIT, OPT_ELICIT_JSON, OPT_VALIDATE_OUTPUT, OPT_HELP,
     OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
     OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_CLIENT_KEY, OPT_ASSERTION_COMMAND,
     OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_PROXY, OPT_NOPROXY,
@@ -504,6 +522,8 @@ static const struct {
     {"--stderr", OPT_STDERR, false},
     {"--roots", OPT_ROOTS, true},
     {"--elicit", OPT_ELICIT, false},
+    {"--elicit-json", OPT_ELICIT_JSON, false},
+    {"--validate-output", OPT_VALIDATE_OUTPUT, false},
     {"--help", OPT_HELP, false},
     {"-h", OPT_HELP, false},
     {"--version", OPT_VERSION, false},
@@ -789,7 +809,13 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             break;
         }
         case OPT_ELICIT:
-            cfg->elicit = true;
+            cfg->elicit = ELICIT_FIELDS;
+            break;
+        case OPT_ELICIT_JSON:
+            cfg->elicit = ELICIT_JSON;
+            break;
+        case OPT_VALIDATE_OUTPUT:
+            cfg->validate_output = true;
             break;
         case OPT_LEGACY:
             cfg->legacy = true;
@@ -1105,16 +1131,26 @@ static int cmd_tools(const mcpc_client_t *client, const mcpc_call_opts_t *call_o
     return code;
 }
 
+/* With `validate`, the tools are listed first: the check uses the outputSchema each
+ * tool had in the client's last listing. */
 static int cmd_call(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts,
-                    const char *name, const char *args_json)
+                    const char *name, const char *args_json, bool validate)
 {
     mcpc_result_t *result = NULL;
-    mcpc_status_t st = mcpc_client_call_tool(client, name, args_json, call_opts, &result);
+    mcpc_status_t st = MCPC_OK;
+    if (validate) {
+        mcpc_tool_list_t *list = NULL;
+        st = mcpc_client_list_tools(client, call_opts, &list);
+        mcpc_tool_list_free(list);
+    }
+    if (st == MCPC_OK)
+        st = mcpc_client_call_tool(client, name, args_json, call_opts, &result);
     int code;
-    if (st == MCPC_OK || st == MCPC_ERR_TOOL) {
-        /* MCPC_ERR_TOOL: the tool ran and said it failed; its result is still ours.
+    if (st == MCPC_OK || st == MCPC_ERR_TOOL || st == MCPC_ERR_OUTPUT_SCHEMA) {
+        /* MCPC_ERR_TOOL: the tool ran and said it failed; MCPC_ERR_OUTPUT_SCHEMA: its
+         * result does not fit its schema. Either way the result is still ours.
          * Report first: the message is gone after the next mcpc call. */
-        if (st == MCPC_ERR_TOOL)
+        if (st != MCPC_OK)
             report_status(st);
         code = print_json(mcpc_result_json(result)); /* borrowed from result */
         if (code == EXIT_OK)
@@ -1181,13 +1217,8 @@ static int cmd_read(const mcpc_client_t *client, const mcpc_call_opts_t *call_op
 /* Input for the server: --roots and --elicit                                 */
 /* ------------------------------------------------------------------------- */
 
-/* Appends to a growing string; false when out of memory. */
-struct buf {
-    char *p;
-    size_t len, cap;
-};
-
-static bool buf_add(struct buf *b, const char *s, size_t n)
+/* Appends to a growing string; false when out of memory (declared in cli.h). */
+bool buf_add(struct buf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = (b->len + n + 1) * 2;
@@ -1201,6 +1232,26 @@ static bool buf_add(struct buf *b, const char *s, size_t n)
     b->len += n;
     b->p[b->len] = '\0';
     return true;
+}
+
+/* Appends `s` as a JSON string, quotes included (declared in cli.h). */
+bool buf_add_json_string(struct buf *b, const char *s)
+{
+    bool ok = buf_add(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; ok && *p; p++) {
+        char esc[8];
+        if (*p == '"' || *p == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)*p;
+            ok = buf_add(b, esc, 2);
+        } else if (*p < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
+            ok = buf_add(b, esc, 6);
+        } else {
+            ok = buf_add(b, (const char *)p, 1);
+        }
+    }
+    return ok && buf_add(b, "\"", 1);
 }
 
 /* The roots result for the directories, as absolute file:// URIs (percent-encoded)
@@ -1228,21 +1279,8 @@ static char *roots_json(const char *const *dirs, size_t n)
         }
         const char *name = strrchr(abs, '/');
         name = name && name[1] ? name + 1 : abs;
-        ok = ok && buf_add(&b, "\",\"name\":\"", 10);
-        for (const unsigned char *c = (const unsigned char *)name; ok && *c; c++) {
-            char esc[8];
-            if (*c == '"' || *c == '\\') {
-                esc[0] = '\\';
-                esc[1] = (char)*c;
-                ok = buf_add(&b, esc, 2);
-            } else if (*c < 0x20) {
-                snprintf(esc, sizeof esc, "\\u%04x", *c);
-                ok = buf_add(&b, esc, 6);
-            } else {
-                ok = buf_add(&b, (const char *)c, 1);
-            }
-        }
-        ok = ok && buf_add(&b, "\"}", 2);
+        ok = ok && buf_add(&b, "\",\"name\":", 9) && buf_add_json_string(&b, name);
+        ok = ok && buf_add(&b, "}", 1);
         free(abs);
     }
     if (ok && buf_add(&b, "]}", 2))
@@ -1259,64 +1297,6 @@ static void on_roots(void *userdata, mcpc_input_t *input)
 }
 
 static void free_roots(void *userdata) { free(userdata); }
-
-/* Reads one line from stdin without its newline; NULL at end of input. */
-static char *read_answer(void)
-{
-    struct buf b = {0};
-    int c;
-    while ((c = getchar()) != EOF && c != '\n') {
-        char ch = (char)c;
-        if (!buf_add(&b, &ch, 1)) {
-            free(b.p);
-            return NULL;
-        }
-    }
-    if (c == EOF && b.p == NULL)
-        return NULL;
-    return b.p ? b.p : strdup("");
-}
-
-/* --elicit: asks on the terminal (prompts on stderr, answers from stdin). One
- * request at a time, so that prompts never interleave. */
-static pthread_mutex_t g_elicit_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void on_elicit(void *userdata, mcpc_input_t *input)
-{
-    (void)userdata;
-    pthread_mutex_lock(&g_elicit_lock);
-    fprintf(stderr, "mcpc: %s asks: %s\n", mcpc_input_server(input), mcpc_input_message(input));
-    mcpc_status_t st;
-    if (mcpc_input_kind(input) == MCPC_INPUT_ELICIT_URL) {
-        fprintf(stderr, "mcpc: it asks you to open this URL (mcpc does not open it):\n  %s\n"
-                        "Consent? [y/N] ", mcpc_input_url(input));
-        char *line = read_answer();
-        bool yes = line && (strcmp(line, "y") == 0 || strcmp(line, "yes") == 0);
-        st = mcpc_input_elicit(input, yes ? MCPC_ELICIT_ACCEPT : MCPC_ELICIT_DECLINE, NULL);
-        free(line);
-    } else {
-        fprintf(stderr, "mcpc: the form's schema: %s\n", mcpc_input_schema_json(input));
-        for (;;) {
-            fprintf(stderr, "Answer as one JSON object (empty: the defaults; decline; cancel): ");
-            char *line = read_answer();
-            if (line == NULL || strcmp(line, "cancel") == 0) {
-                st = mcpc_input_elicit(input, MCPC_ELICIT_CANCEL, NULL);
-            } else if (strcmp(line, "decline") == 0) {
-                st = mcpc_input_elicit(input, MCPC_ELICIT_DECLINE, NULL);
-            } else {
-                st = mcpc_input_elicit(input, MCPC_ELICIT_ACCEPT, *line ? line : NULL);
-            }
-            free(line);
-            if (st != MCPC_ERR_INPUT_INVALID && st != MCPC_ERR_INVALID_ARG)
-                break;
-            fprintf(stderr, "mcpc: %s\n", mcpc_last_error_message()); /* ask again */
-        }
-    }
-    if (st != MCPC_OK)
-        fprintf(stderr, "mcpc: elicitation: %s\n", mcpc_last_error_message());
-    mcpc_input_free(input);
-    pthread_mutex_unlock(&g_elicit_lock);
-}
 
 /* ------------------------------------------------------------------------- */
 /* Connecting and running                                                     */
@@ -1445,8 +1425,11 @@ static int make_options(const struct config *cfg, struct store **store, mcpc_opt
         st = mcpc_options_set_negotiation(opts, MCPC_NEGOTIATE_LEGACY);
     if (st == MCPC_OK && cfg->protocol_version != NULL)
         st = mcpc_options_set_protocol_version(opts, cfg->protocol_version);
-    if (st == MCPC_OK && cfg->elicit)
-        st = mcpc_options_set_elicitation_handler(opts, MCPC_ELICIT_MODE_FORM | MCPC_ELICIT_MODE_URL, on_elicit,
+    if (st == MCPC_OK && cfg->validate_output)
+        st = mcpc_options_set_validate_output(opts, true);
+    if (st == MCPC_OK && cfg->elicit != ELICIT_NONE)
+        st = mcpc_options_set_elicitation_handler(opts, MCPC_ELICIT_MODE_FORM | MCPC_ELICIT_MODE_URL,
+                                                  cfg->elicit == ELICIT_JSON ? elicit_json_line : elicit_by_field,
                                                   NULL, NULL);
     if (st == MCPC_OK && cfg->n_roots > 0) {
         char *roots = roots_json(cfg->roots, cfg->n_roots);
@@ -1606,7 +1589,7 @@ static int run(const struct config *cfg, const struct words *server_argv,
         code = cmd_tools(client, &call_opts);
         break;
     case CMD_CALL:
-        code = cmd_call(client, &call_opts, cfg->tool_name, cfg->tool_args);
+        code = cmd_call(client, &call_opts, cfg->tool_name, cfg->tool_args, cfg->validate_output);
         break;
     case CMD_REQUEST:
         code = cmd_request(client, &call_opts, cfg->tool_name, cfg->tool_args);

@@ -1096,15 +1096,21 @@ mcpc_status_t mcpc_client_read_resource(const mcpc_client_t *client,
                                         mcpc_contents_t **out_contents);
 
 /**
- * Subscribes to changes of the resource `uri` (`resources/subscribe`): the server
- * then sends `notifications/resources/updated` with its `uri`, which reach the
- * notification callback (mcpc_options_set_notification_callback); read the resource
- * again to see what changed. Before 2026-07-28 only: under it (where subscriptions go
- * through `subscriptions/listen`) this is MCPC_ERR_NOT_SUPPORTED. The call options
- * apply as for mcpc_client_call_tool.
- * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Subscribes to changes of the resource `uri`: the server then sends
+ * `notifications/resources/updated` with its `uri`, which reach the notification
+ * callback (mcpc_options_set_notification_callback); read the resource again to see
+ * what changed. Before 2026-07-28 this is `resources/subscribe`. Under it the client
+ * keeps one `subscriptions/listen` open carrying every subscribed URI (and, with a
+ * notification callback, the `list_changed` kinds): a change sends it anew and waits
+ * for the server's acknowledgement; a listen the server ends or drops is sent again
+ * with a backoff (100 ms doubling to 30 s) until mcpc_client_close. Subscribing to a
+ * URI already subscribed sends nothing. The call options apply as for
+ * mcpc_client_call_tool (the timeout bounds the wait for the acknowledgement).
+ * Threads: any thread, concurrently (changes go one at a time); not from mcpc
+ * callbacks (MCPC_ERR_WOULD_DEADLOCK).
  * Errors: MCPC_ERR_INVALID_ARG (NULL, an empty URI), MCPC_ERR_INVALID_UTF8,
- * MCPC_ERR_NOT_SUPPORTED, MCPC_ERR_RPC (the server refused; -32601 when it offers no
+ * MCPC_ERR_NOT_SUPPORTED (under 2026-07-28: the acknowledgement left `uri` out, so it
+ * is not subscribed), MCPC_ERR_RPC (the server refused; -32601 when it offers no
  * subscriptions), MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_CLOSED.
  *
  * # Safety
@@ -1116,8 +1122,10 @@ mcpc_status_t mcpc_client_subscribe_resource(const mcpc_client_t *client,
                                              const mcpc_call_opts_t *opts);
 
 /**
- * Ends a subscription of mcpc_client_subscribe_resource (`resources/unsubscribe`).
- * Otherwise as mcpc_client_subscribe_resource.
+ * Ends a subscription of mcpc_client_subscribe_resource: `resources/unsubscribe`
+ * before 2026-07-28; under it the listen is sent anew without `uri` (the last URI out
+ * ends it, and a URI not subscribed sends nothing). Otherwise as
+ * mcpc_client_subscribe_resource.
  *
  * # Safety
  * As for mcpc_client_subscribe_resource.

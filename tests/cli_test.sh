@@ -70,14 +70,46 @@ expect_nothing_started args-string --stdio "$starts" call echo '"x"'
 expect_nothing_started bad-protocol-version --protocol-version 1999-01-01 --stdio "$starts" info
 expect_nothing_started url-credentials --url "http://user:pw@127.0.0.1:9/mcp" info
 expect_nothing_started url-bad-scheme --url "ftp://127.0.0.1/mcp" info
+# stderr_has NAME TEXT: the last run's stderr holds TEXT.
+stderr_has() {
+    if grep -qF -- "$2" "$tmp/err"; then
+        echo "ok   $1"; passed=$((passed + 1))
+    else
+        echo "FAIL $1: stderr lacks $2: $(head -c 600 "$tmp/err")"; failed=$((failed + 1))
+    fi
+}
 # Input for the server: roots offered with --roots, elicitation answered on stdin with
-# --elicit (defaults filled in, a wrong answer asked again), a generic request.
+# --elicit field by field (defaults filled in, a wrong value asked again, choices by
+# number, value or title, decline and cancel) and with --elicit-json, a generic request.
 INPUT="$PYTHON tests/fixtures/input_server.py"
+SURVEY_ANSWERS='maybe\ny\nnope\na@b.c\nHigh\n11\n9.5\n2\na,d\n1, c\n'
+SURVEY_CONTENT='\"action\": \"accept\", \"content\": {\"agree\": true, \"email\": \"a@b.c\", \"level\": \"hi\", \"score\": 9.5, \"size\": \"l\", \"tags\": [\"a\", \"c\"]}'
 for era in modern legacy; do
     expect "roots-$era" 0 'file:///tmp' -- --roots /tmp --stdio "$INPUT --era=$era" call roots
-    printf '{"name":5}\n{"name":"Ann"}\n' >"$tmp/answers"
+    printf '\n\n\nAnn\n' >"$tmp/answers"
     expect "elicit-$era" 0 '\"age\": 7, \"name\": \"Ann\"' -- --elicit --stdio "$INPUT --era=$era" call form <"$tmp/answers"
+    stderr_has "elicit-required-$era" 'this field is required and has no default'
+    printf "$SURVEY_ANSWERS" >"$tmp/answers"
+    expect "elicit-fields-$era" 0 "$SURVEY_CONTENT" -- --elicit --stdio "$INPUT --era=$era" call survey <"$tmp/answers"
+    stderr_has "elicit-shown-$era" 'E-mail [email] (text, format email, required)'
+    stderr_has "elicit-choices-$era" '1) Small [s]'
+    for bad in 'answer y or n' 'not of the asked format' 'outside the allowed range' 'not a list of the choices'; do
+        stderr_has "elicit-asked-again-$era" "$bad"
+    done
+    printf '!x\n!decline\n' >"$tmp/answers"
+    expect "elicit-decline-$era" 0 '\"action\": \"decline\"' -- --elicit --stdio "$INPUT --era=$era" call form <"$tmp/answers"
+    stderr_has "elicit-unknown-command-$era" 'unknown command'
+    printf '5\n!cancel\n' >"$tmp/answers"
+    expect "elicit-cancel-$era" 0 '\"action\": \"cancel\"' -- --elicit --stdio "$INPUT --era=$era" call form <"$tmp/answers"
+    expect "elicit-eof-$era" 0 '\"action\": \"cancel\"' -- --elicit --stdio "$INPUT --era=$era" call survey </dev/null
+    printf '\n\n!!x\n' >"$tmp/answers"
+    expect "elicit-bang-$era" 0 '\"name\": \"!x\"' -- --elicit --stdio "$INPUT --era=$era" call form <"$tmp/answers"
+    printf '{"name":5}\n{"name":"Ann"}\n' >"$tmp/answers"
+    expect "elicit-json-$era" 0 '\"age\": 7, \"name\": \"Ann\"' -- --elicit-json --stdio "$INPUT --era=$era" call form <"$tmp/answers"
     expect "elicit-url-$era" 0 '\"action\": \"decline\"' -- --elicit --stdio "$INPUT --era=$era" call url </dev/null
+    stderr_has "elicit-url-shown-$era" 'https://example.com/consent'
+    echo y >"$tmp/answers"
+    expect "elicit-url-consent-$era" 0 '\"action\": \"accept\"' -- --elicit --stdio "$INPUT --era=$era" call url <"$tmp/answers"
 done
 expect no-elicit-modern 0 '\"action\": \"decline\"' -- --stdio "$INPUT --era=modern" call form
 expect usage-roots-not-a-dir 1 '' -- --roots /nonexistent --stdio "$SERVER" tools
@@ -94,6 +126,16 @@ for era in modern legacy; do
     expect "read-not-base64-$era" 3 '' -- --stdio "$INPUT --era=$era" read res://notb64
     expect "prompt-$era" 0 '"text": "hello ada"' -- --stdio "$INPUT --era=$era" prompt greet '{"who":"ada"}'
     expect "complete-$era" 0 '"values": ["alice", "albert"]' -- --stdio "$INPUT --era=$era" complete prompt greet who al
+done
+# --validate-output: a result that does not fit its tool's outputSchema is printed, and
+# exits 3; an isError result is not checked (2); without the flag nothing is checked.
+for era in modern legacy; do
+    expect "validate-output-$era" 3 '"structuredContent": {"n": "one"}' -- --validate-output --stdio "$INPUT --era=$era" call misshaped
+    stderr_has "validate-output-status-$era" 'MCPC_ERR_OUTPUT_SCHEMA'
+    expect "validate-output-fits-$era" 0 '"structuredContent": {"n": 1}' -- --validate-output --stdio "$INPUT --era=$era" call shaped
+    expect "validate-output-missing-$era" 3 '' -- --validate-output --stdio "$INPUT --era=$era" call unshaped
+    expect "validate-output-is-error-$era" 2 '"isError": true' -- --validate-output --stdio "$INPUT --era=$era" call failing
+    expect "no-validate-output-$era" 0 '"structuredContent": {"n": "one"}' -- --stdio "$INPUT --era=$era" call misshaped
 done
 "$MCPC" --log-level info --stdio "$INPUT --era=modern" call log >/dev/null 2>"$tmp/err"
 if grep -qxF 'mcpc: server log error: {"n": 3}' "$tmp/err" && ! grep -q debug "$tmp/err"; then

@@ -1095,7 +1095,10 @@ public:
         detail::check(mcpc_client_read_resource(p_.get(), std::string(uri).c_str(), &c, &r));
         return detail::take_contents(r);
     }
-    /// Subscribes to changes of `uri` (before 2026-07-28); the updates reach the
+    /// Subscribes to changes of `uri` (under 2026-07-28 through one
+    /// `subscriptions/listen` for the whole set, kept open and sent again when it
+    /// drops; a URI the server leaves out of its acknowledgement throws
+    /// MCPC_ERR_NOT_SUPPORTED); the updates reach the
     /// notification callback.
     void subscribe_resource(std::string_view uri, const CallOptions& o = {}) const {
         mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);

@@ -24,6 +24,7 @@ mod core_tests;
 mod direct;
 mod generic;
 pub mod input;
+mod listen;
 mod listing;
 mod logging;
 mod negotiate;
@@ -127,6 +128,8 @@ pub struct Client {
     output_schemas: output::Schemas,
     /// The capabilities the handlers declare: for `initialize`, and under 2026-07-28.
     capabilities: (Box<serde_json::value::RawValue>, Box<serde_json::value::RawValue>),
+    /// Under 2026-07-28: the subscribed resources and their `subscriptions/listen`.
+    listener: listen::Listener,
 }
 
 /// What makes a transport: given the sink it delivers into. Called again to
@@ -211,6 +214,7 @@ impl Client {
     pub async fn close(&self) {
         self.shared
             .closed(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"));
+        self.reap_listens().await;
         self.transport.close().await;
     }
 

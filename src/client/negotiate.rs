@@ -130,6 +130,7 @@ impl Client {
             param_headers: Mutex::new(HashMap::new()),
             output_schemas: Default::default(),
             capabilities,
+            listener: Default::default(),
         };
         match client.negotiate(connector, ctl).await {
             Ok(session) => {

@@ -17,6 +17,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, Notify};
 use tokio::time::Instant;
 
+/// The `subscriptions/listen` requests in force, by request id, each with the sender
+/// of its acknowledgement until that came (the subscriptions' module fills it).
+pub(super) type ListenRoutes = Mutex<std::collections::HashMap<i64, Option<oneshot::Sender<Vec<String>>>>>;
+
 /// Where a request's outcome goes.
 pub(super) enum Reply {
     /// A future waiting in [`Client::request`].
@@ -118,6 +122,8 @@ pub(crate) struct Shared {
     pub(super) gone: tokio_util::sync::CancellationToken,
     /// The lists kept between listings (dropped by `list_changed` notifications).
     pub(super) cache: super::cache::Cache,
+    /// Under 2026-07-28: the `subscriptions/listen` requests in force.
+    pub(super) listens: ListenRoutes,
 }
 
 impl Shared {
@@ -134,6 +140,7 @@ impl Shared {
             inbox,
             gone: tokio_util::sync::CancellationToken::new(),
             cache: Default::default(),
+            listens: Default::default(),
         }
     }
 
@@ -317,6 +324,9 @@ impl Shared {
                 Ok(Delivered::Reply(Outgoing::response(body)))
             }
             Ok(Incoming::Notification { method, params }) => {
+                if self.modern.load(Ordering::Acquire) && self.route_listen(&method, params) {
+                    return Ok(Delivered::Done);
+                }
                 if method.ends_with("/list_changed") {
                     self.cache.changed(&method);
                 }

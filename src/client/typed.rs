@@ -3,6 +3,8 @@
 //! (timeouts, cancellation, progress, `input_required` rounds, the `_meta` envelope
 //! and `Mcp-Name`) and checks the result's shape before anyone reads it.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
 use super::{Client, Control};
@@ -65,16 +67,12 @@ impl Client {
 
     /// `resources/subscribe` (or `resources/unsubscribe`) of `uri`: the server then
     /// sends `notifications/resources/updated` for it, which reach the notification
-    /// callback. Before 2026-07-28 only: under it subscriptions go through
-    /// `subscriptions/listen`, which this client does not offer yet
-    /// (`MCPC_ERR_NOT_SUPPORTED`).
-    pub async fn subscribe_resource(&self, uri: &str, on: bool, ctl: &Control) -> Result<()> {
+    /// callback. Under 2026-07-28 the set goes out as one `subscriptions/listen`
+    /// instead (see [`super::listen`]).
+    pub async fn subscribe_resource(self: &Arc<Self>, uri: &str, on: bool, ctl: &Control) -> Result<()> {
         non_empty(uri, "resource URI")?;
         if self.is_modern() {
-            return Err(Error::new(
-                Status::MCPC_ERR_NOT_SUPPORTED,
-                "under 2026-07-28 resources are subscribed with subscriptions/listen, which mcpc does not offer yet",
-            ));
+            return self.listen_change(uri, on, ctl).await;
         }
         let method = if on {
             "resources/subscribe"

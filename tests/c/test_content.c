@@ -331,13 +331,7 @@ static void test_subscriptions(void) {
         CHECK_STATUS(mcpc_client_subscribe_resource(c, NULL, NULL), MCPC_ERR_INVALID_ARG);
         mcpc_client_free(c);
     }
-    /* Under 2026-07-28 subscriptions need subscriptions/listen: not offered yet. */
-    c = connect_era("modern");
-    if (c) {
-        CHECK_STATUS(mcpc_client_subscribe_resource(c, "res://1", NULL), MCPC_ERR_NOT_SUPPORTED);
-        CHECK(strstr(mcpc_last_error_message(), "subscriptions/listen") != NULL);
-        mcpc_client_free(c);
-    }
+    /* Under 2026-07-28 they go through subscriptions/listen: tests/c/test_listen.c. */
     CHECK_STATUS(mcpc_client_unsubscribe_resource(NULL, "res://1", NULL), MCPC_ERR_INVALID_ARG);
 }
 

@@ -64,8 +64,14 @@ def test_prompt_and_completion(client: libmcpc.Client) -> None:
 
 def test_subscriptions(client: libmcpc.Client) -> None:
     if client.protocol_version == "2026-07-28":
-        with pytest.raises(libmcpc.NotSupportedError):
-            client.subscribe_resource("res://1")
+        # One subscriptions/listen carries the set; a URI left out of its
+        # acknowledgement is not subscribed.
+        client.subscribe_resource("res://1")
+        assert '"open": {"' in client.call("listens").text
+        with pytest.raises(libmcpc.NotSupportedError, match="did not acknowledge"):
+            client.subscribe_resource("res://refused")
+        client.unsubscribe_resource("res://1")
+        assert '"open": {}' in client.call("listens").text
         return
     client.subscribe_resource("res://1")
     client.unsubscribe_resource("res://1")

@@ -177,7 +177,10 @@ class ContentMixin:
         return self._json_call(lambda h, o, out: lib.mcpc_client_request(h, bm, p, o, out), timeout, cancel)
 
     def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Any = None) -> None:
-        """Subscribes to ``uri`` (before 2026-07-28): ``notifications/resources/updated``
+        """Subscribes to ``uri`` (``resources/subscribe``; under 2026-07-28 one
+        ``subscriptions/listen`` kept open for the whole set, sent again when it drops;
+        :class:`NotSupportedError` when the server leaves ``uri`` out of its
+        acknowledgement): ``notifications/resources/updated``
         then reach ``on_notification``."""
         self._uri_call(lib.mcpc_client_subscribe_resource, uri, timeout, cancel)
 
