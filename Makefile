@@ -135,7 +135,8 @@ soak: build/test_soak
 loom:
 	RUSTFLAGS="--cfg mcpc_loom" CARGO_TARGET_DIR=target/loom $(CARGO) test --lib loom_
 
-# A long chaos run by hand (make test runs 200 seeds); MCPC_CHAOS_SEED=S replays one.
+# A long chaos run by hand over both forms of the caller-supplied seam (make test
+# runs 200 seeds over each); MCPC_CHAOS_SEED=S replays one.
 CHAOS_SEEDS ?= 5000
 chaos:
 	MCPC_CHAOS_SEEDS=$(CHAOS_SEEDS) $(CARGO) test --test chaos -- --nocapture

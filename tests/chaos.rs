@@ -1,12 +1,21 @@
-//! A chaos transport over the caller-supplied stream seam, through the C ABI: by a
-//! seed, the channel between the client and an in-process server delays, reorders,
-//! splits (a call's progress and its response go apart), duplicates and drops
-//! messages, and fails sends. Each seed runs calls against the invariants: every
-//! call completes exactly once and within its timeout, results match their
-//! requests, nothing leaks, and no callback runs after close.
+//! A chaos transport over both forms of the caller-supplied seam, through the C ABI.
+//! By a seed, the channel between the client and an in-process server delays,
+//! reorders, splits (a call's progress and its response go apart), duplicates and
+//! drops messages, and fails sends:
+//! - over the stream form (`mcpc_transport_new`), each message on its own;
+//! - over the request/response form (`mcpc_transport_new_request`), each request is
+//!   an exchange that the host completes later with the response body, or fails, or
+//!   refuses at once; a dropped response leaves its exchange to be completed late
+//!   and empty or failed, and progress and duplicated responses come outside any
+//!   exchange (`mcpc_transport_deliver`).
 //!
-//! `MCPC_CHAOS_SEEDS=N` runs seeds 1..=N (200 by default; `make chaos` runs more);
-//! `MCPC_CHAOS_SEED=S` replays seed S alone. A failing seed is printed.
+//! Each seed runs calls against the invariants: every call completes exactly once
+//! and within its timeout, results match their requests, nothing leaks (every
+//! exchange is consumed once, the userdata freed once), and no callback runs after
+//! close.
+//!
+//! `MCPC_CHAOS_SEEDS=N` runs seeds 1..=N over each form (200 by default; `make chaos`
+//! runs more); `MCPC_CHAOS_SEED=S` replays seed S alone. A failing seed is printed.
 
 use std::collections::BinaryHeap;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -41,11 +50,34 @@ impl Rng {
     }
 }
 
-/// A message on its way, due at `at`; `to_server` says which end gets it.
+/// Which form of the seam a seed runs over.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Seam {
+    Stream,
+    Exchange,
+}
+
+/// What happens when a message on its way is due.
+enum Leg {
+    /// The server gets a request or notification, over an exchange or not.
+    ToServer(Option<Ex>),
+    /// The client gets a message outside any exchange.
+    Deliver,
+    /// The host completes an exchange with the body.
+    Complete(Ex),
+    /// The host fails an exchange.
+    Fail(Ex),
+}
+
+/// An exchange the host holds (a pointer, sent to the channel's thread).
+#[derive(Clone, Copy)]
+struct Ex(usize);
+
+/// A message on its way, due at `at`.
 struct InFlight {
     at: Instant,
     seq: u64,
-    to_server: bool,
+    leg: Leg,
     body: Vec<u8>,
 }
 
@@ -77,6 +109,8 @@ struct Net {
     closed: AtomicBool,
     after_close: AtomicUsize,
     userdata_freed: AtomicUsize,
+    /// Exchanges the host holds and has not completed or failed yet.
+    open_exchanges: AtomicUsize,
 }
 
 struct NetState {
@@ -87,27 +121,75 @@ struct NetState {
 }
 
 impl Net {
-    /// Puts `body` on the channel with the seed's delay, duplicates and drops.
+    /// Puts a message on the channel with the seed's delay, duplicates and drops.
     fn post(&self, to_server: bool, body: Vec<u8>) {
-        let mut st = self.state.lock().unwrap();
         let chaos = self.chaos.load(Ordering::SeqCst);
+        let mut st = self.state.lock().unwrap();
         if chaos && st.rng.chance(3) {
             return; // dropped
         }
         let copies = if chaos && st.rng.chance(5) { 2 } else { 1 };
         for _ in 0..copies {
-            // Random delays reorder what goes the same way.
-            let delay = if chaos { st.rng.below(4000) } else { 0 };
-            st.seq += 1;
-            let seq = st.seq;
-            st.queue.push(InFlight {
-                at: Instant::now() + Duration::from_micros(delay),
-                seq,
-                to_server,
-                body: body.clone(),
-            });
+            let leg = if to_server { Leg::ToServer(None) } else { Leg::Deliver };
+            self.push(&mut st, leg, body.clone(), 0);
         }
+    }
+
+    /// Queues one leg, due after a random delay (which reorders what goes the same
+    /// way) of at most `extra_ms` more than usual.
+    fn push(&self, st: &mut NetState, leg: Leg, body: Vec<u8>, extra_ms: u64) {
+        let delay = if self.chaos.load(Ordering::SeqCst) {
+            st.rng.below(4000 + extra_ms * 1000)
+        } else {
+            0
+        };
+        st.seq += 1;
+        let seq = st.seq;
+        st.queue.push(InFlight {
+            at: Instant::now() + Duration::from_micros(delay),
+            seq,
+            leg,
+            body,
+        });
         self.wake.notify_all();
+    }
+
+    /// The server's answers to a request that came over an exchange: in the
+    /// exchange's body, or dropped (the exchange then completed late and empty, or
+    /// failed), split (progress delivered apart) or duplicated (the response also
+    /// delivered apart).
+    fn answer_exchange(&self, ex: Ex, answers: Vec<String>) {
+        let chaos = self.chaos.load(Ordering::SeqCst);
+        let mut st = self.state.lock().unwrap();
+        let Some((response, progress)) = answers.split_last() else {
+            // A notification, or an answer to a server request: no body.
+            self.push(&mut st, Leg::Complete(ex), Vec::new(), 0);
+            return;
+        };
+        if chaos && st.rng.chance(3) {
+            // The response is lost: the host gives up on the exchange late.
+            let leg = if st.rng.chance(50) {
+                Leg::Fail(ex)
+            } else {
+                Leg::Complete(ex)
+            };
+            self.push(&mut st, leg, Vec::new(), 300);
+            return;
+        }
+        let mut body = Vec::new();
+        for p in progress {
+            if chaos && st.rng.chance(50) {
+                self.push(&mut st, Leg::Deliver, p.clone().into_bytes(), 0);
+            } else {
+                body.extend_from_slice(p.as_bytes());
+                body.push(b'\n');
+            }
+        }
+        body.extend_from_slice(response.as_bytes());
+        if chaos && st.rng.chance(5) {
+            self.push(&mut st, Leg::Deliver, response.clone().into_bytes(), 0);
+        }
+        self.push(&mut st, Leg::Complete(ex), body, 0);
     }
 }
 
@@ -149,23 +231,7 @@ fn run_net(net: Arc<Net>, transport: usize) {
             Some(m) if m.at <= now => {
                 let m = st.queue.pop().unwrap();
                 drop(st);
-                if m.to_server {
-                    if let Ok(msg) = serde_json::from_slice::<Value>(&m.body) {
-                        for reply in answer(&msg) {
-                            net.post(false, reply.into_bytes());
-                        }
-                    }
-                } else {
-                    // SAFETY: the handle is freed only after this thread ends. After
-                    // close, deliveries fail; they must run no callback.
-                    unsafe {
-                        mcpc_transport_deliver(
-                            transport as *const mcpc_transport_t,
-                            m.body.as_ptr().cast(),
-                            m.body.len(),
-                        )
-                    };
-                }
+                arrive(&net, transport, m);
                 st = net.state.lock().unwrap();
             }
             Some(m) => {
@@ -174,6 +240,40 @@ fn run_net(net: Arc<Net>, transport: usize) {
             }
             None => st = net.wake.wait(st).unwrap(),
         }
+    }
+}
+
+/// One message reaches its end. After close, deliveries and completions fail; they
+/// must run no callback.
+fn arrive(net: &Net, transport: usize, m: InFlight) {
+    match m.leg {
+        Leg::ToServer(ex) => {
+            let answers = serde_json::from_slice::<Value>(&m.body)
+                .map(|msg| answer(&msg))
+                .unwrap_or_default();
+            match ex {
+                Some(ex) => net.answer_exchange(ex, answers),
+                None => answers.into_iter().for_each(|a| net.post(false, a.into_bytes())),
+            }
+        }
+        // SAFETY: the handle is freed only after this thread ends.
+        Leg::Deliver => unsafe {
+            mcpc_transport_deliver(
+                transport as *const mcpc_transport_t,
+                m.body.as_ptr().cast(),
+                m.body.len(),
+            );
+        },
+        // SAFETY: an exchange the host holds, consumed here once.
+        Leg::Complete(ex) => unsafe {
+            net.open_exchanges.fetch_sub(1, Ordering::SeqCst);
+            mcpc_exchange_complete(ex.0 as *mut mcpc_exchange_t, m.body.as_ptr().cast(), m.body.len());
+        },
+        // SAFETY: as above.
+        Leg::Fail(ex) => unsafe {
+            net.open_exchanges.fetch_sub(1, Ordering::SeqCst);
+            mcpc_exchange_fail(ex.0 as *mut mcpc_exchange_t, c"lost".as_ptr());
+        },
     }
 }
 
@@ -189,6 +289,25 @@ unsafe extern "C" fn on_send(ud: *mut c_void, data: *const c_char, len: usize) -
     // SAFETY: mcpc passes `len` readable bytes.
     let body = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) }.to_vec();
     net.post(true, body);
+    0
+}
+
+/// The request/response form: the host takes the exchange, or refuses it at once.
+unsafe extern "C" fn on_request(ud: *mut c_void, ex: *mut mcpc_exchange_t, data: *const c_char, len: usize) -> i32 {
+    // SAFETY: `ud` is the Net the transport was made with, alive until its free.
+    let net = unsafe { &*(ud as *const Net) };
+    if net.closed.load(Ordering::SeqCst) {
+        net.after_close.fetch_add(1, Ordering::SeqCst);
+    }
+    let chaos = net.chaos.load(Ordering::SeqCst);
+    let mut st = net.state.lock().unwrap();
+    if chaos && st.rng.chance(4) {
+        return 7; // refused: mcpc takes the exchange back
+    }
+    net.open_exchanges.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: mcpc passes `len` readable bytes.
+    let body = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) }.to_vec();
+    net.push(&mut st, Leg::ToServer(Some(Ex(ex as usize))), body, 0);
     0
 }
 
@@ -230,7 +349,7 @@ unsafe extern "C" fn on_done(ud: *mut c_void, st: Status, r: *mut mcpc_result_t,
 /// How much later than its timeout a call may end, on a loaded machine.
 const SLACK: Duration = Duration::from_millis(750);
 
-fn run_seed(seed: u64) -> Result<(), String> {
+fn run_seed(seed: u64, seam: Seam) -> Result<(), String> {
     let net = Arc::new(Net {
         state: Mutex::new(NetState {
             rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
@@ -243,11 +362,17 @@ fn run_seed(seed: u64) -> Result<(), String> {
         closed: AtomicBool::new(false),
         after_close: AtomicUsize::new(0),
         userdata_freed: AtomicUsize::new(0),
+        open_exchanges: AtomicUsize::new(0),
     });
     let mut t: *mut mcpc_transport_t = std::ptr::null_mut();
     let ud = Arc::into_raw(net.clone()) as *mut c_void;
     // SAFETY: valid callbacks and out-pointer; `ud` is released by free_net.
-    let st = unsafe { mcpc_transport_new(Some(on_send), None, ud, Some(free_net), &mut t) };
+    let st = unsafe {
+        match seam {
+            Seam::Stream => mcpc_transport_new(Some(on_send), None, ud, Some(free_net), &mut t),
+            Seam::Exchange => mcpc_transport_new_request(Some(on_request), None, ud, Some(free_net), &mut t),
+        }
+    };
     if st != Status::MCPC_OK {
         return Err(format!("mcpc_transport_new: {st:?}"));
     }
@@ -276,6 +401,12 @@ fn run_seed(seed: u64) -> Result<(), String> {
     if net.userdata_freed.load(Ordering::SeqCst) != 1 || Arc::strong_count(&net) != calls.len() + 1 {
         errors.push("the transport's userdata was not freed exactly once".into());
     }
+    if net.open_exchanges.load(Ordering::SeqCst) != 0 {
+        errors.push(format!(
+            "{} exchanges never completed",
+            net.open_exchanges.load(Ordering::SeqCst)
+        ));
+    }
     for c in &calls {
         let done = c.done.lock().unwrap();
         let [(st, text, at)] = done.as_slice() else {
@@ -295,6 +426,8 @@ fn run_seed(seed: u64) -> Result<(), String> {
                 errors.push(format!("call {} got the result {text:?}", c.text))
             }
             Status::MCPC_OK | Status::MCPC_ERR_TIMEOUT | Status::MCPC_ERR_CANCELLED | Status::MCPC_ERR_TRANSPORT => {}
+            // An exchange completed with its response lost.
+            Status::MCPC_ERR_PROTOCOL if seam == Seam::Exchange => {}
             other => errors.push(format!("call {} ended {other:?}", c.text)),
         }
     }
@@ -392,7 +525,16 @@ fn calls(seed: u64, net: &Arc<Net>, t: *mut mcpc_transport_t) -> Result<Vec<Arc<
 unsafe extern "C" fn on_progress(_ud: *mut c_void, _p: f64, _t: f64, _m: *const c_char) {}
 
 #[test]
-fn chaos_seeds_keep_the_invariants() {
+fn chaos_over_the_stream_seam() {
+    run_seeds(Seam::Stream);
+}
+
+#[test]
+fn chaos_over_the_exchange_seam() {
+    run_seeds(Seam::Exchange);
+}
+
+fn run_seeds(seam: Seam) {
     let seeds: Vec<u64> = match std::env::var("MCPC_CHAOS_SEED") {
         Ok(s) => vec![s.parse().expect("MCPC_CHAOS_SEED is a number")],
         Err(_) => {
@@ -410,8 +552,10 @@ fn chaos_seeds_keep_the_invariants() {
                 let Some(seed) = next.lock().unwrap().next() else {
                     return;
                 };
-                if let Err(why) = run_seed(seed) {
-                    eprintln!("chaos seed {seed} failed: {why} (replay: MCPC_CHAOS_SEED={seed})");
+                if let Err(why) = run_seed(seed, seam) {
+                    eprintln!(
+                        "chaos seed {seed} failed over the {seam:?} seam: {why} (replay: MCPC_CHAOS_SEED={seed})"
+                    );
                     failed.lock().unwrap().push(seed);
                 }
             })
@@ -421,5 +565,5 @@ fn chaos_seeds_keep_the_invariants() {
         w.join().unwrap();
     }
     let failed = failed.lock().unwrap();
-    assert!(failed.is_empty(), "failing seeds: {failed:?}");
+    assert!(failed.is_empty(), "failing seeds over the {seam:?} seam: {failed:?}");
 }

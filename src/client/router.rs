@@ -9,6 +9,7 @@ use crate::jsonrpc::{self, Incoming, METHOD_NOT_FOUND};
 use crate::protocol::{self};
 use crate::result::ResultJson;
 use crate::result::{self};
+use crate::sync::MutexGuard;
 use crate::transport::{Delivered, Delivery, Outgoing, Sink};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -107,7 +108,7 @@ pub(super) struct State {
 /// nothing it does not own, so the transport can hold it.
 pub(crate) struct Shared {
     pub(super) next_id: AtomicI64,
-    pub(super) state: Mutex<State>,
+    pub(super) state: crate::sync::Mutex<State>,
     pub(super) on_notification: Option<NotificationFn>,
     pub(super) on_log: Option<super::LogFn>,
     /// The log level asked for (see `logging::level_code`; 0: none).
@@ -131,7 +132,7 @@ impl Shared {
         let level = options.log_level.map_or(0, |l| super::level_code(l).unwrap_or(0));
         Shared {
             next_id: AtomicI64::new(1),
-            state: Mutex::new(State::default()),
+            state: crate::sync::Mutex::new(State::default()),
             on_notification: options.on_notification.clone(),
             on_log: options.on_log.clone(),
             log_level: std::sync::atomic::AtomicU8::new(level),
@@ -144,7 +145,7 @@ impl Shared {
         }
     }
 
-    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic elsewhere never leaves the table inconsistent: every update is one step.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -434,5 +435,98 @@ impl Drop for PendingGuard<'_> {
             self.client.shared.take(self.id);
             self.client.transport.abandon(self.id);
         }
+    }
+}
+
+/// Model checks (`make loom`): the table of pending requests, its deadlines and
+/// the close, in every interleaving.
+#[cfg(all(test, mcpc_loom))]
+pub(super) mod loom_models {
+    use super::*;
+    use crate::transport::Delivery;
+    use loom::thread;
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    use std::time::Duration;
+    use tokio::sync::oneshot::error::TryRecvError;
+
+    pub(in crate::client) type Outcome = oneshot::Receiver<Result<ResultJson>>;
+
+    pub(in crate::client) fn shared() -> Arc<Shared> {
+        let inbox = Inbox::new(Default::default(), Duration::from_secs(1));
+        Arc::new(Shared::new(&super::super::Options::default(), inbox))
+    }
+
+    /// How a request ended: `None` while nothing completed it. A reply dropped
+    /// unanswered (its waiter lost) fails the model.
+    pub(in crate::client) fn ended(rx: &mut Outcome) -> Option<Status> {
+        match rx.try_recv() {
+            Ok(Ok(_)) => Some(Status::MCPC_OK),
+            Ok(Err(e)) => Some(e.status),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Closed) => panic!("a request was dropped without its outcome"),
+        }
+    }
+
+    /// True when a wake-up of the deadline task is waiting for it.
+    pub(in crate::client) fn woken(shared: &Shared) -> bool {
+        let wake = std::pin::pin!(shared.deadline_wake.notified());
+        wake.poll(&mut Context::from_waker(Waker::noop())).is_ready()
+    }
+
+    fn request(shared: &Shared, id: i64) -> Result<Outcome> {
+        let (tx, rx) = oneshot::channel();
+        let waiter = Waiter {
+            reply: Reply::Wake(tx),
+            progress: None,
+            since: Instant::now(),
+            deadline: None,
+            reader: Reader::Json,
+        };
+        shared.register(id, waiter).map(|()| rx)
+    }
+
+    /// The router completes a request while the connection closes and a new
+    /// request registers: each registered request is completed exactly once (by
+    /// its response or by the close), one registered after the close is refused,
+    /// and nothing is left in the table, the deadlines or unwoken.
+    #[test]
+    fn loom_close_racing_the_router_completes_each_request_once() {
+        loom::model(|| {
+            let shared = shared();
+            let mut answered = request(&shared, 1).unwrap();
+            let (tx, mut direct) = oneshot::channel();
+            shared
+                .register_direct(2, Duration::from_secs(3600), Reply::Wake(tx))
+                .unwrap();
+            let router = {
+                let shared = shared.clone();
+                thread::spawn(move || {
+                    let _ = shared.deliver(Delivery::any(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, None));
+                })
+            };
+            let closer = {
+                let shared = shared.clone();
+                thread::spawn(move || shared.closed(Error::new(Status::MCPC_ERR_CLOSED, "closed")))
+            };
+            let late = request(&shared, 3);
+            router.join().unwrap();
+            closer.join().unwrap();
+
+            let one = ended(&mut answered);
+            assert!(
+                matches!(one, Some(Status::MCPC_OK | Status::MCPC_ERR_CLOSED)),
+                "{one:?}"
+            );
+            assert_eq!(ended(&mut direct), Some(Status::MCPC_ERR_CLOSED));
+            match late {
+                Ok(mut rx) => assert_eq!(ended(&mut rx), Some(Status::MCPC_ERR_CLOSED)),
+                Err(e) => assert_eq!(e.status, Status::MCPC_ERR_CLOSED),
+            }
+            let st = shared.lock();
+            assert!(st.pending.is_empty() && st.deadlines.first().is_none());
+            drop(st);
+            assert!(woken(&shared), "the deadline task must hear of the close");
+        });
     }
 }
