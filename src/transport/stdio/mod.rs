@@ -226,8 +226,7 @@ impl Transport for StdioTransport {
         // arm the watch now rather than at the next check.
         let reader = &self.reader;
         if reader.watch_off.load(Ordering::SeqCst) && reader.try_acquire() {
-            reader.rearm();
-            reader.release();
+            reader.hand_to_task();
         }
         let mut body = msg.body;
         body.push(b'\n');

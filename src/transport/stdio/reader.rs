@@ -41,8 +41,7 @@ pub(super) async fn rearm_later(reader: std::sync::Weak<Reader>) {
         let Some(reader) = reader.upgrade() else { return };
         if reader.try_acquire() {
             reader.rearm_pending.store(false, Ordering::SeqCst);
-            reader.rearm();
-            reader.release();
+            reader.hand_to_task();
             return;
         }
     }
@@ -131,6 +130,15 @@ impl Reader {
             .get_ref()
             .0
             .modify(self.fd.as_fd(), &mut EpollEvent::new(events, 0));
+    }
+
+    /// Gives the pipe back to the reader task: releases `busy`, then arms the watch.
+    /// In that order: an event that fired while `busy` was still held would find
+    /// the pipe taken, and the one-shot watch would stay off with a message waiting.
+    pub(super) fn hand_to_task(&self) {
+        self.watch_off.store(false, Ordering::SeqCst);
+        self.release();
+        self.arm(true);
     }
 
     /// Arms the watch: the pipe is the reader task's again.
@@ -278,10 +286,8 @@ impl Reader {
             }
             self.claimant.store(0, Ordering::SeqCst);
         }
-        self.watch_off.store(false, Ordering::SeqCst);
-        self.release();
         // What comes next (or is already in the pipe) is the reader task's again.
-        self.arm(true);
+        self.hand_to_task();
         if hand_back {
             self.handback.notify_one();
         }
