@@ -83,6 +83,8 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
                         with status 1, without replying
     silent-discover     server/discover requests are never answered
     exit-during-call    tools/call: os._exit(3) without replying
+    exit-on-crash       tools/call of echo with text "crash": os._exit(3) without
+                        replying; with text "pid", answers the server's process id
     garbage-line        "this is not json" line before each tools/call response
     bad-responses       before each tools/call response: a response with unknown
                         id 987654, then one with the call's id and both result and
@@ -136,7 +138,7 @@ INSTRUCTIONS = "Demo server for mcpc: echo, add, fail, slow."
 FAULTS = {
     "repeated-cursor", "cursor-cycle", "duplicate-names", "endless-pages",
     "empty-cursor", "bad-version", "empty-version", "init-error",
-    "exit-on-discover", "silent-discover", "exit-during-call",
+    "exit-on-discover", "silent-discover", "exit-during-call", "exit-on-crash",
     "garbage-line", "bad-responses", "long-line", "stderr-flood",
     "truncate-exit", "invalid-utf8", "dup-response", "bad-result", "string-id", "notification-flood", "stop-reading",
     "ping-during-call", "notify-during-call", "notify-after-call", "stubborn", "linger", "grandchild",
@@ -345,6 +347,12 @@ class Server:
         fault = self.fault
         if fault == "exit-during-call":
             os._exit(3)
+        if fault == "exit-on-crash" and params.get("name") == "echo":
+            text = (params.get("arguments") or {}).get("text")
+            if text == "crash":
+                os._exit(3)
+            if text == "pid":
+                params = dict(params, arguments={"text": str(os.getpid())})
         if fault == "truncate-exit":
             with self.write_lock:
                 self.out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":{"cont')

@@ -172,6 +172,13 @@ typedef enum {
    */
   MCPC_ERR_AUTH_SERVER = 30,
   /**
+   * The stdio server exited (or its connection failed) while the request was in
+   * flight, and mcpc_options_set_restart is on: mcpc starts the server again, and
+   * the request may be sent again (it may or may not have run). Also a request made
+   * while the server is being started again, from a call that does not wait for it.
+   */
+  MCPC_ERR_SERVER_EXITED = 31,
+  /**
    * An input request handle (`mcpc_input_t`) was completed a second time; the first
    * answer stands.
    */
@@ -493,6 +500,25 @@ mcpc_status_t mcpc_options_set_max_message_size(mcpc_options_t *opts,
 mcpc_status_t mcpc_options_set_close_grace_ms(mcpc_options_t *opts,
                                               int64_t close_grace_ms,
                                               int64_t term_grace_ms);
+
+/**
+ * Starts a stdio server again when it exits or its connection fails (off by
+ * default; stdio only): at most `max_restarts` times in the client's life, the
+ * first after `backoff_ms`, each next one after twice the wait before it (at most
+ * 30 s). Requests in flight when the server died fail with MCPC_ERR_SERVER_EXITED
+ * (they may be sent again); the new process negotiates the protocol again;
+ * blocking calls made meanwhile wait for it within their timeout, and asynchronous
+ * ones fail with MCPC_ERR_SERVER_EXITED. Resource subscriptions and the log level
+ * are not replayed to the new process. Once the restarts run out, or the client is
+ * closed, a failed connection stays failed. `max_restarts` 0 turns it off.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or `backoff_ms` not positive).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_restart(mcpc_options_t *opts,
+                                       uint32_t max_restarts,
+                                       int64_t backoff_ms);
 
 /**
  * Sets (or with `value` NULL, removes) a variable in a stdio server's environment.

@@ -41,6 +41,17 @@ pub struct Config {
     pub standalone_stream: bool,
     pub proxy: crate::transport::proxy::ProxySettings,
     pub http_transport: HttpMode,
+    /// Start a stdio server again when it dies (off when None).
+    pub restart: Option<Restart>,
+}
+
+/// How often, and how soon, a server is started again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Restart {
+    /// Restarts in the client's life; 0: never.
+    pub max: u32,
+    /// The wait before the first restart, doubled for each one after it.
+    pub backoff: Duration,
 }
 
 /// Which HTTP transport a URL is reached with.
@@ -61,6 +72,8 @@ pub struct Plan {
     /// The HTTP+SSE transport, for a Streamable HTTP endpoint that is not one.
     fallback: Option<Connector>,
     options: Options,
+    /// Start the server again when it dies (stdio).
+    pub restart: Option<Restart>,
 }
 
 impl Plan {
@@ -70,6 +83,7 @@ impl Plan {
             connector,
             fallback: None,
             options,
+            restart: None,
         }
     }
 
@@ -131,6 +145,7 @@ impl Default for Config {
             standalone_stream: false,
             proxy: Default::default(),
             http_transport: HttpMode::Auto,
+            restart: None,
         }
     }
 }
@@ -208,6 +223,7 @@ impl Config {
                 connector: Box::new(move |sink: SinkRef| HttpTransport::connect(cfg.clone(), sink)),
                 fallback: Some(sse),
                 options: self.client.clone(),
+                restart: None,
             },
         })
     }

@@ -79,6 +79,11 @@ pub enum mcpc_status_t {
     /// or broke the OAuth rules: an error response, a wrong issuer, no PKCE S256,
     /// a malformed or oversized answer. The message says which.
     MCPC_ERR_AUTH_SERVER = 30,
+    /// The stdio server exited (or its connection failed) while the request was in
+    /// flight, and mcpc_options_set_restart is on: mcpc starts the server again, and
+    /// the request may be sent again (it may or may not have run). Also a request made
+    /// while the server is being started again, from a call that does not wait for it.
+    MCPC_ERR_SERVER_EXITED = 31,
     /// An input request handle (`mcpc_input_t`) was completed a second time; the first
     /// answer stands.
     MCPC_ERR_ALREADY_COMPLETED = 32,
@@ -132,6 +137,7 @@ impl Status {
             MCPC_ERR_LOGIN_REQUIRED => "MCPC_ERR_LOGIN_REQUIRED",
             MCPC_ERR_LOGIN_CANCELLED => "MCPC_ERR_LOGIN_CANCELLED",
             MCPC_ERR_AUTH_SERVER => "MCPC_ERR_AUTH_SERVER",
+            MCPC_ERR_SERVER_EXITED => "MCPC_ERR_SERVER_EXITED",
             MCPC_ERR_ALREADY_COMPLETED => "MCPC_ERR_ALREADY_COMPLETED",
             MCPC_ERR_INPUT_INVALID => "MCPC_ERR_INPUT_INVALID",
             MCPC_ERR_PROXY_AUTH => "MCPC_ERR_PROXY_AUTH",

@@ -21,6 +21,7 @@ pub mod protocol;
 pub mod result;
 mod scan;
 pub mod sse;
+pub mod supervise;
 mod sync;
 mod sys;
 #[cfg(test)]

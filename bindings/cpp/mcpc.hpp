@@ -68,6 +68,7 @@ enum class Status : int {
     LoginRequired = MCPC_ERR_LOGIN_REQUIRED,
     LoginCancelled = MCPC_ERR_LOGIN_CANCELLED,
     AuthServer = MCPC_ERR_AUTH_SERVER,
+    ServerExited = MCPC_ERR_SERVER_EXITED,
     AlreadyCompleted = MCPC_ERR_ALREADY_COMPLETED,
     InputInvalid = MCPC_ERR_INPUT_INVALID,
     ProxyAuth = MCPC_ERR_PROXY_AUTH,
@@ -100,7 +101,9 @@ private:
 
 /// INVALID_ARG, INVALID_UTF8, INSECURE_URL: the call was refused before anything was sent.
 class InvalidArgument : public Error { using Error::Error; };
-/// TRANSPORT, SPAWN, TLS, HTTP, AUTH, SESSION_EXPIRED: the connection failed.
+/// TRANSPORT, SPAWN, TLS, HTTP, AUTH, PROXY_AUTH, SESSION_EXPIRED, SERVER_EXITED: the
+/// connection failed (SERVER_EXITED: the stdio server is being started again, and
+/// the call may be made again).
 class TransportError : public Error { using Error::Error; };
 /// PROTOCOL, MESSAGE_TOO_LARGE and the listing errors (CURSOR_REPEATED, DUPLICATE_TOOL, TOO_MANY_PAGES).
 class ProtocolError : public Error { using Error::Error; };
@@ -325,6 +328,7 @@ namespace detail {
     case Status::Http:
     case Status::Auth:
     case Status::ProxyAuth:
+    case Status::ServerExited:
     case Status::SessionExpired: throw TransportError(st, message, rpc_code);
     case Status::Protocol:
     case Status::MessageTooLarge:
@@ -683,6 +687,12 @@ public:
     }
     Options& max_message_size(size_t bytes) {
         detail::check(mcpc_options_set_max_message_size(p_.get(), bytes));
+        return *this;
+    }
+    /// Starts a stdio server again when it dies, at most `times` times, the first after
+    /// `backoff` and each next after twice the wait before (see mcpc_options_set_restart).
+    Options& restart(uint32_t times, std::chrono::milliseconds backoff) {
+        detail::check(mcpc_options_set_restart(p_.get(), times, detail::to_ms(backoff)));
         return *this;
     }
     Options& close_grace(std::chrono::milliseconds after_stdin, std::chrono::milliseconds after_term) {

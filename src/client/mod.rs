@@ -223,6 +223,22 @@ impl Client {
         self.shared.closed_error().is_some()
     }
 
+    /// Why the connection failed or was closed, once it has.
+    pub fn closed_error(&self) -> Option<Error> {
+        self.shared.closed_error()
+    }
+
+    /// Cancelled once the connection has failed or been closed.
+    pub fn gone(&self) -> CancellationToken {
+        self.shared.gone.clone()
+    }
+
+    /// Whether a failed connection will be followed by a restart of the server
+    /// (see MCPC_ERR_SERVER_EXITED).
+    pub fn set_restart_follows(&self, on: bool) {
+        self.shared.restart_follows.store(on, Ordering::Release);
+    }
+
     /// What a caller's thread blocked in a call drives: the transport, which may let
     /// it read its own responses (see [`crate::drive::block_on_driven`]).
     pub fn driver(&self) -> Option<&dyn crate::drive::Drive> {

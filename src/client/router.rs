@@ -125,6 +125,9 @@ pub(crate) struct Shared {
     pub(super) cache: super::cache::Cache,
     /// Under 2026-07-28: the `subscriptions/listen` requests in force.
     pub(super) listens: ListenRoutes,
+    /// A restart of the server follows a failed connection: what was in flight fails
+    /// as MCPC_ERR_SERVER_EXITED, which says it may be sent again.
+    pub(super) restart_follows: AtomicBool,
 }
 
 impl Shared {
@@ -142,6 +145,7 @@ impl Shared {
             gone: tokio_util::sync::CancellationToken::new(),
             cache: Default::default(),
             listens: Default::default(),
+            restart_follows: AtomicBool::new(false),
         }
     }
 
@@ -403,6 +407,14 @@ impl Sink for Shared {
     }
 
     fn closed(&self, err: Error) {
+        let err = if err.status != Status::MCPC_ERR_CLOSED && self.restart_follows.load(Ordering::Acquire) {
+            Error::new(
+                Status::MCPC_ERR_SERVER_EXITED,
+                format!("{}; the server is being started again", err.message),
+            )
+        } else {
+            err
+        };
         let drained: Vec<Waiter> = {
             let mut st = self.lock();
             if st.closed.is_some() {

@@ -17,6 +17,7 @@ use crate::config::{Config, Plan};
 use crate::drive::runtime;
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
+use crate::supervise::Supervisor;
 use crate::transport::SinkRef;
 
 /// A connected MCP client. Thread-safe: any number of threads may call it at once,
@@ -26,29 +27,94 @@ pub struct mcpc_client_t {
 }
 
 pub(crate) struct ClientHandle {
-    pub client: Arc<Client>,
+    slot: Slot,
+    /// As negotiated at connect (a restarted server negotiates again, and speaks
+    /// the same revision unless it changed meanwhile).
     version: CString,
     negotiated_by: CString,
     pub(super) ops: Arc<OpTracker>,
 }
 
+/// The client behind a handle: one for its whole life, or the one a supervisor
+/// keeps (mcpc_options_set_restart).
+enum Slot {
+    One(Arc<Client>),
+    Supervised(Arc<Supervisor>),
+}
+
+/// The client a request goes to: borrowed when there is only ever one.
+pub(crate) enum ClientRef<'a> {
+    One(&'a Arc<Client>),
+    Now(Arc<Client>),
+}
+
+impl std::ops::Deref for ClientRef<'_> {
+    type Target = Arc<Client>;
+    fn deref(&self) -> &Arc<Client> {
+        match self {
+            ClientRef::One(c) => c,
+            ClientRef::Now(c) => c,
+        }
+    }
+}
+
 impl ClientHandle {
-    pub(super) fn new(client: Client) -> Self {
+    /// The handle for `client`, made by `plan`: supervised when the plan restarts.
+    pub(super) fn made(plan: Plan, client: Client) -> Self {
         let version = super::boundary::c_message(&client.session().version);
         let negotiated_by = super::boundary::c_message(client.session().negotiated_by);
+        let slot = match plan.restart {
+            Some(r) => Slot::Supervised(Supervisor::start(plan, r, client)),
+            None => Slot::One(Arc::new(client)),
+        };
         ClientHandle {
-            client: Arc::new(client),
+            slot,
             version,
             negotiated_by,
             ops: OpTracker::new(),
         }
     }
 
-    /// Closes the client, then waits until every async operation has completed.
-    async fn close(client: Arc<Client>, ops: Arc<OpTracker>) {
-        ops.close();
-        client.close().await;
-        ops.idle().await;
+    /// The client requests go to now.
+    pub(crate) fn client(&self) -> ClientRef<'_> {
+        match &self.slot {
+            Slot::One(c) => ClientRef::One(c),
+            Slot::Supervised(s) => ClientRef::Now(s.current()),
+        }
+    }
+
+    /// The client for a blocking request: while the server is being started
+    /// again, the new one, waited for within the request's timeout.
+    pub(crate) fn client_ready(&self, ctl: &Control) -> ClientRef<'_> {
+        match &self.slot {
+            Slot::One(c) => ClientRef::One(c),
+            Slot::Supervised(s) => {
+                let c = s.current();
+                if !c.is_closed() {
+                    return ClientRef::Now(c);
+                }
+                let wait = ctl.timeout.unwrap_or(c.options().timeout);
+                ClientRef::Now(runtime::block_on(s.ready(wait)).unwrap_or(c))
+            }
+        }
+    }
+
+    /// Closes the client (no restart after this), then waits until every async
+    /// operation has completed.
+    fn close(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let ops = self.ops.clone();
+        let slot = match &self.slot {
+            Slot::One(c) => Slot::One(c.clone()),
+            Slot::Supervised(s) => Slot::Supervised(s.clone()),
+        };
+        async move {
+            ops.close();
+            match slot {
+                Slot::One(c) => c.close().await,
+                Slot::Supervised(s) => s.close().await,
+            }
+            ops.idle().await;
+        }
     }
 }
 
@@ -181,7 +247,7 @@ pub(super) fn options_of(opts: *const mcpc_options_t) -> Result<Config> {
 
 fn connect_blocking(plan: Plan, out_client: Out<'_, *mut mcpc_client_t>) -> Result<Status> {
     let client = runtime::block_on(plan.connect(&Control::default()))??;
-    out_client.set_handle(ClientHandle::new(client));
+    out_client.set_handle(ClientHandle::made(plan, client));
     Ok(Status::MCPC_OK)
 }
 
@@ -200,7 +266,9 @@ pub(super) unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o:
         // SAFETY: each is a NUL-terminated string per the contract.
         args.push(unsafe { str_in(*a, &format!("argv[{i}]")) }?.to_string());
     }
-    Ok(Plan::new(o.stdio_connector(&args)?, o.client.clone()))
+    let mut plan = Plan::new(o.stdio_connector(&args)?, o.client.clone());
+    plan.restart = o.restart.filter(|r| r.max > 0);
+    Ok(plan)
 }
 
 /// The HTTP plan: the URL is checked here, before any connection.
@@ -280,7 +348,7 @@ pub unsafe extern "C" fn mcpc_client_server_info(
         let out_json = unsafe { Out::new(out_json, "out_json") }?;
         // SAFETY: per the contract.
         let c = unsafe { ptr::get(client) }?;
-        out_json.set(string_out(c.client.session().init_result.get()));
+        out_json.set(string_out(c.client().session().init_result.get()));
         Ok(Status::MCPC_OK)
     })
 }
@@ -342,7 +410,8 @@ pub unsafe extern "C" fn mcpc_client_list_tools(
         let out_list = unsafe { Out::new(out_list, "out_list") }?;
         // SAFETY: per the contract.
         let (c, ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
-        let tools = crate::drive::block_on_driven(std::pin::pin!(c.client.list_tools(&ctl)), c.client.driver())??;
+        let cl = c.client_ready(&ctl);
+        let tools = crate::drive::block_on_driven(std::pin::pin!(cl.list_tools(&ctl)), cl.driver())??;
         out_list.set_handle(ToolListData::new(tools));
         Ok(Status::MCPC_OK)
     })
@@ -389,11 +458,9 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
             )
         };
         let args = crate::result::parse_arguments(args)?;
-        let r = crate::drive::block_on_driven(
-            std::pin::pin!(c.client.call_tool_waited(name, args, &ctl)),
-            c.client.driver(),
-        )??;
-        let tool_error = c.client.outcome_error(name, &r);
+        let cl = c.client_ready(&ctl);
+        let r = crate::drive::block_on_driven(std::pin::pin!(cl.call_tool_waited(name, args, &ctl)), cl.driver())??;
+        let tool_error = cl.outcome_error(name, &r);
         out_result.set_handle(ResultData::new(r));
         tool_error.map_or(Ok(Status::MCPC_OK), Err)
     })
@@ -415,7 +482,7 @@ pub unsafe extern "C" fn mcpc_client_close(client: *const mcpc_client_t) -> mcpc
     status("mcpc_client_close", || {
         // SAFETY: per the contract.
         let c = unsafe { ptr::get(client) }?;
-        runtime::block_on(ClientHandle::close(c.client.clone(), c.ops.clone()))?;
+        runtime::block_on(c.close())?;
         Ok(Status::MCPC_OK)
     })
 }
@@ -433,7 +500,7 @@ pub unsafe extern "C" fn mcpc_client_free(client: *mut mcpc_client_t) {
         let Some(c) = (unsafe { ptr::take(client) }) else {
             return;
         };
-        let close = ClientHandle::close(c.client.clone(), c.ops.clone());
+        let close = c.close();
         drop(c);
         if runtime::on_runtime_thread() {
             runtime::handle().spawn(close);

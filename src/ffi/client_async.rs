@@ -111,10 +111,11 @@ fn connect_async(
                 cancel: Some(token),
                 ..Control::default()
             };
-            plan.connect(&ctl).await
+            let client = plan.connect(&ctl).await?;
+            Ok(ClientHandle::made(plan, client))
         },
         move |outcome| match outcome {
-            Ok(client) => finish(cb, ud, ptr::into_raw::<mcpc_client_t>(ClientHandle::new(client)), None),
+            Ok(handle) => finish(cb, ud, ptr::into_raw::<mcpc_client_t>(handle), None),
             Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
         },
     )?;
@@ -205,7 +206,7 @@ pub unsafe extern "C" fn mcpc_client_list_tools_async(
         let (c, mut ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
         let cb = required(on_done)?;
         let ud = SendPtr(userdata);
-        let client = c.client.clone();
+        let client = c.client().clone();
         let parent = ctl.cancel.take();
         let op = spawn_op(
             Some(&c.ops),
@@ -267,7 +268,7 @@ pub unsafe extern "C" fn mcpc_client_call_tool_async(
         };
         let cb = required(on_done)?;
         let ud = SendPtr(userdata);
-        let op = c.client.call_tool_started(
+        let op = c.client().call_tool_started(
             &c.ops,
             name,
             args,

@@ -99,8 +99,8 @@ pub unsafe extern "C" fn mcpc_client_read_resource(
         let out = unsafe { Out::new(out_contents, "out_contents") }?;
         // SAFETY: per the contract.
         let (c, uri, ctl) = unsafe { (ptr::get(client)?, str_in(uri, "uri")?, control_from(opts)?) };
-        let contents =
-            crate::drive::block_on_driven(std::pin::pin!(c.client.read_resource(uri, &ctl)), c.client.driver())??;
+        let cl = c.client_ready(&ctl);
+        let contents = crate::drive::block_on_driven(std::pin::pin!(cl.read_resource(uri, &ctl)), cl.driver())??;
         out.set_handle(ContentsData::new(contents)?);
         Ok(Status::MCPC_OK)
     })
@@ -259,10 +259,8 @@ fn subscribe(
         // SAFETY: the exports' contract: `client` NULL or live, `uri` NULL or
         // NUL-terminated, `opts` NULL or initialised.
         let (c, uri, ctl) = unsafe { (ptr::get(client)?, str_in(uri, "uri")?, control_from(opts)?) };
-        crate::drive::block_on_driven(
-            std::pin::pin!(c.client.subscribe_resource(uri, on, &ctl)),
-            c.client.driver(),
-        )??;
+        let cl = c.client_ready(&ctl);
+        crate::drive::block_on_driven(std::pin::pin!(cl.subscribe_resource(uri, on, &ctl)), cl.driver())??;
         Ok(Status::MCPC_OK)
     })
 }
@@ -349,8 +347,8 @@ pub unsafe extern "C" fn mcpc_client_get_prompt(
                 control_from(opts)?,
             )
         };
-        let json =
-            crate::drive::block_on_driven(std::pin::pin!(c.client.get_prompt(name, args, &ctl)), c.client.driver())??;
+        let cl = c.client_ready(&ctl);
+        let json = crate::drive::block_on_driven(std::pin::pin!(cl.get_prompt(name, args, &ctl)), cl.driver())??;
         out.set(string_out(&json));
         Ok(Status::MCPC_OK)
     })
@@ -417,9 +415,10 @@ pub unsafe extern "C" fn mcpc_client_complete(
                 ))
             }
         };
+        let cl = c.client_ready(&ctl);
         let json = crate::drive::block_on_driven(
-            std::pin::pin!(c.client.complete(reference, argument, value, context, &ctl)),
-            c.client.driver(),
+            std::pin::pin!(cl.complete(reference, argument, value, context, &ctl)),
+            cl.driver(),
         )??;
         out.set(string_out(&json));
         Ok(Status::MCPC_OK)

@@ -199,7 +199,7 @@ pub unsafe extern "C" fn mcpc_client_roots_changed(client: *const mcpc_client_t)
     status("mcpc_client_roots_changed", || {
         // SAFETY: per the contract.
         let c = unsafe { ptr::get(client) }?;
-        c.client.roots_changed()?;
+        c.client().roots_changed()?;
         Ok(Status::MCPC_OK)
     })
 }

@@ -22,7 +22,8 @@ fn list(
         let out = unsafe { Out::new(out_json, "out_json") }?;
         // SAFETY: the exports' contract: `client` is NULL or live, `opts` NULL or initialised.
         let (c, ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
-        let json = crate::drive::block_on_driven(std::pin::pin!(c.client.list_json(what, &ctl)), c.client.driver())??;
+        let cl = c.client_ready(&ctl);
+        let json = crate::drive::block_on_driven(std::pin::pin!(cl.list_json(what, &ctl)), cl.driver())??;
         out.set(string_out(&json));
         Ok(Status::MCPC_OK)
     })
@@ -41,7 +42,7 @@ fn list(
 pub unsafe extern "C" fn mcpc_client_forget_lists(client: *const mcpc_client_t) -> mcpc_status_t {
     status("mcpc_client_forget_lists", || {
         // SAFETY: per the contract.
-        unsafe { ptr::get(client) }?.client.forget_lists();
+        unsafe { ptr::get(client) }?.client().forget_lists();
         Ok(Status::MCPC_OK)
     })
 }

@@ -264,6 +264,35 @@ pub unsafe extern "C" fn mcpc_options_set_close_grace_ms(
     })
 }
 
+/// Starts a stdio server again when it exits or its connection fails (off by
+/// default; stdio only): at most `max_restarts` times in the client's life, the
+/// first after `backoff_ms`, each next one after twice the wait before it (at most
+/// 30 s). Requests in flight when the server died fail with MCPC_ERR_SERVER_EXITED
+/// (they may be sent again); the new process negotiates the protocol again;
+/// blocking calls made meanwhile wait for it within their timeout, and asynchronous
+/// ones fail with MCPC_ERR_SERVER_EXITED. Resource subscriptions and the log level
+/// are not replayed to the new process. Once the restarts run out, or the client is
+/// closed, a failed connection stays failed. `max_restarts` 0 turns it off.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, or `backoff_ms` not positive).
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_restart(
+    opts: *mut mcpc_options_t,
+    max_restarts: u32,
+    backoff_ms: i64,
+) -> mcpc_status_t {
+    with_options("mcpc_options_set_restart", opts, |o| {
+        let backoff = positive_ms(backoff_ms, "backoff_ms")?;
+        o.restart = (max_restarts > 0).then_some(crate::config::Restart {
+            max: max_restarts,
+            backoff,
+        });
+        Ok(())
+    })
+}
+
 /// Sets (or with `value` NULL, removes) a variable in a stdio server's environment.
 /// Errors: MCPC_ERR_INVALID_ARG (NULL options or name, empty name or one with '='),
 /// MCPC_ERR_INVALID_UTF8.

@@ -53,10 +53,8 @@ pub unsafe extern "C" fn mcpc_client_request(
                 control_from(opts)?,
             )
         };
-        let raw = crate::drive::block_on_driven(
-            std::pin::pin!(c.client.request_raw(method, params, &ctl)),
-            c.client.driver(),
-        )??;
+        let cl = c.client_ready(&ctl);
+        let raw = crate::drive::block_on_driven(std::pin::pin!(cl.request_raw(method, params, &ctl)), cl.driver())??;
         out.set(string_out(raw.get()));
         Ok(Status::MCPC_OK)
     })
@@ -111,7 +109,7 @@ pub unsafe extern "C" fn mcpc_client_request_async(
         let cb = required(on_done)?;
         let ud = SendPtr(userdata);
         let op = c
-            .client
+            .client()
             .request_started(&c.ops, method, params, ctl, move |outcome| match outcome {
                 Ok(raw) => finish(cb, ud, string_out(raw.get()), None),
                 Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
@@ -144,7 +142,7 @@ pub unsafe extern "C" fn mcpc_client_notify(
                 opt_str_in(params_json, "params_json")?,
             )
         };
-        c.client.notify_raw(method, params)?;
+        c.client().notify_raw(method, params)?;
         Ok(Status::MCPC_OK)
     })
 }

@@ -918,6 +918,17 @@ int main() {
         expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [] { mcpc::OAuth().dpop_key("not a key"); });
     });
 
+    run("restart: a dead stdio server is started again", [] {
+        mcpc::Options o = quick();
+        o.restart(1, std::chrono::milliseconds(20));
+        mcpc::Client c = mcpc::Client::stdio(demo({"--fault=exit-on-crash"}), o);
+        const std::string first = c.call("echo", R"({"text":"pid"})").text();
+        expect_throw<mcpc::TransportError>(mcpc::Status::ServerExited,
+                                           [&] { c.call("echo", R"({"text":"crash"})"); });
+        CHECK(c.call("echo", R"({"text":"pid"})").text() != first);
+        expect_throw<mcpc::TransportError>(mcpc::Status::Transport, [&] { c.call("echo", R"({"text":"crash"})"); });
+    });
+
     // A key kept outside the process, as an HSM keeps it: openssl signs with it.
     run("oauth: the host's signer for private_key_jwt and DPoP", [] {
         const std::string base = "/tmp/mcpc-cpp-signer-" + std::to_string(getpid());

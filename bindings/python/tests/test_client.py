@@ -276,3 +276,21 @@ def test_exceptions_pickle() -> None:
     e = libmcpc.RpcError("boom", libmcpc.Status.RPC, -32602)
     e2 = pickle.loads(pickle.dumps(e))
     assert type(e2) is libmcpc.RpcError and e2.rpc_code == -32602 and str(e2) == "boom"
+
+
+def test_restart_starts_a_dead_server_again() -> None:
+    argv = demo_argv("--fault=exit-on-crash")
+    with libmcpc.Client.stdio(argv, restart=(1, 0.02), timeout=20) as c:
+        first = c.call("echo", {"text": "pid"}).text
+        with pytest.raises(libmcpc.ServerExitedError) as e:
+            c.call("echo", {"text": "crash"})
+        assert isinstance(e.value, libmcpc.TransportError)
+        assert c.call("echo", {"text": "pid"}).text != first
+        # The one restart is spent: the next death is final.
+        with pytest.raises(libmcpc.TransportError) as final:
+            c.call("echo", {"text": "crash"})
+        assert not isinstance(final.value, libmcpc.ServerExitedError)
+    with pytest.raises(ValueError):
+        libmcpc.Client.stdio(argv, restart=(-1, 0.1))
+    with pytest.raises(TypeError):
+        libmcpc.Client.http("http://127.0.0.1:1/mcp", restart=(1, 0.1))  # type: ignore[call-arg]

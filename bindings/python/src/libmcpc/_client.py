@@ -316,6 +316,7 @@ def _build_options(
     cwd: Optional[PathLike] = None,
     stderr: Union[str, StderrCallback] = "discard",
     close_grace: Optional[Tuple[float, float]] = None,
+    restart: Optional[Tuple[int, float]] = None,
     # HTTP
     headers: Optional[Mapping[str, str]] = None,
     bearer: Optional[str] = None,
@@ -371,6 +372,11 @@ def _build_options(
             _check(lib.mcpc_options_set_stderr(h, _STDERR_MODES[stderr]))
         else:
             raise ValueError("stderr must be 'discard', 'inherit' or a callable taking bytes")
+        if restart is not None:
+            times, backoff = restart
+            if not isinstance(times, int) or times < 0:
+                raise ValueError("restart must be (times, backoff seconds) with times >= 0")
+            _check(lib.mcpc_options_set_restart(h, times, _ms(backoff, "restart")))
         if close_grace is not None:
             after_stdin, after_term = close_grace
             _check(lib.mcpc_options_set_close_grace_ms(h, _ms(after_stdin, "close_grace"),
@@ -412,7 +418,7 @@ def _build_options(
     return o
 
 
-_STDIO_ONLY = ("env", "clear_env", "cwd", "stderr", "close_grace")
+_STDIO_ONLY = ("env", "clear_env", "cwd", "stderr", "close_grace", "restart")
 _HTTP_ONLY = ("headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream", "oauth", "proxy", "no_proxy",
               "proxy_credentials", "http_transport")
 _HTTP_TRANSPORTS = {"auto": 0, "streamable": 1, "sse": 2}
@@ -592,6 +598,7 @@ class Client(ContentMixin):
         cwd: Optional[PathLike] = None,
         stderr: Union[str, StderrCallback] = "discard",
         close_grace: Optional[Tuple[float, float]] = None,
+        restart: Optional[Tuple[int, float]] = None,
         protocol_version: Optional[str] = None,
         negotiation: Optional[str] = None,
         client_info: Optional[Tuple[str, str]] = None,
@@ -610,7 +617,11 @@ class Client(ContentMixin):
         one); ``clear_env`` starts it from an empty environment; ``cwd`` is its working
         directory. ``stderr`` is ``"discard"`` (the default), ``"inherit"``, or a
         callable that gets each line as bytes. ``close_grace`` is (seconds after stdin
-        closes, seconds after SIGTERM) before SIGKILL. ``protocol_version`` pins a
+        closes, seconds after SIGTERM) before SIGKILL. ``restart`` is (times, backoff
+        seconds): a server that dies is started again, at most that many times, the
+        first after the backoff and each next after twice the wait before it; calls in
+        flight when it died raise :class:`~libmcpc.ServerExitedError` (they may be
+        made again), later calls wait for the new process. ``protocol_version`` pins a
         version; ``client_info`` is (name, version); ``on_notification(method,
         params)`` gets server notifications the client does not handle itself.
 
@@ -619,7 +630,8 @@ class Client(ContentMixin):
         """
         arr, n = _argv(argv)
         o = _build_options(timeout=timeout, env=env, clear_env=clear_env, cwd=cwd, stderr=stderr,
-                           close_grace=close_grace, protocol_version=protocol_version, negotiation=negotiation,
+                           close_grace=close_grace, restart=restart, protocol_version=protocol_version,
+                           negotiation=negotiation,
                            client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, validate_output=validate_output, max_pages=max_pages,
                            max_message_size=max_message_size)
         with o:

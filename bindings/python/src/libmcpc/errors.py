@@ -17,6 +17,7 @@ The hierarchy::
     │   ├── SpawnError                           SPAWN
     │   ├── TlsError                             TLS
     │   ├── ProxyAuthError                       PROXY_AUTH
+    │   ├── ServerExitedError                    SERVER_EXITED
     │   └── HttpError                            HTTP
     │       ├── AuthError                        AUTH
     │       └── SessionExpiredError              SESSION_EXPIRED
@@ -85,6 +86,7 @@ class Status(enum.IntEnum):
     LOGIN_REQUIRED = 28
     LOGIN_CANCELLED = 29
     AUTH_SERVER = 30
+    SERVER_EXITED = 31
     ALREADY_COMPLETED = 32
     INPUT_INVALID = 33
     PROXY_AUTH = 34
@@ -145,6 +147,12 @@ class TlsError(TransportError):
 class OutputSchemaError(McpcError):
     """The result does not fit its tool's outputSchema (``validate_output=True``);
     ``.result`` is the result all the same."""
+
+
+class ServerExitedError(TransportError):
+    """The stdio server died while the call was in flight, and ``restart`` is on:
+    the server is being started again, and the call may be made again (it may or
+    may not have run)."""
 
 
 class ProxyAuthError(TransportError):
@@ -272,6 +280,7 @@ _BY_STATUS: Dict[int, Type[McpcError]] = {
     Status.LOGIN_CANCELLED: LoginCancelledError,
     Status.AUTH_SERVER: AuthServerError,
     Status.PROXY_AUTH: ProxyAuthError,
+    Status.SERVER_EXITED: ServerExitedError,
     Status.OUTPUT_SCHEMA: OutputSchemaError,
 }
 
