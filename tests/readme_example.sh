@@ -90,40 +90,55 @@ EOF_LOGIN
     expect_lines "$file" $? "$out" "$@"
 }
 
-# check_workload DOC FILE PATTERN...: runs the example with a workload token against
-# the OAuth fixture that accepts it and offers DPoP; the MCP requests must have
-# carried a DPoP-bound token.
+# check_workload DOC FILE: runs the example's three flows with no user against the
+# OAuth fixture that offers DPoP: a client key (private_key_jwt), a workload token
+# (JWT bearer), an enterprise ID token (ID-JAG); each call must have carried a
+# DPoP-bound token.
 check_workload() {
     local doc=$1 file=$2 bin
     shift 2
     build "$doc" "$file" || return
-    local out log
-    log=$(mktemp)
-    out=$(python3 - "$bin" "$log" <<'EOF_WORKLOAD'
+    local out log dir
+    dir=$(mktemp -d)
+    log="$dir/fixture.log"
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/key.pem" 2>/dev/null &&
+        openssl pkey -in "$dir/key.pem" -pubout -out "$dir/key.pub"
+    out=$(python3 - "$bin" "$dir" <<'EOF_WORKLOAD'
 import os, subprocess, sys
+bin, d = sys.argv[1], sys.argv[2]
 fixture = subprocess.Popen([sys.executable, "tests/fixtures/oauth_fixture.py", "--assertion", "the-workload-jwt",
-                            "--dpop", "--log", sys.argv[2]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                            "--id-token", "the-employee-id-token", "--key-client", "svc-1", d + "/key.pub",
+                            "--dpop", "--log", d + "/fixture.log"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           text=True)
 port = fixture.stdout.readline().split()[1]
-env = dict(os.environ, MCPC_WORKLOAD_TOKEN="the-workload-jwt")
-ex = subprocess.run([sys.argv[1], f"http://127.0.0.1:{port}/mcp"], env=env, capture_output=True, text=True,
-                    timeout=30)
-sys.stdout.write(ex.stdout)
-sys.stderr.write(ex.stderr)
+url = f"http://127.0.0.1:{port}/mcp"
+rc = 0
+for args, token in ((["key", "svc-1", d + "/key.pem"], ""), (["workload"], "the-workload-jwt"),
+                    (["enterprise", f"http://127.0.0.1:{port}/idp/token", "idp-client"], "the-employee-id-token")):
+    env = dict(os.environ, MCPC_WORKLOAD_TOKEN=token)
+    ex = subprocess.run([bin, url, *args], env=env, capture_output=True, text=True, timeout=30)
+    sys.stdout.write(args[0] + " " + ex.stdout)
+    sys.stderr.write(ex.stderr)
+    rc = rc or ex.returncode
 fixture.stdin.close()
 fixture.wait(timeout=10)
-sys.exit(ex.returncode)
+sys.exit(rc)
 EOF_WORKLOAD
 )
     local rc=$?
-    if ! grep -q '"method": "tools/call", "scheme": "DPoP"' "$log"; then
-        echo "FAIL $file: the call did not carry a DPoP-bound token:"
+    local calls
+    calls=$(grep -c '"method": "tools/call", "scheme": "DPoP"' "$log")
+    if [ "$calls" != 3 ] || ! grep -q '"event": "idp-exchange", "ok": true' "$log" ||
+        ! grep -q '"auth": "private_key_jwt"' "$log"; then
+        echo "FAIL $file: the fixture did not see the three flows with DPoP ($calls calls):"
         cat "$log"
         failed=$((failed + 1))
-        rm -f "$log"
+        rm -rf "$dir"
         return
     fi
-    rm -f "$log"
-    expect_lines "$file" $rc "$out" "$@"
+    rm -rf "$dir"
+    expect_lines "$file" $rc "$out" 'key echo: as a service' 'workload echo: as a service' \
+        'enterprise echo: as a service'
 }
 
 check README.md examples/hello.c 'tool: echo' 'structured: {"sum":5}'
@@ -133,7 +148,7 @@ check README.md examples/async.c 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
 check README.md examples/elicit.c 'mcpc-demo asks: name?' 'wants_input: hello Ada'
 check docs/transports.md examples/seam.c 'echo: over the seam'
 check_oauth README.md examples/oauth.c 'tool: echo'
-check_workload README.md examples/workload.c 'echo: as a workload'
+check_workload README.md examples/workload.c
 
 echo "readme examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
