@@ -87,6 +87,21 @@ impl Plan {
         }
     }
 
+    /// Starts the server again when it dies, as `restart` says.
+    pub fn with_restart(mut self, restart: Restart) -> Plan {
+        self.options.restart_follows = true;
+        self.restart = Some(restart);
+        self
+    }
+
+    /// Makes a client whose failed connection is followed by a restart of the
+    /// server, or not (`follows`).
+    pub async fn connect_restarting(&self, ctl: &Control, follows: bool) -> Result<Client> {
+        let mut options = self.options.clone();
+        options.restart_follows = follows;
+        Client::connect(&*self.connector, options, ctl).await
+    }
+
     /// Makes the client: the first transport, then the fallback where the first
     /// showed an older server (the specification's backwards-compatibility rule).
     pub async fn connect(&self, ctl: &Control) -> Result<Client> {

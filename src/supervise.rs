@@ -36,6 +36,8 @@ struct State {
     tried: u32,
     /// Why restarts ended, once they have.
     ended: Option<Error>,
+    /// Why the last restart failed to connect, if it did.
+    last_failure: Option<Error>,
 }
 
 impl Supervisor {
@@ -62,12 +64,12 @@ impl Supervisor {
     }
 
     /// The current client once it is connected: while the server is being started
-    /// again, waits for the new one, at most `timeout`. Returns the current client
-    /// when none is coming (its requests then fail with its own error).
-    pub async fn ready(&self, timeout: Duration) -> Arc<Client> {
+    /// again, waits for the new one until `deadline` or `cancel`. Returns the current
+    /// client when none is coming (its requests then fail with its own error).
+    pub async fn ready(&self, deadline: tokio::time::Instant, cancel: Option<&CancellationToken>) -> Arc<Client> {
         let mut rx = self.generation.subscribe();
-        let deadline = tokio::time::sleep(timeout);
-        tokio::pin!(deadline);
+        let never = CancellationToken::new();
+        let cancel = cancel.unwrap_or(&never);
         loop {
             rx.borrow_and_update();
             let c = self.current();
@@ -77,7 +79,8 @@ impl Supervisor {
             tokio::select! {
                 changed = rx.changed() => if changed.is_err() { return c },
                 _ = self.stopped.cancelled() => return c,
-                _ = &mut deadline => return c,
+                _ = cancel.cancelled() => return c,
+                _ = tokio::time::sleep_until(deadline) => return c,
             }
         }
     }
@@ -96,7 +99,7 @@ impl Supervisor {
             let _ = t.await;
         }
         let c = self.current();
-        c.set_restart_follows(false);
+        c.no_restart(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"));
         c.close().await;
     }
 }
@@ -119,18 +122,21 @@ async fn watch_over(sup: Weak<Supervisor>) {
             let tried = {
                 let mut st = s.state.lock().unwrap_or_else(|p| p.into_inner());
                 if st.tried >= s.policy.max {
-                    let why = s
-                        .current()
-                        .closed_error()
-                        .map_or_else(String::new, |e| format!(" ({})", e.message));
-                    st.ended = Some(Error::new(
+                    let last = st
+                        .last_failure
+                        .as_ref()
+                        .map_or_else(String::new, |e| format!(" (the last start: {e})"));
+                    let end = Error::new(
                         Status::MCPC_ERR_TRANSPORT,
                         format!(
-                            "the server's connection failed after {} restarts, the most allowed{why}",
+                            "the server's connection failed and it was started again {} times, the most allowed{last}",
                             s.policy.max
                         ),
-                    ));
+                    );
+                    st.ended = Some(end.clone());
                     drop(st);
+                    // A dead client that said a restart follows now says none does.
+                    s.current().no_restart(end);
                     // Wakes callers waiting in `ready`: none is coming.
                     s.generation.send_modify(|_| {});
                     return;
@@ -152,7 +158,10 @@ async fn watch_over(sup: Weak<Supervisor>) {
             let Some(s) = sup.upgrade() else { return };
             match restart(&s, tried).await {
                 Ok(()) => break,
-                Err(e) => log::warn!("starting the server again failed (restart {tried}): {e}"),
+                Err(e) => {
+                    log::warn!("starting the server again failed (restart {tried}): {e}");
+                    s.state.lock().unwrap_or_else(|p| p.into_inner()).last_failure = Some(e);
+                }
             }
         }
     }
@@ -160,22 +169,23 @@ async fn watch_over(sup: Weak<Supervisor>) {
 
 /// Connects a new client, and puts it in the old one's place.
 async fn restart(s: &Supervisor, tried: u32) -> Result<()> {
-    // A close meanwhile drops the connect: the new process is reaped with its transport.
-    let ctl = Control::default();
-    let fresh = tokio::select! {
-        c = s.plan.connect(&ctl) => c?,
-        _ = s.stopped.cancelled() => return Ok(()),
+    // A close meanwhile cancels the connect, which then closes and reaps what it
+    // started before the close returns (the close waits for this task).
+    let ctl = Control {
+        cancel: Some(s.stopped.child_token()),
+        ..Control::default()
     };
-    fresh.set_restart_follows(tried < s.policy.max);
+    let fresh = match s.plan.connect_restarting(&ctl, tried < s.policy.max).await {
+        Err(_) if s.stopped.is_cancelled() => return Ok(()),
+        other => other?,
+    };
+    if s.stopped.is_cancelled() {
+        fresh.no_restart(Error::new(Status::MCPC_ERR_CLOSED, "the client was closed"));
+        fresh.close().await;
+        return Ok(());
+    }
     let old = {
         let mut cur = s.current.write().unwrap_or_else(|p| p.into_inner());
-        // A close that came while connecting: the new client is closed too.
-        if s.stopped.is_cancelled() {
-            drop(cur);
-            fresh.set_restart_follows(false);
-            fresh.close().await;
-            return Ok(());
-        }
         std::mem::replace(&mut *cur, Arc::new(fresh))
     };
     s.generation.send_modify(|g| *g += 1);

@@ -74,6 +74,9 @@ pub struct Options {
     pub on_log: Option<LogFn>,
     /// Check `structuredContent` against the listed tool's `outputSchema`.
     pub validate_output: bool,
+    /// A restart of the server follows a failed connection (set by the supervisor
+    /// from the start, so that a server dying at once is reported as such).
+    pub restart_follows: bool,
 }
 
 /// Default request timeout: finite, long enough for slow tools.
@@ -93,6 +96,7 @@ impl Default for Options {
             log_level: None,
             on_log: None,
             validate_output: false,
+            restart_follows: false,
         }
     }
 }
@@ -237,6 +241,13 @@ impl Client {
     /// (see MCPC_ERR_SERVER_EXITED).
     pub fn set_restart_follows(&self, on: bool) {
         self.shared.restart_follows.store(on, Ordering::Release);
+    }
+
+    /// No restart will follow after all (the restarts ran out, or the client was
+    /// closed): a connection that failed saying one would now fails with `err`.
+    pub fn no_restart(&self, err: Error) {
+        self.set_restart_follows(false);
+        self.shared.replace_restart_error(err);
     }
 
     /// What a caller's thread blocked in a call drives: the transport, which may let

@@ -145,7 +145,7 @@ impl Shared {
             gone: tokio_util::sync::CancellationToken::new(),
             cache: Default::default(),
             listens: Default::default(),
-            restart_follows: AtomicBool::new(false),
+            restart_follows: AtomicBool::new(options.restart_follows),
         }
     }
 
@@ -176,6 +176,18 @@ impl Shared {
 
     pub(super) fn closed_error(&self) -> Option<Error> {
         self.lock().closed.clone()
+    }
+
+    /// Replaces a failure that said a restart follows with `err`.
+    pub(super) fn replace_restart_error(&self, err: Error) {
+        let mut st = self.lock();
+        if st
+            .closed
+            .as_ref()
+            .is_some_and(|e| e.status == Status::MCPC_ERR_SERVER_EXITED)
+        {
+            st.closed = Some(err);
+        }
     }
 
     /// Why a waiter's reply was dropped unanswered: the connection closed.

@@ -84,8 +84,9 @@ impl ClientHandle {
     }
 
     /// The client for a blocking request: while the server is being started
-    /// again, the new one, waited for within the request's timeout.
-    pub(crate) fn client_ready(&self, ctl: &Control) -> ClientRef<'_> {
+    /// again, the new one, waited for within the request's timeout (or until its
+    /// cancel); the request then has what is left of its timeout.
+    pub(crate) fn client_ready(&self, ctl: &mut Control) -> ClientRef<'_> {
         match &self.slot {
             Slot::One(c) => ClientRef::One(c),
             Slot::Supervised(s) => {
@@ -93,8 +94,11 @@ impl ClientHandle {
                 if !c.is_closed() {
                     return ClientRef::Now(c);
                 }
-                let wait = ctl.timeout.unwrap_or(c.options().timeout);
-                ClientRef::Now(runtime::block_on(s.ready(wait)).unwrap_or(c))
+                let timeout = ctl.timeout.unwrap_or(c.options().timeout);
+                let deadline = tokio::time::Instant::now() + timeout;
+                let ready = runtime::block_on(s.ready(deadline, ctl.cancel.as_ref())).unwrap_or(c);
+                ctl.timeout = Some(deadline.saturating_duration_since(tokio::time::Instant::now()));
+                ClientRef::Now(ready)
             }
         }
     }
@@ -266,9 +270,11 @@ pub(super) unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o:
         // SAFETY: each is a NUL-terminated string per the contract.
         args.push(unsafe { str_in(*a, &format!("argv[{i}]")) }?.to_string());
     }
-    let mut plan = Plan::new(o.stdio_connector(&args)?, o.client.clone());
-    plan.restart = o.restart.filter(|r| r.max > 0);
-    Ok(plan)
+    let plan = Plan::new(o.stdio_connector(&args)?, o.client.clone());
+    Ok(match o.restart.filter(|r| r.max > 0) {
+        Some(r) => plan.with_restart(r),
+        None => plan,
+    })
 }
 
 /// The HTTP plan: the URL is checked here, before any connection.
@@ -410,7 +416,8 @@ pub unsafe extern "C" fn mcpc_client_list_tools(
         let out_list = unsafe { Out::new(out_list, "out_list") }?;
         // SAFETY: per the contract.
         let (c, ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
-        let cl = c.client_ready(&ctl);
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
         let tools = crate::drive::block_on_driven(std::pin::pin!(cl.list_tools(&ctl)), cl.driver())??;
         out_list.set_handle(ToolListData::new(tools));
         Ok(Status::MCPC_OK)
@@ -458,7 +465,8 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
             )
         };
         let args = crate::result::parse_arguments(args)?;
-        let cl = c.client_ready(&ctl);
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
         let r = crate::drive::block_on_driven(std::pin::pin!(cl.call_tool_waited(name, args, &ctl)), cl.driver())??;
         let tool_error = cl.outcome_error(name, &r);
         out_result.set_handle(ResultData::new(r));

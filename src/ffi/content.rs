@@ -99,7 +99,8 @@ pub unsafe extern "C" fn mcpc_client_read_resource(
         let out = unsafe { Out::new(out_contents, "out_contents") }?;
         // SAFETY: per the contract.
         let (c, uri, ctl) = unsafe { (ptr::get(client)?, str_in(uri, "uri")?, control_from(opts)?) };
-        let cl = c.client_ready(&ctl);
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
         let contents = crate::drive::block_on_driven(std::pin::pin!(cl.read_resource(uri, &ctl)), cl.driver())??;
         out.set_handle(ContentsData::new(contents)?);
         Ok(Status::MCPC_OK)
@@ -259,7 +260,8 @@ fn subscribe(
         // SAFETY: the exports' contract: `client` NULL or live, `uri` NULL or
         // NUL-terminated, `opts` NULL or initialised.
         let (c, uri, ctl) = unsafe { (ptr::get(client)?, str_in(uri, "uri")?, control_from(opts)?) };
-        let cl = c.client_ready(&ctl);
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
         crate::drive::block_on_driven(std::pin::pin!(cl.subscribe_resource(uri, on, &ctl)), cl.driver())??;
         Ok(Status::MCPC_OK)
     })
@@ -347,7 +349,8 @@ pub unsafe extern "C" fn mcpc_client_get_prompt(
                 control_from(opts)?,
             )
         };
-        let cl = c.client_ready(&ctl);
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
         let json = crate::drive::block_on_driven(std::pin::pin!(cl.get_prompt(name, args, &ctl)), cl.driver())??;
         out.set(string_out(&json));
         Ok(Status::MCPC_OK)
@@ -415,7 +418,8 @@ pub unsafe extern "C" fn mcpc_client_complete(
                 ))
             }
         };
-        let cl = c.client_ready(&ctl);
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
         let json = crate::drive::block_on_driven(
             std::pin::pin!(cl.complete(reference, argument, value, context, &ctl)),
             cl.driver(),

@@ -22,7 +22,8 @@ fn list(
         let out = unsafe { Out::new(out_json, "out_json") }?;
         // SAFETY: the exports' contract: `client` is NULL or live, `opts` NULL or initialised.
         let (c, ctl) = unsafe { (ptr::get(client)?, control_from(opts)?) };
-        let cl = c.client_ready(&ctl);
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
         let json = crate::drive::block_on_driven(std::pin::pin!(cl.list_json(what, &ctl)), cl.driver())??;
         out.set(string_out(&json));
         Ok(Status::MCPC_OK)

@@ -105,7 +105,8 @@ pub unsafe extern "C" fn mcpc_client_set_log_level(
     status("mcpc_client_set_log_level", || {
         // SAFETY: per the contract.
         let (c, level, ctl) = unsafe { (ptr::get(client)?, opt_str_in(level, "level")?, control_from(opts)?) };
-        let cl = c.client_ready(&ctl);
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
         crate::drive::block_on_driven(std::pin::pin!(cl.set_log_level(level, &ctl)), cl.driver())??;
         Ok(Status::MCPC_OK)
     })

@@ -270,9 +270,12 @@ pub unsafe extern "C" fn mcpc_options_set_close_grace_ms(
 /// 30 s). Requests in flight when the server died fail with MCPC_ERR_SERVER_EXITED
 /// (they may be sent again); the new process negotiates the protocol again;
 /// blocking calls made meanwhile wait for it within their timeout, and asynchronous
-/// ones fail with MCPC_ERR_SERVER_EXITED. Resource subscriptions and the log level
-/// are not replayed to the new process. Once the restarts run out, or the client is
-/// closed, a failed connection stays failed. `max_restarts` 0 turns it off.
+/// ones fail with MCPC_ERR_SERVER_EXITED. The options' log level is asked for again;
+/// a level set later (mcpc_client_set_log_level), resource subscriptions, kept lists
+/// and the output schemas of the last listing are not carried over. Once the
+/// restarts run out a failed connection stays failed (MCPC_ERR_TRANSPORT, with the
+/// cause); once the client is closed, calls fail with MCPC_ERR_CLOSED.
+/// `max_restarts` 0 turns it off.
 /// Errors: MCPC_ERR_INVALID_ARG (NULL, or `backoff_ms` not positive).
 ///
 /// # Safety

@@ -53,7 +53,8 @@ pub unsafe extern "C" fn mcpc_client_request(
                 control_from(opts)?,
             )
         };
-        let cl = c.client_ready(&ctl);
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
         let raw = crate::drive::block_on_driven(std::pin::pin!(cl.request_raw(method, params, &ctl)), cl.driver())??;
         out.set(string_out(raw.get()));
         Ok(Status::MCPC_OK)

@@ -56,6 +56,29 @@ static mcpc_status_t echo(mcpc_client_t *c, const char *text, char *buf, size_t 
     return st;
 }
 
+/* Connects through `sh -c SCRIPT sh LOG PYTHON SERVER`: the script decides, by a
+ * marker file, what the first start and every later start run. */
+static mcpc_status_t connect_script(const char *script, uint32_t max, int64_t backoff_ms, mcpc_client_t **out) {
+    snprintf(log_path, sizeof log_path, "/tmp/mcpc-restart-%d-%d.log", (int)getpid(), ++conn_counter);
+    unlink(log_path);
+    char marker[160];
+    snprintf(marker, sizeof marker, "%s.started", log_path);
+    unlink(marker);
+    const char *argv[] = {"sh", "-c", script, "sh", log_path, env_or("MCPC_PYTHON", "python3"),
+                          env_or("MCPC_DEMO_SERVER", "demo/server.py")};
+    mcpc_options_t *o = mcpc_options_new();
+    CHECK_STATUS(mcpc_options_set_restart(o, max, backoff_ms), MCPC_OK);
+    CHECK_STATUS(mcpc_options_set_close_grace_ms(o, 200, 200), MCPC_OK);
+    mcpc_status_t st = mcpc_client_connect_stdio(argv, 7, o, out);
+    mcpc_options_free(o);
+    return st;
+}
+
+/* The first start is the crashing demo server; later starts run `later`. */
+#define FIRST_THEN(later)                                                                \
+    "if [ -e \"$1.started\" ]; then " later "; fi; touch \"$1.started\"; "                  \
+    "exec \"$2\" \"$3\" --log \"$1\" --fault=exit-on-crash"
+
 /* Closes and frees the client; no server process (the first or a restarted one)
  * and no zombie is left. */
 static void close_and_check_cleanup(mcpc_client_t *c) {
@@ -63,6 +86,9 @@ static void close_and_check_cleanup(mcpc_client_t *c) {
     mcpc_client_free(c);
     CHECK(count_processes_with(log_path) == 0);
     CHECK(count_zombie_children() == 0);
+    char marker[160];
+    snprintf(marker, sizeof marker, "%s.started", log_path);
+    unlink(marker);
     unlink(log_path);
 }
 
@@ -79,6 +105,13 @@ static void restarted_in(const char *era) {
     CHECK_STATUS(echo(c, "pid", second, sizeof second), MCPC_OK);
     CHECK(first[0] != '\0' && second[0] != '\0' && strcmp(first, second) != 0);
     CHECK(strcmp(mcpc_client_protocol_version(c), version) == 0);
+    /* Both processes were asked the protocol: the log (shared by the two) holds two handshakes. */
+    char *log = read_file(log_path);
+    int handshakes = 0;
+    for (const char *p = log; p && (p = strstr(p, era ? "\"server/discover\"" : "\"initialize\"")) != NULL; p++)
+        handshakes++;
+    CHECK(handshakes >= 2);
+    free(log);
     CHECK_STATUS(echo(c, "still here", buf, sizeof buf), MCPC_OK);
     CHECK(strcmp(buf, "still here") == 0);
     close_and_check_cleanup(c);
@@ -153,10 +186,44 @@ static void test_close_while_waiting_to_restart(void) {
     if (!c) return;
     char buf[64];
     CHECK_STATUS(echo(c, "crash", buf, sizeof buf), MCPC_ERR_SERVER_EXITED);
-    /* The restart waits a minute: close ends the wait, and starts nothing. */
+    /* The restart waits a minute: close ends the wait, and starts nothing; what
+     * follows is closed, not "may be sent again". */
     double t0 = now_ms();
-    close_and_check_cleanup(c);
+    CHECK_STATUS(mcpc_client_close(c), MCPC_OK);
     CHECK(now_ms() - t0 < 5000);
+    CHECK_STATUS(echo(c, "pid", buf, sizeof buf), MCPC_ERR_CLOSED);
+    close_and_check_cleanup(c);
+}
+
+static void test_restarts_that_fail_to_start_end_with_the_cause(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_script(FIRST_THEN("exit 7"), 2, 20, &c), MCPC_OK);
+    if (!c) return;
+    char buf[64];
+    CHECK_STATUS(echo(c, "crash", buf, sizeof buf), MCPC_ERR_SERVER_EXITED);
+    /* Both restarts fail to start: the call waits for them, then has the final cause. */
+    CHECK_STATUS(echo(c, "pid", buf, sizeof buf), MCPC_ERR_TRANSPORT);
+    CHECK(strstr(mcpc_last_error_message(), "the most allowed") != NULL);
+    CHECK_STATUS(echo(c, "pid", buf, sizeof buf), MCPC_ERR_TRANSPORT);
+    close_and_check_cleanup(c);
+}
+
+static void test_close_during_a_restarts_handshake_reaps_it(void) {
+    mcpc_client_t *c = NULL;
+    /* Later starts never answer: the restart waits in its handshake. */
+    CHECK_STATUS(connect_script(FIRST_THEN("exec \"$2\" -c 'import time; time.sleep(300)' \"$1\""), 2, 20, &c),
+                 MCPC_OK);
+    if (!c) return;
+    char buf[64];
+    CHECK_STATUS(echo(c, "crash", buf, sizeof buf), MCPC_ERR_SERVER_EXITED);
+    /* A short call: its wait ends while the restart is in its handshake. */
+    mcpc_call_opts_t o;
+    mcpc_call_opts_init(&o);
+    o.timeout_ms = 500;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"pid\"}", &o, &r), MCPC_ERR_SERVER_EXITED);
+    CHECK(count_processes_with(log_path) == 1);
+    close_and_check_cleanup(c);
 }
 
 static void test_bad_settings(void) {
@@ -175,6 +242,8 @@ int main(int argc, char **argv) {
     RUN(test_off_by_default);
     RUN(test_an_async_call_in_flight_fails_as_server_exited);
     RUN(test_close_while_waiting_to_restart);
+    RUN(test_restarts_that_fail_to_start_end_with_the_cause);
+    RUN(test_close_during_a_restarts_handshake_reaps_it);
     RUN(test_bad_settings);
     return harness_finish();
 }
