@@ -176,6 +176,9 @@ impl Client {
                     true,
                     Vec::new(),
                     0,
+                    // Any JSON (`Reader::Json`), the default: naming it here would make the
+                    // listings import the router, which imports them (a cycle).
+                    Default::default(),
                 )
                 .await?
                 .into_raw()

@@ -333,6 +333,7 @@ impl Client {
                 cancellable,
                 Vec::new(),
                 0,
+                Reader::Json,
             )
             .await?
             .into_raw()
@@ -357,6 +358,7 @@ impl Client {
                 false,
                 Vec::new(),
                 0,
+                Reader::Json,
             )
             .await
             .map_err(|e| match e.status {
