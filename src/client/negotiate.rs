@@ -125,6 +125,7 @@ impl Client {
                 version: String::new(),
                 negotiated_by: "",
                 init_result: RawValue::from_string("{}".into()).expect("static JSON"),
+                capabilities: Default::default(),
                 modern: false,
             },
             param_headers: Mutex::new(HashMap::new()),
