@@ -16,7 +16,7 @@
  * which is a correct encoding of the same string) and `stats` (this process's CPU
  * seconds so far, so a client can show the server is not the bottleneck), and
  * resources/read of `bench://text` (BENCH_READ_BYTES of text, default 1 MiB, the
- * echo's kind of text) and `bench://blob` (as many bytes, in base64), both made
+ * echo's kind of text) and `bench://blob` (the same bytes in base64), both made
  * once from benches/bench_data.h. Anything else with an id gets a JSON-RPC error.
  * Requests are validated as JSON while parsed.
  */
@@ -126,14 +126,13 @@ static const buf_t *read_result(int blob) {
     size_t n = read_bytes();
     char *raw = malloc(n + 1);
     if (!raw) die("out of memory");
+    bench_text_fill(raw, n);
     if (blob) {
-        bench_blob_fill((unsigned char *)raw, n);
         buf_puts(b, "{\"contents\":[{\"uri\":\"bench://blob\",\"mimeType\":"
                     "\"application/octet-stream\",\"blob\":\"");
         buf_reserve(b, 4 * ((n + 2) / 3) + 8);
         b->len += bench_b64_encode((unsigned char *)raw, n, b->p + b->len);
     } else {
-        bench_text_fill(raw, n);
         buf_puts(b, "{\"contents\":[{\"uri\":\"bench://text\",\"mimeType\":\"text/plain\","
                     "\"text\":\"");
         buf_reserve(b, 6 * n + 8);
