@@ -14,8 +14,11 @@
  * default 1000, in pages of 50 with cursors), tools/call of `echo` (returns its
  * `text` argument as one text block, re-emitted with its JSON escaping as received,
  * which is a correct encoding of the same string) and `stats` (this process's CPU
- * seconds so far, so a client can show the server is not the bottleneck). Anything
- * else with an id gets a JSON-RPC error. Requests are validated as JSON while parsed.
+ * seconds so far, so a client can show the server is not the bottleneck), and
+ * resources/read of `bench://text` (BENCH_READ_BYTES of text, default 1 MiB, the
+ * echo's kind of text) and `bench://blob` (the same bytes in base64), both made
+ * once from benches/bench_data.h. Anything else with an id gets a JSON-RPC error.
+ * Requests are validated as JSON while parsed.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -35,6 +38,7 @@
 #include <unistd.h>
 
 #include "bench_buf.h"
+#include "bench_data.h"
 #include "json_lite.h"
 
 #define PAGE 50
@@ -106,6 +110,37 @@ static double cpu_seconds(void) {
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
            ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The results of resources/read, made on first use: {"contents":[...]} */
+static buf_t read_text, read_blob;
+
+static size_t read_bytes(void) {
+    const char *env = getenv("BENCH_READ_BYTES");
+    return env && *env ? (size_t)strtoul(env, NULL, 10) : (size_t)1 << 20;
+}
+
+static const buf_t *read_result(int blob) {
+    buf_t *b = blob ? &read_blob : &read_text;
+    if (b->len) return b;
+    size_t n = read_bytes();
+    char *raw = malloc(n + 1);
+    if (!raw) die("out of memory");
+    bench_text_fill(raw, n);
+    if (blob) {
+        buf_puts(b, "{\"contents\":[{\"uri\":\"bench://blob\",\"mimeType\":"
+                    "\"application/octet-stream\",\"blob\":\"");
+        buf_reserve(b, 4 * ((n + 2) / 3) + 8);
+        b->len += bench_b64_encode((unsigned char *)raw, n, b->p + b->len);
+    } else {
+        buf_puts(b, "{\"contents\":[{\"uri\":\"bench://text\",\"mimeType\":\"text/plain\","
+                    "\"text\":\"");
+        buf_reserve(b, 6 * n + 8);
+        b->len += jl_escape(raw, n, b->p + b->len);
+    }
+    buf_puts(b, "\"}]}");
+    free(raw);
+    return b;
 }
 
 static void put_error(buf_t *o, jl_span id, int code, const char *msg) {
@@ -210,9 +245,28 @@ static reply_kind handle_message(const char *s, const char *e, buf_t *o) {
             buf_put(o, ver.s, (size_t)(ver.e - ver.s));
         else
             buf_puts(o, "\"2025-11-25\"");
-        buf_puts(o, ",\"capabilities\":{\"tools\":{\"listChanged\":false}},\"serverInfo\":"
+        buf_puts(o, ",\"capabilities\":{\"tools\":{\"listChanged\":false},\"resources\":{}},\"serverInfo\":"
                     "{\"name\":\"bench_server\",\"version\":\"1.0.0\"}}}");
         return R_INIT;
+    }
+    if (jl_eq(method, "resources/read")) {
+        static const char *const pkeys[] = {"uri"};
+        jl_span uri = {0};
+        int blob = 0;
+        if (params.s && *params.s == '{') jl_object_trusted(params.s, params.e, pkeys, 1, &uri);
+        if (jl_eq(uri, "bench://blob"))
+            blob = 1;
+        else if (!jl_eq(uri, "bench://text")) {
+            put_error(o, id, -32002, "resource not found");
+            return R_REPLY;
+        }
+        const buf_t *r = read_result(blob);
+        buf_puts(o, "{\"jsonrpc\":\"2.0\",\"id\":");
+        buf_put(o, id.s, (size_t)(id.e - id.s));
+        buf_puts(o, ",\"result\":");
+        buf_put(o, r->p, r->len);
+        buf_puts(o, "}");
+        return R_REPLY;
     }
     if (jl_eq(method, "ping")) {
         buf_puts(o, "{\"jsonrpc\":\"2.0\",\"id\":");

@@ -4,8 +4,12 @@
 #   http-w1   W1 over HTTP with JSON replies
 #   stdio-w2  W2 (64 calls in flight, the async way) over stdio
 #   http-w2   W2 over HTTP with JSON replies
+# and, asked for by --cases, per read of a 1 MiB resource:
+#   stdio-w5, http-w5  W5 (reads of the text resource)
+#   stdio-w6, http-w6  W6 (reads of the blob resource)
 # Each case runs mcpc_bench --client mcpc under callgrind twice, once with N units of the
-# workload and once with none, everything else equal (connect once, the same warm-up, no
+# workload and once with none (a read case: with N + 1 reads and with 1, as the warm-up
+# reads once when there are reads), everything else equal (connect once, the same warm-up, no
 # other workload, no idle wait, one block); the figure is the difference of the client
 # process's instructions (all its threads) divided by N. Every case is measured --runs
 # times, to show the run-to-run variation. Instruction counts do not depend on the load of
@@ -13,7 +17,8 @@
 # the harness changes them too: compare builds with the same benches/ sources).
 #
 #   benches/callgrind.sh [--lib DIR] [--include DIR] [--build DIR] [--out FILE]
-#                        [--runs R] [--cases LIST] [--w1-n N] [--w2-n N] [--warmup N] [--pin CPU]
+#                        [--runs R] [--cases LIST] [--w1-n N] [--w2-n N] [--read-n N] [--warmup N]
+#                        [--pin CPU]
 #   benches/callgrind.sh --compare BASE.jsonl NEW.jsonl [--limit PCT]
 #
 #   --lib DIR      holds libmcpc.so (default: the repo's target/release)
@@ -21,8 +26,10 @@
 #   --build DIR    where bench_server, mcpc_bench and the callgrind files go (default: a temp dir)
 #   --out FILE     the JSON lines (default: BUILD/callgrind.jsonl)
 #   --runs R       measurements per case (default 2)
-#   --cases LIST   comma-separated, from stdio-w1,http-w1,stdio-w2,http-w2 (default: all four)
-#   --w1-n N       calls in W1 (default 2000); --w2-n N: calls in W2 (default 5000)
+#   --cases LIST   comma-separated, from stdio-w1,http-w1,stdio-w2,http-w2 (the default) and
+#                  stdio-w5,http-w5,stdio-w6,http-w6
+#   --w1-n N       calls in W1 (default 2000); --w2-n N: calls in W2 (default 5000);
+#   --read-n N     reads in W5 and W6 (default 20)
 #   --warmup N     BENCH_WARMUP, the same in both runs (default 50)
 #   --compare      prints each case's figures in two saved files and the changes; exit status 1
 #                  if a case's figure for all threads changed by more than --limit percent
@@ -92,6 +99,7 @@ RUNS=2
 CASES="stdio-w1,http-w1,stdio-w2,http-w2"
 W1_N=2000
 W2_N=5000
+READ_N=20
 WARMUP=50
 LIMIT=2
 PIN=""
@@ -106,6 +114,7 @@ while [ $# -gt 0 ]; do
         --cases) CASES=$2; shift 2 ;;
         --w1-n) W1_N=$2; shift 2 ;;
         --w2-n) W2_N=$2; shift 2 ;;
+        --read-n) READ_N=$2; shift 2 ;;
         --warmup) WARMUP=$2; shift 2 ;;
         --limit) LIMIT=$2; shift 2 ;;
         --pin) PIN=$2; shift 2 ;;
@@ -133,7 +142,7 @@ mkdir -p "$BUILD"
 BUILD=$(cd "$BUILD" && pwd)
 [ -n "$OUT" ] || OUT="$BUILD/callgrind.jsonl"
 for c in ${CASES//,/ }; do
-    case "$c" in stdio-w1|http-w1|stdio-w2|http-w2) ;; *) die "unknown case $c" ;; esac
+    case "$c" in stdio-w[1256]|http-w[1256]) ;; *) die "unknown case $c" ;; esac
 done
 
 # Build as mk/bench.mk does, against the given library and headers. The library's
@@ -179,8 +188,13 @@ http_stop() {
 #   measure CASE UNITS DIR
 measure() {
     local case=$1 units=$2 dir=$3 transport=${1%-*} wl=${1#*-}
-    local w1=0 w2=0 conc=0
-    if [ "$wl" = w1 ]; then w1=$units; else w2=$units; conc=64; fi
+    local w1=0 w2=0 conc=0 w5=0 w6=0
+    case "$wl" in
+        w1) w1=$units ;;
+        w2) w2=$units; conc=64 ;;
+        w5) w5=$((units + 1)) ;;
+        w6) w6=$((units + 1)) ;;
+    esac
     rm -rf "$dir"
     mkdir -p "$dir"
     local target
@@ -196,7 +210,8 @@ measure() {
     # server's stats tool per workload (part of the figure: 2/N of a call).
     local rc=0 pid
     env BENCH_W1_N="$w1" BENCH_W2_N="$w2" BENCH_W2_CONC="$conc" BENCH_W2_BOTH=0 \
-        BENCH_W3_REPS=0 BENCH_W4_REPS=0 BENCH_WARMUP="$WARMUP" BENCH_BLOCKS=1 \
+        BENCH_W3_REPS=0 BENCH_W4_REPS=0 BENCH_W5_REPS="$w5" BENCH_W6_REPS="$w6" \
+        BENCH_WARMUP="$WARMUP" BENCH_BLOCKS=1 \
         BENCH_INIT_REPS=1 BENCH_IDLE_MS=0 BENCH_FIRST=mcpc \
         ${PINCMD[@]+"${PINCMD[@]}"} valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$dir/callgrind.out.%p" \
         "$BUILD/mcpc_bench" "${target[@]}" --client mcpc --label "cg-$case" \
@@ -205,9 +220,13 @@ measure() {
     wait "$pid" || rc=$?
     [ "$transport" = stdio ] || http_stop
     [ "$rc" = 0 ] || die "$case ($units units) failed, see $dir/stderr"
-    local key=w1_n
-    [ "$wl" = w1 ] || key=w2_n
-    grep -q "\"$key\":$units," "$dir/stdout" || die "$case: $key is not $units in $dir/stdout"
+    local key=w1_n want=$units
+    case "$wl" in
+        w2) key=w2_n ;;
+        w5) key=w5_reps; want=$w5 ;;
+        w6) key=w6_reps; want=$w6 ;;
+    esac
+    grep -q "\"$key\":$want," "$dir/stdout" || die "$case: $key is not $want in $dir/stdout"
     # callgrind writes one file per thread of each process (--separate-threads=yes),
     # callgrind.out.PID-TID: the harness's (pid $pid) and its forked client's. The
     # client's thread 1 is the one that makes the calls; the others are mcpc's.
@@ -241,8 +260,7 @@ stats() { printf '%s\n' "$@" | awk '{ s += $1; if (NR == 1 || $1 < lo) lo = $1; 
     END { m = s / NR; a = m < 0 ? -m : m; printf "%.1f %.1f %.1f %.2f", m, lo, hi, (a ? 100 * (hi - lo) / a : 0) }'; }
 SUMMARY=()
 for c in ${CASES//,/ }; do
-    n=$W1_N
-    [ "${c#*-}" = w1 ] || n=$W2_N
+    case "${c#*-}" in w1) n=$W1_N ;; w2) n=$W2_N ;; *) n=$READ_N ;; esac
     tot=() cal=() oth=()
     for r in $(seq 1 "$RUNS"); do
         read -r work wcall <<<"$(measure "$c" "$n" "$BUILD/runs/$c-$r-work")"

@@ -5,7 +5,7 @@
  *   mcpc_bench stdio "SERVER COMMAND" [--client mcpc|raw|both] [--mode M] [--label L]
  *   mcpc_bench http URL               [--client mcpc|raw|both] [--mode M] [--label L]
  *
- * Modes: std (default: init, warm-up, W1..W4, one JSON line per client), inflight
+ * Modes: std (default: init, warm-up, W1..W6, one JSON line per client), inflight
  * (1..1024 calls in flight), clients (1..100 clients in one process), sizes (echo
  * of 32 B .. 16 MiB). Curve modes print one JSON line per client and point.
  *
@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "bench_buf.h"
+#include "bench_data.h"
 #include "json_lite.h"
 #include "mcpc.h"
 
@@ -123,7 +124,7 @@ static int env_list(const char *name, const char *def, long *out, int max) {
 /* ------------------------------------------------------------------ config */
 
 static long W1_N, W2_N, W2_CONC, W3_REPS, TOOLS, W4_REPS, W4_BYTES, WARMUP, BLOCKS, INIT_REPS,
-    IDLE_MS, CURVE_N, W2_BOTH;
+    IDLE_MS, CURVE_N, W2_BOTH, W5_REPS, W6_REPS, READ_BYTES;
 
 typedef enum { T_STDIO, T_HTTP } transport_kind;
 static transport_kind g_kind;
@@ -146,20 +147,12 @@ typedef struct {
 } payload_t;
 
 static void payload_make(payload_t *pl, size_t len) {
-    static const char alphabet[] =
-        "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 .,;:!?-+*/()";
     pl->len = len;
     pl->text = xmalloc(len + 1);
-    if (len == 32) {
+    if (len == 32)
         memcpy(pl->text, "bench echo text 0123456789abcdef", 32);
-    } else {
-        uint32_t x = 2463534242u;
-        for (size_t i = 0; i < len; i++) {
-            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-            /* a line end every 72 bytes, as text has: it travels escaped as \n */
-            pl->text[i] = (i % 72 == 71) ? '\n' : alphabet[x % (sizeof alphabet - 1)];
-        }
-    }
+    else
+        bench_text_fill(pl->text, len);
     pl->text[len] = 0;
     /* escaped into a scratch buffer of the worst case, then kept only inside args:
      * both clients send those bytes, and the scratch would be 1 MB of every client's RSS */
@@ -743,6 +736,65 @@ static int raw_call(raw_t *r, const payload_t *pl) {
     return check_echo_raw(r, result, pl);
 }
 
+/* What a resource read must give: the text resource's text (W5), whose bytes the
+ * blob resource holds too (W6), as bench_server makes them. */
+typedef struct {
+    const char *text;
+    size_t len;
+    char *own; /* the text, when it is not W4's payload */
+} reads_t;
+
+static int read_differs(const char *who, int blob, size_t got, size_t want) {
+    fprintf(stderr, "%s: %s: the %s resource came back different (%zu bytes, expected %zu)\n",
+            g_who, who, blob ? "blob" : "text", got, want);
+    return -1;
+}
+
+/* resources/read of bench://text or bench://blob: the one entry's text decoded, or
+ * its blob decoded from base64 (after its JSON escapes, if it has any), and compared. */
+static int raw_read(raw_t *r, const reads_t *want, int blob) {
+    char body[256];
+    uint64_t id = r->next_id++;
+    int n = snprintf(body, sizeof body,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%llu,\"method\":\"resources/read\",\"params\":{"
+                     "\"uri\":\"bench://%s\"}}",
+                     (unsigned long long)id, blob ? "blob" : "text");
+    const char *p = body;
+    size_t l = (size_t)n;
+    jl_span result;
+    if (raw_request(r, &p, &l, 1, id, &result) < 0) return -1;
+    static const char *const k[] = {"contents"};
+    jl_span contents;
+    if (!jl_object_trusted(result.s, result.e, k, 1, &contents) || !contents.s || *contents.s != '[')
+        return -1;
+    static const char *const ck[] = {"uri", "text", "blob"};
+    jl_span c[3];
+    const char *q = jl_ws(contents.s + 1, contents.e);
+    const char *end = jl_object_trusted(q, contents.e, ck, 3, c);
+    if (!end || *jl_ws(end, contents.e) != ']' || !jl_is_string(c[0])) return -1; /* one entry */
+    jl_span v = c[blob ? 2 : 1];
+    if (!jl_is_string(v) || c[blob ? 1 : 2].s) return -1;
+    size_t vl = (size_t)(v.e - v.s);
+    if (!blob) {
+        char *d = raw_scratch(r, vl);
+        size_t got = jl_decode(v, d);
+        if (got != want->len || memcmp(d, want->text, got)) return read_differs("raw", 0, got, want->len);
+        return 0;
+    }
+    const char *b64 = v.s + 1;
+    size_t b64_len = vl - 2;
+    int escaped = memchr(b64, '\\', b64_len) != NULL;
+    unsigned char *d = (unsigned char *)raw_scratch(r, escaped ? vl * 2 : vl);
+    if (escaped) { /* unescaped after the room for the bytes */
+        char *u = (char *)d + vl;
+        b64_len = jl_decode(v, u);
+        b64 = u;
+    }
+    size_t got = bench_b64_decode(b64, b64_len, d);
+    if (got != want->len || memcmp(d, want->text, got)) return read_differs("raw", 1, got, want->len);
+    return 0;
+}
+
 static int raw_list(raw_t *r, long expect) {
     char cursor[256] = "";
     nameset_t set;
@@ -1076,6 +1128,25 @@ static int mc_call(mcpc_client_t *c, const payload_t *pl) {
     return mc_check_result(st, res, pl, st == MCPC_OK ? "" : mcpc_last_error_message());
 }
 
+static int mc_read(mcpc_client_t *c, const reads_t *want, int blob) {
+    mcpc_contents_t *contents = NULL;
+    mcpc_status_t st =
+        mcpc_client_read_resource(c, blob ? "bench://blob" : "bench://text", NULL, &contents);
+    if (st != MCPC_OK) {
+        fprintf(stderr, "%s: mcpc read: %s: %s\n", g_who, mcpc_status_name(st),
+                mcpc_last_error_message());
+        return -1;
+    }
+    size_t got = 0;
+    const void *p = NULL;
+    if (mcpc_contents_count(contents) == 1)
+        p = blob ? (const void *)mcpc_contents_blob(contents, 0, &got)
+                 : (const void *)mcpc_contents_text(contents, 0, &got);
+    int ok = p && got == want->len && !memcmp(p, want->text, got);
+    mcpc_contents_free(contents);
+    return ok ? 0 : read_differs("mcpc", blob, got, want->len);
+}
+
 static int mc_list(mcpc_client_t *c, long expect) {
     mcpc_tool_list_t *list = NULL;
     mcpc_status_t st = mcpc_client_list_tools(c, NULL, &list);
@@ -1269,6 +1340,10 @@ static int cl_call(client_t *c, const payload_t *pl) {
     return c->is_mcpc ? mc_call(c->mc, pl) : raw_call(c->raw, pl);
 }
 
+static int cl_read(client_t *c, const reads_t *want, int blob) {
+    return c->is_mcpc ? mc_read(c->mc, want, blob) : raw_read(c->raw, want, blob);
+}
+
 static int cl_list(client_t *c) {
     return c->is_mcpc ? mc_list(c->mc, TOOLS) : raw_list(c->raw, TOOLS);
 }
@@ -1304,6 +1379,8 @@ enum {
     OP_CURVE_INFLIGHT,
     OP_CURVE_SIZE,
     OP_CURVE_CLIENTS,
+    OP_W5,
+    OP_W6,
 };
 
 typedef struct {
@@ -1327,6 +1404,9 @@ typedef struct {
     double w3_s;
     long w4_reps;
     double w4_s;
+    reads_t reads;
+    long w5_reps, w6_reps;
+    double w5_s, w6_s;
     double idle_cpu_ms, idle_ms;
     long rss_base_kb; /* VmRSS before the client did anything (harness, payloads) */
 } child_t;
@@ -1403,6 +1483,14 @@ static void report_std(child_t *ch) {
     printf(",\"w4_reps\":%ld,\"w4_bytes\":%ld,\"w4_mib_s\":%.1f,\"w4_ms_per_call\":%.3f", ch->w4_reps,
            W4_BYTES, ch->w4_s > 0 ? mib / ch->w4_s : 0,
            ch->w4_reps ? ch->w4_s * 1e3 / (double)ch->w4_reps : 0);
+    for (int blob = 0; blob < 2; blob++) {
+        long reps = blob ? ch->w6_reps : ch->w5_reps;
+        double s = blob ? ch->w6_s : ch->w5_s;
+        double rmib = (double)READ_BYTES * (double)reps / (1024.0 * 1024.0);
+        printf(",\"w%d_reps\":%ld,\"w%d_bytes\":%ld,\"w%d_mib_s\":%.1f,\"w%d_ms_per_read\":%.3f",
+               5 + blob, reps, 5 + blob, READ_BYTES, 5 + blob, s > 0 ? rmib / s : 0, 5 + blob,
+               reps ? s * 1e3 / (double)reps : 0);
+    }
     printf(",\"rss_kb\":%.0f,\"rss_base_kb\":%ld,\"cpu_s\":%.3f,\"wall_s\":%.3f", rss,
            ch->rss_base_kb, cpu, ch->wall);
     printf(",\"idle_ms\":%.0f,\"idle_cpu_ms\":%.3f", ch->idle_ms, ch->idle_cpu_ms);
@@ -1455,6 +1543,8 @@ static int child_op(child_t *ch, const cmd_t *cmd) {
         }
         CHECK(cl_list(cl));
         if (W4_REPS > 0) CHECK(cl_call(cl, &ch->big));
+        if (W5_REPS > 0) CHECK(cl_read(cl, &ch->reads, 0));
+        if (W6_REPS > 0) CHECK(cl_read(cl, &ch->reads, 1));
         ch->wall += (double)(now_ns() - t0) / 1e9;
         return 0;
     }
@@ -1496,6 +1586,19 @@ static int child_op(child_t *ch, const cmd_t *cmd) {
             ch->w4_s += s, ch->wall += s, ch->w4_reps += cmd->n;
         }
         return 0;
+    case OP_W5:
+    case OP_W6: {
+        int blob = cmd->op == OP_W6;
+        t0 = now_ns();
+        for (long i = 0; i < cmd->n; i++) CHECK(cl_read(cl, &ch->reads, blob));
+        double s = (double)(now_ns() - t0) / 1e9;
+        ch->wall += s;
+        if (blob)
+            ch->w6_s += s, ch->w6_reps += cmd->n;
+        else
+            ch->w5_s += s, ch->w5_reps += cmd->n;
+        return 0;
+    }
     case OP_IDLE: {
         double c0 = cpu_s();
         usleep((useconds_t)cmd->n * 1000);
@@ -1601,6 +1704,17 @@ static void child_main(int is_mcpc, int cmd_fd, int ack_fd) {
     ch.cl.is_mcpc = is_mcpc;
     payload_make(&ch.small, 32);
     if (W4_REPS > 0) payload_make(&ch.big, (size_t)W4_BYTES);
+    ch.reads.len = (size_t)READ_BYTES;
+    if (W5_REPS > 0 || W6_REPS > 0) {
+        /* W4's payload when it is the same size: no second copy in every client's RSS */
+        if (W4_REPS > 0 && READ_BYTES == W4_BYTES) {
+            ch.reads.text = ch.big.text;
+        } else {
+            ch.reads.own = xmalloc(ch.reads.len + 1);
+            bench_text_fill(ch.reads.own, ch.reads.len);
+            ch.reads.text = ch.reads.own;
+        }
+    }
     ch.lat_us = xmalloc(sizeof(double) * (size_t)(W1_N + 1));
     memset(ch.lat_us, 0, sizeof(double) * (size_t)(W1_N + 1));
     ch.rss_base_kb = proc_status_kb("VmRSS");
@@ -1614,6 +1728,7 @@ static void child_main(int is_mcpc, int cmd_fd, int ack_fd) {
     if (ch.cl.mc || ch.cl.raw) cl_close(&ch.cl);
     payload_free(&ch.small);
     payload_free(&ch.big);
+    free(ch.reads.own);
     free(ch.lat_us);
     fflush(stdout);
     exit(0);
@@ -1737,6 +1852,10 @@ static void run_std(void) {
         if (part(W3_REPS, B, r)) all_do((int)r, OP_W3, 0, part(W3_REPS, B, r), 0);
     for (long r = 0; r < B; r++)
         if (part(W4_REPS, B, r)) all_do((int)r, OP_W4, 0, part(W4_REPS, B, r), 0);
+    for (long r = 0; r < B; r++)
+        if (part(W5_REPS, B, r)) all_do((int)r, OP_W5, 0, part(W5_REPS, B, r), 0);
+    for (long r = 0; r < B; r++)
+        if (part(W6_REPS, B, r)) all_do((int)r, OP_W6, 0, part(W6_REPS, B, r), 0);
     if (IDLE_MS > 0) all_do(0, OP_IDLE, 0, IDLE_MS, 0);
     for (int i = 0; i < g_nkids; i++) kid_do(&g_kids[i], OP_REPORT, 0, 0, 0);
     kids_finish();
@@ -1888,6 +2007,10 @@ int main(int argc, char **argv) {
     TOOLS = env_long("BENCH_TOOLS", 1000);
     W4_REPS = env_long("BENCH_W4_REPS", 50);
     W4_BYTES = env_long("BENCH_W4_BYTES", 1l << 20);
+    W5_REPS = env_long("BENCH_W5_REPS", 50);
+    W6_REPS = env_long("BENCH_W6_REPS", 50);
+    /* bench_server reads the same variable for the size of its two resources */
+    READ_BYTES = env_long("BENCH_READ_BYTES", 1l << 20);
     WARMUP = env_long("BENCH_WARMUP", 200);
     BLOCKS = env_long("BENCH_BLOCKS", 5);
     INIT_REPS = env_long("BENCH_INIT_REPS", 5);
@@ -1898,6 +2021,9 @@ int main(int argc, char **argv) {
     if (INIT_REPS > 64) INIT_REPS = 64;
     if ((size_t)W4_BYTES * 2 + (1u << 20) > (16u << 20))
         g_max_message = (size_t)W4_BYTES * 2 + (1u << 20);
+    if ((size_t)READ_BYTES * 2 + (1u << 20) > (16u << 20) &&
+        (size_t)READ_BYTES * 2 + (1u << 20) > g_max_message)
+        g_max_message = (size_t)READ_BYTES * 2 + (1u << 20);
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
         rl.rlim_cur = rl.rlim_max;

@@ -20,6 +20,8 @@ STD_ROWS = [
     ("w3_ms_per_list", "W3 list 1000 tools (ms per listing)", "low", {"stdio": 1.5, "http": 1.5}),
     ("w4_mib_s", "W4 1 MiB echo (MiB/s)", "high", {"stdio": 0.85, "http": 0.85}),
     ("w4_ms_per_call", "W4 ms per 1 MiB call", "low", None),
+    ("w5_mib_s", "W5 1 MiB text resource read (MiB/s)", "high", None),
+    ("w6_mib_s", "W6 1 MiB blob resource read (MiB/s, decoded)", "high", None),
     ("rss_kb", "peak RSS of the client process (kB)", "low", None),
     ("rss_base_kb", "… of which the harness before connecting (kB)", None, None),
     ("cpu_s", "client CPU seconds, whole run", "low", None),

@@ -28,10 +28,12 @@ import report  # noqa: E402
 
 STD_KEYS = ("client init_ms w1_n w1_calls_s w1_mean_us w1_p50_us w1_p99_us w2_n w2_conc "
             "w2_calls_s w3_reps w3_ms_per_list w4_reps w4_bytes w4_mib_s w4_ms_per_call "
+            "w5_reps w5_bytes w5_mib_s w5_ms_per_read w6_reps w6_bytes w6_mib_s w6_ms_per_read "
             "rss_kb cpu_s wall_s").split()
 
 QUICK = {
     "BENCH_W1_N": "300", "BENCH_W2_N": "2000", "BENCH_W3_REPS": "2", "BENCH_W4_REPS": "3",
+    "BENCH_W5_REPS": "3", "BENCH_W6_REPS": "3",
     "BENCH_WARMUP": "50", "BENCH_BLOCKS": "2", "BENCH_INIT_REPS": "2", "BENCH_IDLE_MS": "100",
     "BENCH_CURVE_N": "400", "BENCH_CURVE_CONCS": "1,64", "BENCH_CURVE_CLIENTS": "1,4",
     "BENCH_CURVE_SIZES": "32,1048576", "BENCH_CURVE_BYTES": "4194304",
@@ -137,12 +139,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/bench")
     ap.add_argument("--quick", action="store_true", help="small sizes (CI smoke test), curves too")
-    ap.add_argument("--curves", action="store_true", help="the growth curves instead of W1..W4")
+    ap.add_argument("--curves", action="store_true", help="the growth curves instead of W1..W6")
     ap.add_argument("--out", default=None)
     ap.add_argument("--transports", default="stdio,stdio-1cpu,stdio-2cpu,http-json,http-json-1cpu,http-sse")
     ap.add_argument("--client", default="both", choices=["both", "mcpc", "raw"])
     ap.add_argument("--repeat", type=int, default=1,
-                    help="W1..W4 runs per transport, the clients' start order taking turns; figures are their medians")
+                    help="W1..W6 runs per transport, the clients' start order taking turns; figures are their medians")
     a = ap.parse_args()
     bench = os.path.join(a.bin, "mcpc_bench")
     server = os.path.join(a.bin, "bench_server")

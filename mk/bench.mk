@@ -1,5 +1,5 @@
 # Benchmarks (issue 9): mcpc against a raw floor, over stdio, HTTP+JSON and HTTP+SSE.
-#   make bench          W1..W4 at full size, four runs per transport (start order taking turns), table of the
+#   make bench          W1..W6 at full size, four runs per transport (start order taking turns), table of the
 #                       median figures and their ratios (mcpc/raw)
 #   make bench-quick    the same at small sizes (twice, each start order) and a few curve points (smoke test, < 30 s)
 #   make bench-curves   calls in flight 1..1024, clients 1..100, sizes 32 B..16 MiB
@@ -12,11 +12,11 @@ BENCH_PROGS  := $(BENCH_DIR)/bench_server $(BENCH_DIR)/mcpc_bench
 
 .PHONY: bench bench-quick bench-curves bench-build
 
-$(BENCH_DIR)/bench_server: benches/bench_server.c benches/bench_buf.h benches/json_lite.h
+$(BENCH_DIR)/bench_server: benches/bench_server.c benches/bench_buf.h benches/bench_data.h benches/json_lite.h
 	@mkdir -p $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) $< -o $@
 
-$(BENCH_DIR)/mcpc_bench: benches/mcpc_bench.c benches/bench_buf.h benches/json_lite.h include/mcpc.h lib
+$(BENCH_DIR)/mcpc_bench: benches/mcpc_bench.c benches/bench_buf.h benches/bench_data.h benches/json_lite.h include/mcpc.h lib
 	@mkdir -p $(BENCH_DIR)
 	$(CC) $(BENCH_CFLAGS) $< -L$(RELEASE) -lmcpc -lpthread -lm \
 		-Wl,-rpath,'$$ORIGIN/../../$(RELEASE)' -o $@

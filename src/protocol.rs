@@ -133,6 +133,7 @@ pub fn accept_discover(result: Box<RawValue>, how: &'static str) -> Result<Disco
         return Ok(Discovered::Modern(Session {
             version: MODERN_VERSION.to_string(),
             negotiated_by: how,
+            capabilities: ServerCapabilities::read(result.get()),
             init_result: result,
             modern: true,
         }));
@@ -237,8 +238,47 @@ pub struct Session {
     pub negotiated_by: &'static str,
     /// The server's `initialize` (or, under 2026-07-28, `server/discover`) result, as sent.
     pub init_result: Box<RawValue>,
+    /// What the client reads of `init_result`'s `capabilities`.
+    pub capabilities: ServerCapabilities,
     /// True under 2026-07-28.
     pub modern: bool,
+}
+
+/// The lists whose capability may say `listChanged` (see [`ServerCapabilities`]).
+const LISTS: [&str; 3] = ["tools", "resources", "prompts"];
+
+/// What the client reads of the server's `capabilities`: read once at connect,
+/// where each listing and the log level would otherwise parse the result again.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServerCapabilities {
+    /// `logging` is there (whatever its value).
+    pub logging: bool,
+    /// `listChanged` is `true` in each of [`LISTS`].
+    list_changed: [bool; 3],
+}
+
+impl ServerCapabilities {
+    /// Reads them from an `initialize` (or `server/discover`) result; none from text
+    /// that is not JSON.
+    pub fn read(init_result: &str) -> Self {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(init_result) else {
+            return Self::default();
+        };
+        let caps = &v["capabilities"];
+        ServerCapabilities {
+            logging: caps.get("logging").is_some(),
+            list_changed: LISTS.map(|list| caps[list]["listChanged"] == true),
+        }
+    }
+
+    /// Whether the capability `list` (`tools`, `resources` or `prompts`) says
+    /// `listChanged: true`.
+    pub fn list_changed(&self, list: &str) -> bool {
+        LISTS
+            .iter()
+            .position(|l| *l == list)
+            .is_some_and(|i| self.list_changed[i])
+    }
 }
 
 #[derive(Deserialize)]
@@ -289,6 +329,7 @@ pub fn accept_initialize(result: Box<RawValue>, how: &'static str) -> Result<Ses
     Ok(Session {
         version,
         negotiated_by: how,
+        capabilities: ServerCapabilities::read(result.get()),
         init_result: result,
         modern: false,
     })
@@ -336,6 +377,29 @@ mod tests {
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_string()).unwrap()
+    }
+
+    #[test]
+    fn server_capabilities_read_once() {
+        let caps = ServerCapabilities::read(
+            r#"{"capabilities":{"logging":null,"tools":{"listChanged":true},"resources":{"listChanged":1},"prompts":{}}}"#,
+        );
+        assert!(caps.logging);
+        assert!(caps.list_changed("tools"));
+        assert!(!caps.list_changed("resources"));
+        assert!(!caps.list_changed("prompts"));
+        assert!(!caps.list_changed("other"));
+        for none in [
+            "{}",
+            r#"{"capabilities":[]}"#,
+            r#"{"capabilities":{"tools":true}}"#,
+            "not JSON",
+        ] {
+            assert_eq!(ServerCapabilities::read(none), ServerCapabilities::default(), "{none}");
+        }
+        // A key given twice: the last, as a parse into a value takes it.
+        let twice = ServerCapabilities::read(r#"{"capabilities":{"tools":{"listChanged":true},"tools":{}}}"#);
+        assert!(!twice.list_changed("tools"));
     }
 
     #[test]

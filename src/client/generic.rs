@@ -10,9 +10,11 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::op::{spawn_op, OpState, OpTracker};
+use super::router::Reader;
 use super::{Client, Control, MAX_INPUT_ROUNDS};
 use crate::error::{quote, Error, Result, Status};
 use crate::jsonrpc::Serialized;
+use crate::result::ResultJson;
 
 /// Methods that belong to the session itself: a generic request or notification
 /// must not send them behind the client's back.
@@ -75,6 +77,23 @@ impl Client {
     /// result is sent again with its `requestState`, as for a tool call; a JSON-RPC
     /// error is `MCPC_ERR_RPC` (or the status of its MCP code) with its code.
     pub async fn request_raw(&self, method: &str, params_json: Option<&str>, ctl: &Control) -> Result<Box<RawValue>> {
+        self.request_json(method, params_json, ctl, Reader::Json)
+            .await?
+            .into_raw()
+            .map_err(|e| e.context(method.to_string()))
+    }
+
+    /// [`request_raw`](Self::request_raw), the result handed over as the router
+    /// gives it (`reader` says what it may read it as), unchecked before
+    /// 2026-07-28, so that its reader reads it once. After, it is checked whole
+    /// first, as it may ask for input.
+    pub(super) async fn request_json(
+        &self,
+        method: &str,
+        params_json: Option<&str>,
+        ctl: &Control,
+        reader: Reader,
+    ) -> Result<ResultJson> {
         checked_method(method, "request")?;
         let base = params_object(params_json)?;
         let wants_progress = ctl.progress.is_some() || ctl.reset_on_progress;
@@ -100,7 +119,7 @@ impl Client {
                 timeout: Some(deadline.saturating_duration_since(Instant::now())),
                 ..ctl.clone()
             };
-            let raw = self
+            let json = self
                 .request(
                     id,
                     method.clone(),
@@ -110,10 +129,13 @@ impl Client {
                     true,
                     headers.clone(),
                     0,
+                    reader,
                 )
-                .await?
-                .into_raw()
-                .map_err(|e| e.context(ctx()))?;
+                .await?;
+            if !self.is_modern() {
+                return Ok(json);
+            }
+            let raw = json.into_raw().map_err(|e| e.context(ctx()))?;
             if let Some(round) = self
                 .input_round(raw.get(), deadline, ctl.cancel.as_ref(), round == MAX_INPUT_ROUNDS)
                 .await
@@ -122,7 +144,7 @@ impl Client {
                 (state, responses) = round;
                 continue;
             }
-            return Ok(raw);
+            return Ok(raw.into());
         }
         Err(super::ops::too_many_rounds().context(ctx()))
     }

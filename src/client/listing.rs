@@ -131,8 +131,7 @@ impl Client {
     pub(super) fn keep_for(&self, kind: super::cache::Kind, ttl: Option<i64>) -> super::cache::Keep {
         let list_changed = !self.is_modern()
             && self.transport.hears_unsolicited()
-            && serde_json::from_str::<serde_json::Value>(self.session.init_result.get())
-                .is_ok_and(|v| v["capabilities"][kind.capability()]["listChanged"] == true);
+            && self.session.capabilities.list_changed(kind.capability());
         super::cache::keep_for(self.is_modern(), ttl, list_changed)
     }
 
@@ -176,6 +175,9 @@ impl Client {
                     true,
                     Vec::new(),
                     0,
+                    // Any JSON (`Reader::Json`), the default: naming it here would make the
+                    // listings import the router, which imports them (a cycle).
+                    Default::default(),
                 )
                 .await?
                 .into_raw()

@@ -94,9 +94,7 @@ impl Client {
         if self.is_modern() {
             return; // carried by each request's `_meta`
         }
-        let has_logging = serde_json::from_str::<serde_json::Value>(self.session.init_result.get())
-            .is_ok_and(|v| v["capabilities"].get("logging").is_some());
-        if has_logging {
+        if self.session.capabilities.logging {
             // Bounded apart from the connect's own timeout: a server that ignores it
             // must not hold the connect.
             let ctl = Control {

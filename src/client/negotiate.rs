@@ -125,6 +125,7 @@ impl Client {
                 version: String::new(),
                 negotiated_by: "",
                 init_result: RawValue::from_string("{}".into()).expect("static JSON"),
+                capabilities: Default::default(),
                 modern: false,
             },
             param_headers: Mutex::new(HashMap::new()),
@@ -333,6 +334,7 @@ impl Client {
                 cancellable,
                 Vec::new(),
                 0,
+                Reader::Json,
             )
             .await?
             .into_raw()
@@ -357,6 +359,7 @@ impl Client {
                 false,
                 Vec::new(),
                 0,
+                Reader::Json,
             )
             .await
             .map_err(|e| match e.status {

@@ -96,7 +96,8 @@ pub(super) fn tool_param_headers(tool: &Tool) -> std::result::Result<Vec<ParamHe
 
 impl Client {
     /// Sends one request and waits for its outcome, its timeout, or its cancellation.
-    /// `name` names the tool (or other target) in error messages.
+    /// `name` names the tool (or other target) in error messages; `reader` says what
+    /// the router may read the result as, with its response.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn request<P: jsonrpc::Params + ?Sized>(
         &self,
@@ -108,6 +109,7 @@ impl Client {
         cancellable: bool,
         headers: Vec<(String, String)>,
         params_len: usize,
+        reader: Reader,
     ) -> Result<ResultJson> {
         let ctx = || match name {
             Some(n) => format!("{method} {}", quote(n)),
@@ -134,12 +136,7 @@ impl Client {
                     progress: progress.clone(),
                     since: start,
                     deadline: None,
-                    // Before 2026-07-28 the results of these are always of their type.
-                    reader: match &*method {
-                        "tools/call" if !self.is_modern() => Reader::Call,
-                        "tools/list" if !self.is_modern() => Reader::Page,
-                        _ => Reader::Json,
-                    },
+                    reader,
                 },
             )
             .map_err(|e| e.context(ctx()))?;
@@ -204,6 +201,16 @@ impl Client {
                     sleep.as_mut().reset(clamp(Instant::now() + timeout));
                 }
             }
+        }
+    }
+
+    /// `reader` before 2026-07-28, where a result is always of its request's type;
+    /// after, any result may ask for input, and is read as JSON first.
+    pub(super) fn reader_before_modern(&self, reader: Reader) -> Reader {
+        if self.is_modern() {
+            Reader::Json
+        } else {
+            reader
         }
     }
 
@@ -284,6 +291,7 @@ impl Client {
                     true,
                     Vec::new(),
                     0,
+                    self.reader_before_modern(Reader::Page),
                 )
                 .await?;
             *ttl = super::cache::shortest(*ttl, raw.get());
@@ -401,6 +409,7 @@ impl Client {
                     true,
                     headers,
                     params_len,
+                    self.reader_before_modern(Reader::Call),
                 )
                 .await
             {

@@ -28,7 +28,7 @@ impl Client {
                 continue;
             };
             let Some(schema) = v.get("outputSchema") else { continue };
-            match output_schema::compile(&schema.to_string()) {
+            match output_schema::compile_parsed(schema) {
                 Ok(s) => {
                     kept.insert(tool.name.clone(), Arc::new(s));
                 }

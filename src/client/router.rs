@@ -49,19 +49,22 @@ pub(super) struct Waiter {
 /// would grow and trim the heap around those three buffers on every call, each
 /// growth faulting in fresh pages: slower, though with fewer instructions
 /// (docs/performance.md). A larger call result in a message handed over whole
-/// (`Sink::deliver_whole`) is read by the router too: it is then kept as a slice of
-/// that message, with no copy.
+/// (`Sink::deliver_whole`) is read by the router too, and so is a read's: it is then
+/// kept as a slice of that message, with no copy.
 pub(super) const ROUTER_READS_UP_TO: usize = 64 * 1024;
 
 /// What a request's result is, for the router to read it with its response.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, Default, PartialEq)]
 pub(super) enum Reader {
     /// Any JSON, read by whoever waits for it.
+    #[default]
     Json,
     /// A `CallToolResult`.
     Call,
     /// A `ListToolsResult`.
     Page,
+    /// A `ReadResourceResult`.
+    Read,
 }
 
 impl Waiter {
@@ -224,10 +227,10 @@ impl Shared {
         }
     }
 
-    /// Routes a response to a `tools/call` or a `tools/list` in the usual shape,
-    /// read in one pass: the envelope up to the result ([`jsonrpc::response_head`]),
-    /// then the rest checked and read as the result ([`result::call_result_read`],
-    /// [`result::page_read`]), so that the result is not scanned for its end by the
+    /// Routes a response to a `tools/call`, a `tools/list` or a `resources/read` in
+    /// the usual shape, read in one pass: the envelope up to the result
+    /// ([`jsonrpc::response_head`]), then the rest checked and read as the result
+    /// ([`result::call_result_read`], [`result::page_read`], [`result::contents_read`]), so that the result is not scanned for its end by the
     /// router and then again by its reader. False, with nothing done, for any other
     /// message, for a request whose result is read elsewhere, and for a direct call
     /// when this may be the host's thread (`host`); [`jsonrpc::decode`] then reads
@@ -246,7 +249,7 @@ impl Shared {
             Some(w) if !(host && matches!(w.reply, Reply::Call(_))) => w.reader,
             _ => Reader::Json,
         };
-        if large && reader != Reader::Call {
+        if large && !matches!(reader, Reader::Call | Reader::Read) {
             return false;
         }
         // The head is ASCII, and so is what follows the result: the message is
@@ -259,6 +262,7 @@ impl Shared {
         };
         let read = match reader {
             Reader::Call => result::call_result_read(text, owner).map(ResultJson::from_call),
+            Reader::Read => result::contents_read(text, owner).map(ResultJson::from_contents),
             _ => result::page_read(text).map(|page| ResultJson::from_page(text, page)),
         };
         let Some(read) = read else {

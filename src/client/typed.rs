@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::router::Reader;
 use super::{Client, Control};
 use crate::error::{quote, Error, Result, Status};
-use crate::result::{self, Contents};
+use crate::result::{self, Contents, ResultJson, Text};
 
 /// What a completion completes an argument of.
 #[derive(Clone, Copy, Debug)]
@@ -48,21 +49,47 @@ fn non_empty(s: &str, what: &str) -> Result<()> {
 
 impl Client {
     /// The generic request, sent once more when the HTTP session expired under it
-    /// (as the listings do: the transport has opened a new one by then).
-    async fn typed(&self, method: &str, params: &Value, ctl: &Control) -> Result<String> {
+    /// (as the listings do: the transport has opened a new one by then); its result
+    /// as the router hands it over (see [`Client::request_json`]).
+    async fn typed_json(&self, method: &str, params: &Value, ctl: &Control, reader: Reader) -> Result<ResultJson> {
         let text = params.to_string();
-        let raw = match self.request_raw(method, Some(&text), ctl).await {
-            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => self.request_raw(method, Some(&text), ctl).await,
+        match self.request_json(method, Some(&text), ctl, reader).await {
+            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => {
+                self.request_json(method, Some(&text), ctl, reader).await
+            }
             other => other,
-        }?;
+        }
+    }
+
+    /// [`typed_json`](Self::typed_json), the result checked as one JSON value.
+    async fn typed(&self, method: &str, params: &Value, ctl: &Control) -> Result<String> {
+        let raw = self
+            .typed_json(method, params, ctl, Reader::Json)
+            .await?
+            .into_raw()
+            .map_err(|e| e.context(method.to_string()))?;
         Ok(raw.get().to_string())
     }
 
-    /// `resources/read` of `uri`: its contents, blobs decoded.
+    /// `resources/read` of `uri`: its contents, blobs decoded. A result in the
+    /// usual shape is read once, by the router or here ([`ResultJson::into_contents`]);
+    /// any other is checked as JSON, then read by serde, which says what is wrong.
     pub async fn read_resource(&self, uri: &str, ctl: &Control) -> Result<Contents> {
         non_empty(uri, "resource URI")?;
-        let raw = self.typed("resources/read", &json!({ "uri": uri }), ctl).await?;
-        result::parse_contents(&raw).map_err(|e| e.context(format!("resources/read {}", quote(uri))))
+        let reader = self.reader_before_modern(Reader::Read);
+        let json = self
+            .typed_json("resources/read", &json!({ "uri": uri }), ctl, reader)
+            .await?;
+        let raw = match json.into_contents() {
+            Ok(contents) => return Ok(contents),
+            Err(json) => json.into_raw().map_err(|e| e.context("resources/read"))?,
+        };
+        let items =
+            result::contents_parsed(raw.get()).map_err(|e| e.context(format!("resources/read {}", quote(uri))))?;
+        Ok(Contents {
+            items,
+            json: Text::Own(raw.into()),
+        })
     }
 
     /// `resources/subscribe` (or `resources/unsubscribe`) of `uri`: the server then

@@ -2,6 +2,7 @@
 //! completion.
 
 use std::ffi::{c_char, CString};
+use std::sync::OnceLock;
 
 use super::boundary::{boundary, status};
 use super::client::{control_from, mcpc_call_opts_t, mcpc_client_t};
@@ -9,7 +10,7 @@ use super::cstr::{opt_str_in, str_in, string_out};
 use super::ptr::{self, Handle, Out};
 use crate::client::Reference;
 use crate::error::{mcpc_status_t, Error, Status};
-use crate::result::{Body, Contents};
+use crate::result::{Body, Contents, Text};
 
 /// The contents of a resource read: one or more entries, each text or a blob.
 /// Immutable: any thread may read it, also concurrently. What it hands out is
@@ -30,7 +31,10 @@ struct Entry {
 
 pub(crate) struct ContentsData {
     entries: Vec<Entry>,
-    json: CString,
+    json: Text,
+    /// A C copy of the JSON, made on first use: a caller that reads only the
+    /// entries never pays for a copy of a large result.
+    json_c: OnceLock<CString>,
 }
 
 /// A string from the server as C text: a NUL inside it (JSON may escape one) is an
@@ -45,6 +49,7 @@ impl ContentsData {
         for item in c.items {
             let (body, is_text) = match item.body {
                 // A text may hold NUL (JSON can escape one): C reads it by its length.
+                // The reader left room for the NUL, so this does not copy.
                 Body::Text(t) => {
                     let mut b = t.into_bytes();
                     b.push(0);
@@ -62,7 +67,8 @@ impl ContentsData {
         }
         Ok(ContentsData {
             entries,
-            json: CString::new(c.json).expect("JSON text holds no NUL"),
+            json: c.json,
+            json_c: OnceLock::new(),
         })
     }
 }
@@ -234,7 +240,11 @@ pub unsafe extern "C" fn mcpc_contents_meta_json(contents: *const mcpc_contents_
 pub unsafe extern "C" fn mcpc_contents_json(contents: *const mcpc_contents_t) -> *const c_char {
     // SAFETY: per the contract.
     boundary("mcpc_contents_json", || {
-        unsafe { ptr::get(contents) }.map_or(std::ptr::null(), |c| c.json.as_ptr())
+        unsafe { ptr::get(contents) }.map_or(std::ptr::null(), |c| {
+            c.json_c
+                .get_or_init(|| CString::new(&*c.json).expect("JSON text holds no NUL"))
+                .as_ptr()
+        })
     })
 }
 

@@ -16,6 +16,7 @@ mod read;
 
 pub use crate::text::{SharedStr, Text};
 pub use content::{check_completion, check_prompt, parse_contents, Body, Content, Contents, MAX_COMPLETION_VALUES};
+pub(crate) use content::{contents_parsed, contents_read, contents_scanned};
 pub(crate) use read::*;
 
 /// One tool: its name, and its JSON exactly as the server sent it.
@@ -242,8 +243,8 @@ pub fn parse_arguments(json: Option<&str>) -> Result<Option<Arguments<'_>>> {
 }
 
 /// A response's `result` as the router hands it to its request: as the server
-/// sent it ([`RawResult`]), or already read by the router (a call result or a page
-/// read with its response). `into_raw` checks it for the readers that keep it whole.
+/// sent it ([`RawResult`]), or already read by the router (a call result, a page or
+/// a read's contents read with its response). `into_raw` checks it for the readers that keep it whole.
 #[derive(Debug)]
 pub struct ResultJson(ResultRepr);
 
@@ -258,6 +259,8 @@ enum ResultRepr {
     Call(CallResult),
     /// A `tools/list` result that the router read already, and its text.
     Page(Box<str>, PageRead),
+    /// A `resources/read` result that the router read already.
+    Read(Contents),
 }
 
 impl ResultJson {
@@ -268,6 +271,7 @@ impl ResultJson {
             ResultRepr::Unchecked(text) => text,
             ResultRepr::Call(result) => &result.raw,
             ResultRepr::Page(text, _) => text,
+            ResultRepr::Read(contents) => &contents.json,
         }
     }
 
@@ -279,6 +283,25 @@ impl ResultJson {
     /// A page read with its response.
     pub(crate) fn from_page(text: &str, page: PageRead) -> Self {
         ResultJson(ResultRepr::Page(text.into(), page))
+    }
+
+    /// A read's contents read with their response.
+    pub(crate) fn from_contents(contents: Contents) -> Self {
+        ResultJson(ResultRepr::Read(contents))
+    }
+
+    /// A read's contents: read by the router already, or now by one checking pass
+    /// ([`contents_scanned`]) over the text kept as it came; else the JSON back, for
+    /// serde to read and say what is wrong with it.
+    pub(crate) fn into_contents(self) -> std::result::Result<Contents, Self> {
+        let json = match self.0 {
+            ResultRepr::Read(contents) => return Ok(contents),
+            other => ResultJson(other).into_text(),
+        };
+        match contents_scanned(&json) {
+            Some(items) => Ok(Contents { items, json }),
+            None => Err(ResultJson(ResultRepr::Unchecked(json))),
+        }
     }
 
     /// The page, if the router read it already; else the JSON back.
@@ -304,6 +327,7 @@ impl ResultJson {
             ResultRepr::Unchecked(text) => text,
             ResultRepr::Call(result) => result.raw,
             ResultRepr::Page(text, _) => text.into(),
+            ResultRepr::Read(contents) => contents.json,
         }
     }
 
@@ -312,7 +336,9 @@ impl ResultJson {
     pub fn into_raw(self) -> Result<Box<RawValue>> {
         let text = match self.0 {
             ResultRepr::Checked(raw) => return Ok(raw),
-            ResultRepr::Unchecked(text) | ResultRepr::Call(CallResult { raw: text, .. }) => text.into_string(),
+            ResultRepr::Unchecked(text)
+            | ResultRepr::Call(CallResult { raw: text, .. })
+            | ResultRepr::Read(Contents { json: text, .. }) => text.into_string(),
             ResultRepr::Page(text, _) => text.into(),
         };
         RawValue::from_string(text)

@@ -32,9 +32,39 @@ impl std::fmt::Debug for OutputSchema {
 /// Compiles a tool's `outputSchema` (its JSON); why not, when it cannot be.
 pub fn compile(schema: &str) -> Result<OutputSchema, String> {
     if schema.len() > MAX_SCHEMA {
-        return Err(format!("the schema is over {MAX_SCHEMA} bytes"));
+        return Err(too_large());
     }
     let value: Value = serde_json::from_str(schema).map_err(|e| format!("not JSON: {e}"))?;
+    build(&value)
+}
+
+/// [`compile`] of a schema parsed already (with its tool), whose JSON is counted as
+/// it is written compactly: its size limit as when it was written out to be compiled.
+pub fn compile_parsed(schema: &Value) -> Result<OutputSchema, String> {
+    /// Counts what would be written.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut len = Count(0);
+    serde_json::to_writer(&mut len, schema).expect("a JSON value serializes");
+    if len.0 > MAX_SCHEMA {
+        return Err(too_large());
+    }
+    build(schema)
+}
+
+fn too_large() -> String {
+    format!("the schema is over {MAX_SCHEMA} bytes")
+}
+
+fn build(value: &Value) -> Result<OutputSchema, String> {
     if !value.is_object() {
         return Err("not an object".into());
     }
@@ -42,7 +72,7 @@ pub fn compile(schema: &str) -> Result<OutputSchema, String> {
     if value.get("$schema").is_none() {
         options = options.with_draft(jsonschema::Draft::Draft202012);
     }
-    options.build(&value).map(OutputSchema).map_err(|e| e.to_string())
+    options.build(value).map(OutputSchema).map_err(|e| e.to_string())
 }
 
 impl OutputSchema {
@@ -98,5 +128,22 @@ mod tests {
         // A local $ref is fine.
         let l = compile(r##"{"$defs":{"n":{"type":"number"}},"properties":{"a":{"$ref":"#/$defs/n"}}}"##).unwrap();
         assert!(l.check(Some(r#"{"a":"x"}"#)).is_err());
+    }
+
+    #[test]
+    fn parsed_schemas_compile_as_their_json_does() {
+        let v = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+        let s = compile_parsed(&v(r#"{"type":"object","required":["sum"]}"#)).unwrap();
+        assert!(s.check(Some(r#"{"sum":5}"#)).is_ok());
+        assert!(s.check(Some("{}")).is_err());
+        assert_eq!(compile_parsed(&v("[1]")).unwrap_err(), "not an object");
+        assert!(compile_parsed(&v(r#"{"$ref":"https://example.com/s.json"}"#)).is_err());
+        // The limit counts the schema as written compactly: white space aside.
+        let room = MAX_SCHEMA - r#"{"description":""}"#.len();
+        let fits = format!(r#"{{ "description" : "{}" }}"#, "x".repeat(room));
+        assert!(fits.len() > MAX_SCHEMA);
+        assert!(compile_parsed(&v(&fits)).is_ok());
+        let over = format!(r#"{{"description":"{}"}}"#, "x".repeat(room + 1));
+        assert_eq!(compile_parsed(&v(&over)).unwrap_err(), compile(&over).unwrap_err());
     }
 }
