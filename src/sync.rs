@@ -1,16 +1,17 @@
 //! The primitives of the concurrency core (an operation's completion-or-cancel
 //! decision, the operation tracker, the parker's state and its eventfd, the
-//! router's table of pending requests and deadlines): loom's when model-checked
+//! router's table of pending requests and deadlines, the turns at a stdio
+//! server's stdout): loom's when model-checked
 //! (`--cfg mcpc_loom`, `make loom`), so that the models explore the real code; the
 //! standard library's and the system's otherwise, at no cost.
 
 #[cfg(mcpc_loom)]
-pub(crate) use loom::sync::atomic::{AtomicU8, AtomicUsize};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize};
 #[cfg(mcpc_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 pub(crate) use std::sync::atomic::Ordering;
 #[cfg(not(mcpc_loom))]
-pub(crate) use std::sync::atomic::{AtomicU8, AtomicUsize};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize};
 #[cfg(not(mcpc_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 

@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use tokio::process::Command;
 use tokio::sync::{watch, Notify};
@@ -27,11 +26,13 @@ use crate::framing::LineFramer;
 mod child;
 mod pipe;
 mod reader;
+mod turns;
 mod writer;
 
 use child::*;
 use pipe::*;
 use reader::*;
+use turns::Turns;
 use writer::*;
 
 /// Called with each line the server writes to stderr (without its line end).
@@ -149,10 +150,7 @@ impl StdioTransport {
         let reader = Arc::new(Reader {
             fd,
             watch,
-            busy: AtomicBool::new(false),
-            watch_off: AtomicBool::new(false),
-            rearm_pending: AtomicBool::new(false),
-            claimant: AtomicUsize::new(0),
+            turns: Turns::new(),
             handback: Notify::new(),
             state: Mutex::new(ReadState {
                 framer: LineFramer::new(cfg.max_message_size),
@@ -205,7 +203,7 @@ impl Drive for StdioTransport {
     }
 
     fn release(&self, parker: &Parker) {
-        if self.reader.unclaim(parker) && !self.reader.rearm_pending.swap(true, Ordering::SeqCst) {
+        if self.reader.turns.unclaim(parker_id(parker)) {
             crate::drive::runtime::handle().spawn(rearm_later(Arc::downgrade(&self.reader)));
         }
     }
@@ -224,10 +222,7 @@ impl Transport for StdioTransport {
         // A message sent while the watch is left off after a blocking call (an
         // asynchronous call's request, say) has its answer read by the reader task:
         // arm the watch now rather than at the next check.
-        let reader = &self.reader;
-        if reader.watch_off.load(Ordering::SeqCst) && reader.try_acquire() {
-            reader.hand_to_task();
-        }
+        self.reader.turns.rearm_for_send(&*self.reader);
         let mut body = msg.body;
         body.push(b'\n');
         self.writer.send(body)
@@ -263,6 +258,7 @@ impl Drop for StdioTransport {
 mod tests {
     use super::*;
     use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+    use std::sync::atomic::Ordering;
 
     fn pipe_size(fd: &OwnedFd) -> usize {
         nix::fcntl::fcntl(fd.as_raw_fd(), nix::fcntl::FcntlArg::F_GETPIPE_SZ).expect("F_GETPIPE_SZ") as usize

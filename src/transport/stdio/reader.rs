@@ -1,6 +1,7 @@
 //! The read side of the child's stdout, shared by the reader task and a caller's
 //! thread blocked in a call (see [`crate::drive`]).
 
+use super::turns::{PipeWatch, Turns};
 use super::SinkRef;
 use super::*;
 use crate::drive::park::Parker;
@@ -12,7 +13,6 @@ use nix::sys::epoll::{Epoll, EpollEvent, EpollFlags, EpollTimeout};
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
@@ -39,9 +39,7 @@ pub(super) async fn rearm_later(reader: std::sync::Weak<Reader>) {
     loop {
         tokio::time::sleep(REARM_AFTER).await;
         let Some(reader) = reader.upgrade() else { return };
-        if reader.try_acquire() {
-            reader.rearm_pending.store(false, Ordering::SeqCst);
-            reader.hand_to_task();
+        if reader.turns.rearm_if_free(&*reader) {
             return;
         }
     }
@@ -49,7 +47,7 @@ pub(super) async fn rearm_later(reader: std::sync::Weak<Reader>) {
 
 /// The read side of the child's stdout, shared by the reader task and a caller's
 /// thread blocked in a call ([`Drive::drive`](crate::drive::Drive::drive)). One of them reads at a time
-/// (`busy`). A caller's thread delivers only responses: at the first other message it
+/// ([`Turns`]). A caller's thread delivers only responses: at the first other message it
 /// stops, leaving that line and the ones after it to the reader task, in order, so
 /// notification and progress callbacks keep running on mcpc's threads, and a call's
 /// progress callbacks all run before its response completes it.
@@ -60,15 +58,9 @@ pub(super) struct Reader {
     /// and a caller's thread disarms it while it reads, so the task (and the runtime
     /// thread it runs on) is not woken for what the caller reads itself.
     pub(super) watch: AsyncFd<Watch>,
-    pub(super) busy: AtomicBool,
-    /// A claimer disarmed the watch and left it so ([`REARM_AFTER`]): the next
-    /// claimer need not disarm it. Whoever arms it clears this first.
-    pub(super) watch_off: AtomicBool,
-    /// A task that arms the watch again is on its way ([`rearm_later`]).
-    pub(super) rearm_pending: AtomicBool,
-    /// The parker (its address) of the caller's thread that holds `busy` between its
-    /// turns at reading ([`Drive::claim`](crate::drive::Drive::claim)); 0 when none does.
-    pub(super) claimant: AtomicUsize,
+    /// Whose turn it is; a caller's thread is named by its parker ([`parker_id`]).
+    /// The watch is left off after a blocking call ([`REARM_AFTER`]).
+    pub(super) turns: Turns,
     /// Wakes the reader task when a caller stops reading with work left.
     pub(super) handback: Notify,
     pub(super) state: Mutex<ReadState>,
@@ -105,46 +97,6 @@ pub(super) enum ReadEnd {
 impl Reader {
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, ReadState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(super) fn try_acquire(&self) -> bool {
-        self.busy
-            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    }
-
-    pub(super) fn release(&self) {
-        self.busy.store(false, Ordering::SeqCst);
-    }
-
-    /// Arms the one-shot watch (level-triggered: what is already in the pipe
-    /// fires at once), or disarms it.
-    pub(super) fn arm(&self, on: bool) {
-        let events = if on {
-            EpollFlags::EPOLLIN | EpollFlags::EPOLLONESHOT
-        } else {
-            EpollFlags::EPOLLONESHOT
-        };
-        let _ = self
-            .watch
-            .get_ref()
-            .0
-            .modify(self.fd.as_fd(), &mut EpollEvent::new(events, 0));
-    }
-
-    /// Gives the pipe back to the reader task: releases `busy`, then arms the watch.
-    /// In that order: an event that fired while `busy` was still held would find
-    /// the pipe taken, and the one-shot watch would stay off with a message waiting.
-    pub(super) fn hand_to_task(&self) {
-        self.watch_off.store(false, Ordering::SeqCst);
-        self.release();
-        self.arm(true);
-    }
-
-    /// Arms the watch: the pipe is the reader task's again.
-    pub(super) fn rearm(&self) {
-        self.watch_off.store(false, Ordering::SeqCst);
-        self.arm(true);
     }
 
     pub(super) fn read_some(&self, buf: &mut [u8]) -> nix::Result<usize> {
@@ -206,48 +158,20 @@ impl Reader {
     }
 
     /// Reserves reading for a caller's thread before it sends its request (see
-    /// [`Drive::claim`](crate::drive::Drive::claim)): `busy` taken and the watch disarmed now, so that
-    /// the response cannot wake the reader task's runtime thread in the moment
-    /// between the request going out and the caller's first turn. Disarming only
-    /// at that turn loses the race to a fast server when there are other CPUs
-    /// (docs/decisions/0003-caller-drives-its-io.md).
+    /// [`Drive::claim`](crate::drive::Drive::claim) and [`Turns::claim`]). Disarming only at
+    /// the caller's first turn loses the race to a fast server when there are
+    /// other CPUs (docs/decisions/0003-caller-drives-its-io.md).
     pub(super) fn claim(&self, parker: &Parker) -> bool {
-        if !self.try_acquire() {
-            return false;
-        }
-        if !self.watch_off.load(Ordering::SeqCst) {
-            self.arm(false);
-        }
-        self.claimant.store(parker_id(parker), Ordering::SeqCst);
-        true
-    }
-
-    /// Ends a claim that this thread still holds, leaving the watch disarmed for
-    /// the next call (see [`REARM_AFTER`]): true if it ended one.
-    pub(super) fn unclaim(&self, parker: &Parker) -> bool {
-        if self
-            .claimant
-            .compare_exchange(parker_id(parker), 0, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
-            self.watch_off.store(true, Ordering::SeqCst);
-            self.release();
-            return true;
-        }
-        false
+        self.turns.claim(parker_id(parker), self)
     }
 
     /// A caller's turn (see [`Drive::drive`](crate::drive::Drive::drive)): waits on the pipe and the
     /// caller's parker, delivering responses, until the parker is woken. Under a
     /// claim, the caller keeps `busy` after a turn that left nothing to hand back.
     pub(super) fn read_here(&self, parker: &Parker) -> bool {
-        let claimed = self.claimant.load(Ordering::SeqCst) == parker_id(parker);
-        if !claimed {
-            if !self.try_acquire() {
-                return false;
-            }
-            self.arm(false);
-        }
+        let Some(claimed) = self.turns.begin(parker_id(parker), self) else {
+            return false;
+        };
         let mut guard = self.lock();
         let st = &mut *guard;
         // Lines left for the reader task come first; so do ends it must report.
@@ -280,18 +204,27 @@ impl Reader {
             }
         }
         drop(guard);
-        if claimed {
-            if !hand_back {
-                return true;
-            }
-            self.claimant.store(0, Ordering::SeqCst);
-        }
-        // What comes next (or is already in the pipe) is the reader task's again.
-        self.hand_to_task();
-        if hand_back {
-            self.handback.notify_one();
-        }
+        self.turns.end(claimed, hand_back, self);
         !hand_back
+    }
+}
+
+impl PipeWatch for Reader {
+    fn arm(&self, on: bool) {
+        let events = if on {
+            EpollFlags::EPOLLIN | EpollFlags::EPOLLONESHOT
+        } else {
+            EpollFlags::EPOLLONESHOT
+        };
+        let _ = self
+            .watch
+            .get_ref()
+            .0
+            .modify(self.fd.as_fd(), &mut EpollEvent::new(events, 0));
+    }
+
+    fn hand_back(&self) {
+        self.handback.notify_one();
     }
 }
 
@@ -324,15 +257,14 @@ pub(super) async fn read_loop(reader: Arc<Reader>, mut exit_rx: watch::Receiver<
                 )),
             },
         }
-        if !reader.try_acquire() {
+        let Some(end) = reader.turns.task_turn(&*reader, || {
+            let end = reader.drain();
+            let drained = matches!(end, ReadEnd::Drained);
+            (end, drained)
+        }) else {
             // A caller's thread reads; it re-arms the watch when it stops.
             continue;
-        }
-        let end = reader.drain();
-        if matches!(end, ReadEnd::Drained) {
-            reader.rearm();
-        }
-        reader.release();
+        };
         if !matches!(end, ReadEnd::Drained) {
             break end;
         }
