@@ -15,7 +15,7 @@ use bytes::Bytes;
 use tokio::task::{AbortHandle, JoinHandle};
 use url::Url;
 
-use super::h1::{self};
+use super::hx;
 use super::{BoxFuture, Outgoing, SinkRef, Transport};
 use crate::drive::here::{self, Owner, Ran};
 use crate::drive::park::Parker;
@@ -117,7 +117,7 @@ struct KeptHead {
 }
 
 struct Inner {
-    http: h1::Client,
+    http: hx::Client,
     /// The endpoint's path and query, as requests carry it.
     path: Uri,
     cfg: HttpConfig,
@@ -168,8 +168,8 @@ impl Inner {
         // large the first time).
         let tls = tls_config(&cfg.ca_pem, cfg.url.scheme() == "https")?;
         let tls = (cfg.url.scheme() == "https").then(|| Arc::new(tls));
-        let route = h1::Route::for_url(&cfg.proxy, &cfg.url, || tls_config(&cfg.ca_pem, true).map(Arc::new))?;
-        let http = h1::Client::new(&cfg.url, tls, cfg.connect_timeout, route)
+        let route = hx::Route::for_url(&cfg.proxy, &cfg.url, || tls_config(&cfg.ca_pem, true).map(Arc::new))?;
+        let http = hx::Client::new(&cfg.url, tls, cfg.connect_timeout, route)
             .ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "the URL has no usable host"))?;
         let path = path_of(&cfg.url)?;
         let token = cfg.bearer.clone();
