@@ -283,6 +283,24 @@ const char *mcpc_version(void);
 #define MCPC_HTTP_SSE 2
 
 /**
+ * HTTP version: HTTP/2 for `https://` endpoints whose server offers it (ALPN),
+ * else HTTP/1.1; HTTP/1.1 for `http://` ones (the default).
+ */
+#define MCPC_HTTP_VERSION_AUTO 0
+
+/**
+ * HTTP version: HTTP/1.1 only, as curl's `--http1.1`.
+ */
+#define MCPC_HTTP_VERSION_1_1 1
+
+/**
+ * HTTP version: HTTP/2 only, as curl's `--http2-prior-knowledge`: over plain TCP
+ * from the first byte for `http://` (h2c), and for `https://` with `h2` the only
+ * protocol offered by ALPN (a server that does not agree is MCPC_ERR_TRANSPORT).
+ */
+#define MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE 2
+
+/**
  * Client settings: a builder. Make it with mcpc_options_new, set what you need,
  * pass it to a connect function (which copies it; the same options may make many
  * clients), and free it with mcpc_options_free.
@@ -598,6 +616,23 @@ mcpc_status_t mcpc_options_add_header(mcpc_options_t *opts,
  */
 mcpc_status_t mcpc_options_set_http_transport(mcpc_options_t *opts,
                                               int32_t mode);
+
+/**
+ * Chooses the HTTP versions mcpc_client_connect_http may speak:
+ * MCPC_HTTP_VERSION_AUTO (the default), MCPC_HTTP_VERSION_1_1 or
+ * MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE. Over HTTP/2 one connection per endpoint
+ * carries every request at once, and a cancelled request resets only its own
+ * stream. An `http://` endpoint reached through a proxy is asked in HTTP/1.1's
+ * absolute form, so prior knowledge there fails to connect with
+ * MCPC_ERR_NOT_SUPPORTED. Authorization servers (OAuth) are reached over HTTP/1.1.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options, an unknown version).
+ * Threads: the thread that owns `opts`.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_http_version(mcpc_options_t *opts,
+                                            int32_t version);
 
 /**
  * Sends `Authorization: Bearer <token>` on every HTTP request (NULL clears it). For

@@ -41,7 +41,11 @@ pub struct Config {
     pub standalone_stream: bool,
     pub proxy: crate::transport::proxy::ProxySettings,
     pub http_transport: HttpMode,
+    /// Which HTTP versions may carry an HTTP transport's messages.
+    pub http_version: HttpVersion,
 }
+
+pub use crate::transport::hx::Version as HttpVersion;
 
 /// Which HTTP transport a URL is reached with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -131,6 +135,7 @@ impl Default for Config {
             standalone_stream: false,
             proxy: Default::default(),
             http_transport: HttpMode::Auto,
+            http_version: Default::default(),
         }
     }
 }
@@ -178,6 +183,7 @@ impl Config {
             standalone_stream: self.standalone_stream || self.client.input.any(),
             connect_timeout,
             proxy: self.proxy.clone(),
+            http_version: self.http_version,
         })
     }
 

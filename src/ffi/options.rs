@@ -7,7 +7,7 @@ use super::boundary::boundary;
 use super::cstr::{opt_str_in, str_in};
 use super::ptr::{self, Handle};
 use super::userdata::{mcpc_free_cb, Userdata};
-use crate::config::{Config, HttpMode};
+use crate::config::{Config, HttpMode, HttpVersion};
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
 use crate::protocol::{self, ClientInfo, Negotiation};
@@ -488,6 +488,46 @@ pub unsafe extern "C" fn mcpc_options_set_http_transport(opts: *mut mcpc_options
                 return Err(Error::new(
                     Status::MCPC_ERR_INVALID_ARG,
                     format!("unknown HTTP transport mode {other}"),
+                ))
+            }
+        };
+        Ok(())
+    })
+}
+
+/// HTTP version: HTTP/2 for `https://` endpoints whose server offers it (ALPN),
+/// else HTTP/1.1; HTTP/1.1 for `http://` ones (the default).
+pub const MCPC_HTTP_VERSION_AUTO: i32 = 0;
+/// HTTP version: HTTP/1.1 only, as curl's `--http1.1`.
+pub const MCPC_HTTP_VERSION_1_1: i32 = 1;
+/// HTTP version: HTTP/2 only, as curl's `--http2-prior-knowledge`: over plain TCP
+/// from the first byte for `http://` (h2c), and for `https://` with `h2` the only
+/// protocol offered by ALPN (a server that does not agree is MCPC_ERR_TRANSPORT).
+pub const MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE: i32 = 2;
+
+/// Chooses the HTTP versions mcpc_client_connect_http may speak:
+/// MCPC_HTTP_VERSION_AUTO (the default), MCPC_HTTP_VERSION_1_1 or
+/// MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE. Over HTTP/2 one connection per endpoint
+/// carries every request at once, and a cancelled request resets only its own
+/// stream. An `http://` endpoint reached through a proxy is asked in HTTP/1.1's
+/// absolute form, so prior knowledge there fails to connect with
+/// MCPC_ERR_NOT_SUPPORTED. Authorization servers (OAuth) are reached over HTTP/1.1.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options, an unknown version).
+/// Threads: the thread that owns `opts`.
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_http_version(opts: *mut mcpc_options_t, version: i32) -> mcpc_status_t {
+    with_options("mcpc_options_set_http_version", opts, |o| {
+        o.http_version = match version {
+            MCPC_HTTP_VERSION_AUTO => HttpVersion::Auto,
+            MCPC_HTTP_VERSION_1_1 => HttpVersion::Http11,
+            MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE => HttpVersion::Http2PriorKnowledge,
+            other => {
+                return Err(Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("unknown HTTP version {other}"),
                 ))
             }
         };

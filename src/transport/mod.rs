@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 
 pub mod callback;
 pub(crate) mod h1;
+pub(crate) mod h2;
 pub mod http;
 pub(crate) mod hx;
 pub(crate) mod net;

@@ -21,7 +21,7 @@ use http::{Method, Uri};
 use url::Url;
 
 use crate::drive::runtime::boxed_apart;
-use crate::transport::net::Origin;
+use crate::transport::net::{Origin, Stream};
 
 mod conn;
 mod parse;
@@ -103,6 +103,19 @@ impl Client {
     /// (docs/decisions/0012-h1-resend.md says when that is proven).
     pub async fn send(&self, method: &Method, head: &[u8], body: &[u8]) -> Result<Reply, Failure> {
         self.send_on(None, method, head, body).await
+    }
+
+    /// The same, on `fresh` first when given: a stream just opened to this origin
+    /// (one on which ALPN chose HTTP/1.1 when HTTP/2 was offered too).
+    pub async fn send_over(
+        &self,
+        fresh: (Stream, Arc<std::sync::atomic::AtomicBool>),
+        method: &Method,
+        head: &[u8],
+        body: &[u8],
+    ) -> Result<Reply, Failure> {
+        self.send_on(Some(Conn::over(fresh.0, fresh.1)), method, head, body)
+            .await
     }
 
     async fn send_on(

@@ -52,7 +52,7 @@ impl LegacySseTransport {
         let tls = tls_config(&cfg.ca_pem, https)?;
         let tls = https.then(|| Arc::new(tls));
         let route = hx::Route::for_url(&cfg.proxy, &cfg.url, || tls_config(&cfg.ca_pem, true).map(Arc::new))?;
-        let http = hx::Client::new(&cfg.url, tls, cfg.connect_timeout, route)
+        let http = hx::Client::new(&cfg.url, tls, cfg.connect_timeout, route, cfg.http_version)
             .ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "the URL has no usable host"))?;
         let (tx, rx) = mpsc::unbounded_channel();
         let inner = Arc::new(Inner {

@@ -70,6 +70,7 @@ impl Origin {
 }
 
 /// The proxy an origin is reached through, and TLS with it when it is `https://`.
+#[derive(Clone)]
 pub struct Route {
     pub proxy: Proxy,
     pub tls: Option<TlsConnector>,

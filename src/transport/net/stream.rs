@@ -91,3 +91,15 @@ impl AsyncWrite for Stream {
         }
     }
 }
+
+impl Stream {
+    /// True when TLS with the origin agreed on HTTP/2 (ALPN `h2`).
+    pub fn is_h2(&self) -> bool {
+        let alpn = match self {
+            Stream::Plain(_) => None,
+            Stream::Tls(s) => s.get_ref().1.alpn_protocol(),
+            Stream::TlsInTls(s) => s.get_ref().1.alpn_protocol(),
+        };
+        alpn == Some(b"h2")
+    }
+}
