@@ -128,6 +128,10 @@ static const char USAGE[] =
     "                          transport of 2024-11-05 when the server refuses the\n"
     "                          POST (400, 404, 405); streamable; or sse (URL: the\n"
     "                          event stream's, such as https://host/sse) (--url only)\n"
+    "  --http1.1               speak HTTP/1.1 only (default: HTTP/2 for https:// when\n"
+    "                          the server offers it by ALPN, else HTTP/1.1) (--url only)\n"
+    "  --http2-prior-knowledge speak HTTP/2 from the first byte: h2c for http://, only\n"
+    "                          h2 offered over TLS (--url only)\n"
     "  --log-level LEVEL       ask the server for its log at LEVEL and above (debug,\n"
     "                          info, notice, warning, error, critical, alert,\n"
     "                          emergency) and print it to stderr\n"
@@ -357,6 +361,7 @@ struct config {
     const char *server_name;
     struct server_config server; /* what the file says; its url becomes `url` */
     int32_t http_transport; /* its MCPC_HTTP_* */
+    int32_t http_version;   /* --http1.1, --http2-prior-knowledge: MCPC_HTTP_VERSION_*; -1: not given */
     /* OAuth (--oauth); the secret may come from MCPC_CLIENT_SECRET. */
     bool oauth;
     const char *client_id;
@@ -503,7 +508,7 @@ enum opt_id {
     OPT_OAUTH, OPT_CLIENT_ID, OPT_CLIENT_SECRET, OPT_SCOPE, OPT_OAUTH_STORE,
     OPT_NO_BROWSER, OPT_CLIENT_CREDENTIALS, OPT_HEADLESS, OPT_CLIENT_KEY, OPT_ASSERTION_COMMAND,
     OPT_ID_TOKEN_COMMAND, OPT_IDP_TOKEN_ENDPOINT, OPT_IDP_CLIENT_ID, OPT_NO_DPOP, OPT_PROXY, OPT_NOPROXY,
-    OPT_PROXY_USER, OPT_TRANSPORT, OPT_LOG_LEVEL, OPT_VERSION, OPT_CONFIG, OPT_SERVER, OPT_UNKNOWN
+    OPT_PROXY_USER, OPT_TRANSPORT, OPT_HTTP11, OPT_HTTP2_PK, OPT_LOG_LEVEL, OPT_VERSION, OPT_CONFIG, OPT_SERVER, OPT_UNKNOWN
 };
 
 static const struct {
@@ -548,6 +553,8 @@ static const struct {
     {"--noproxy", OPT_NOPROXY, true},
     {"--proxy-user", OPT_PROXY_USER, true},
     {"--transport", OPT_TRANSPORT, true},
+    {"--http1.1", OPT_HTTP11, false},
+    {"--http2-prior-knowledge", OPT_HTTP2_PK, false},
     {"--log-level", OPT_LOG_LEVEL, true},
 };
 
@@ -657,6 +664,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
     int rc;
 
     memset(cfg, 0, sizeof *cfg);
+    cfg->http_version = -1;
     cfg->headers = malloc(sizeof *cfg->headers * (size_t)(argc > 0 ? argc : 1));
     cfg->roots = malloc(sizeof *cfg->roots * (size_t)(argc > 0 ? argc : 1));
     if (cfg->headers == NULL || cfg->roots == NULL) {
@@ -788,6 +796,14 @@ static int parse_args(int argc, char **argv, struct config *cfg)
             else
                 return usage_error("--transport: '%s' is not auto, streamable or sse", value);
             break;
+        case OPT_HTTP11:
+        case OPT_HTTP2_PK: {
+            int32_t v = id == OPT_HTTP11 ? MCPC_HTTP_VERSION_1_1 : MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
+            if (cfg->http_version != -1 && cfg->http_version != v)
+                return usage_error("--http1.1 and --http2-prior-knowledge exclude each other");
+            cfg->http_version = v;
+            break;
+        }
         case OPT_PROXY_USER:
             if ((rc = set_once(&cfg->proxy_user, value, opt_name)) >= 0)
                 return rc;
@@ -1483,6 +1499,8 @@ static int make_options(const struct config *cfg, struct store **store, mcpc_opt
         st = mcpc_options_add_ca_file(opts, cfg->cacert);
     if (st == MCPC_OK && cfg->url != NULL && cfg->transport != NULL)
         st = mcpc_options_set_http_transport(opts, cfg->http_transport);
+    if (st == MCPC_OK && cfg->url != NULL && cfg->http_version != -1)
+        st = mcpc_options_set_http_version(opts, cfg->http_version);
     if (st == MCPC_OK && cfg->url != NULL && (cfg->proxy != NULL || cfg->noproxy != NULL || cfg->proxy_user != NULL)) {
         st = set_proxy(cfg, opts);
         if (st != MCPC_OK) {

@@ -290,6 +290,24 @@ const char *mcpc_version(void);
 #define MCPC_HTTP_SSE 2
 
 /**
+ * HTTP version: HTTP/2 for `https://` endpoints whose server offers it (ALPN),
+ * else HTTP/1.1; HTTP/1.1 for `http://` ones (the default).
+ */
+#define MCPC_HTTP_VERSION_AUTO 0
+
+/**
+ * HTTP version: HTTP/1.1 only, as curl's `--http1.1`.
+ */
+#define MCPC_HTTP_VERSION_1_1 1
+
+/**
+ * HTTP version: HTTP/2 only, as curl's `--http2-prior-knowledge`: over plain TCP
+ * from the first byte for `http://` (h2c), and for `https://` with `h2` the only
+ * protocol offered by ALPN (a server that does not agree is MCPC_ERR_TRANSPORT).
+ */
+#define MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE 2
+
+/**
  * Client settings: a builder. Make it with mcpc_options_new, set what you need,
  * pass it to a connect function (which copies it; the same options may make many
  * clients), and free it with mcpc_options_free.
@@ -490,40 +508,6 @@ mcpc_status_t mcpc_options_set_max_message_size(mcpc_options_t *opts,
                                                 size_t bytes);
 
 /**
- * Sets how long a stdio server has to exit after its stdin is closed
- * (`close_grace_ms`) and then after SIGTERM (`term_grace_ms`) before SIGKILL.
- * Errors: MCPC_ERR_INVALID_ARG (NULL, or a value not positive).
- *
- * # Safety
- * `opts` is NULL or a live options object.
- */
-mcpc_status_t mcpc_options_set_close_grace_ms(mcpc_options_t *opts,
-                                              int64_t close_grace_ms,
-                                              int64_t term_grace_ms);
-
-/**
- * Starts a stdio server again when it exits or its connection fails (off by
- * default; stdio only): at most `max_restarts` times in the client's life, the
- * first after `backoff_ms`, each next one after twice the wait before it (at most
- * 30 s). Requests in flight when the server died fail with MCPC_ERR_SERVER_EXITED
- * (they may be sent again); the new process negotiates the protocol again;
- * blocking calls made meanwhile wait for it within their timeout, and asynchronous
- * ones fail with MCPC_ERR_SERVER_EXITED. The options' log level is asked for again;
- * a level set later (mcpc_client_set_log_level), resource subscriptions, kept lists
- * and the output schemas of the last listing are not carried over. Once the
- * restarts run out a failed connection stays failed (MCPC_ERR_TRANSPORT, with the
- * cause); once the client is closed, calls fail with MCPC_ERR_CLOSED.
- * `max_restarts` 0 turns it off.
- * Errors: MCPC_ERR_INVALID_ARG (NULL, or `backoff_ms` not positive).
- *
- * # Safety
- * `opts` is NULL or a live options object.
- */
-mcpc_status_t mcpc_options_set_restart(mcpc_options_t *opts,
-                                       uint32_t max_restarts,
-                                       int64_t backoff_ms);
-
-/**
  * Sets (or with `value` NULL, removes) a variable in a stdio server's environment.
  * Errors: MCPC_ERR_INVALID_ARG (NULL options or name, empty name or one with '='),
  * MCPC_ERR_INVALID_UTF8.
@@ -629,6 +613,23 @@ mcpc_status_t mcpc_options_set_http_transport(mcpc_options_t *opts,
                                               int32_t mode);
 
 /**
+ * Chooses the HTTP versions mcpc_client_connect_http may speak:
+ * MCPC_HTTP_VERSION_AUTO (the default), MCPC_HTTP_VERSION_1_1 or
+ * MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE. Over HTTP/2 one connection per endpoint
+ * carries every request at once, and a cancelled request resets only its own
+ * stream. An `http://` endpoint reached through a proxy is asked in HTTP/1.1's
+ * absolute form, so prior knowledge there fails to connect with
+ * MCPC_ERR_NOT_SUPPORTED. Authorization servers (OAuth) are reached over HTTP/1.1.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options, an unknown version).
+ * Threads: the thread that owns `opts`.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_http_version(mcpc_options_t *opts,
+                                            int32_t version);
+
+/**
  * Sends `Authorization: Bearer <token>` on every HTTP request (NULL clears it). For
  * tokens that change, use mcpc_options_set_token_callback instead.
  * Errors: MCPC_ERR_INVALID_ARG (NULL options, a token with control characters),
@@ -708,6 +709,40 @@ mcpc_status_t mcpc_options_set_standalone_stream(mcpc_options_t *opts,
  */
 mcpc_status_t mcpc_options_set_validate_output(mcpc_options_t *opts,
                                                bool enabled);
+
+/**
+ * Sets how long a stdio server has to exit after its stdin is closed
+ * (`close_grace_ms`) and then after SIGTERM (`term_grace_ms`) before SIGKILL.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or a value not positive).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_close_grace_ms(mcpc_options_t *opts,
+                                              int64_t close_grace_ms,
+                                              int64_t term_grace_ms);
+
+/**
+ * Starts a stdio server again when it exits or its connection fails (off by
+ * default; stdio only): at most `max_restarts` times in the client's life, the
+ * first after `backoff_ms`, each next one after twice the wait before it (at most
+ * 30 s). Requests in flight when the server died fail with MCPC_ERR_SERVER_EXITED
+ * (they may be sent again); the new process negotiates the protocol again;
+ * blocking calls made meanwhile wait for it within their timeout, and asynchronous
+ * ones fail with MCPC_ERR_SERVER_EXITED. The options' log level is asked for again;
+ * a level set later (mcpc_client_set_log_level), resource subscriptions, kept lists
+ * and the output schemas of the last listing are not carried over. Once the
+ * restarts run out a failed connection stays failed (MCPC_ERR_TRANSPORT, with the
+ * cause); once the client is closed, calls fail with MCPC_ERR_CLOSED.
+ * `max_restarts` 0 turns it off.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or `backoff_ms` not positive).
+ *
+ * # Safety
+ * `opts` is NULL or a live options object.
+ */
+mcpc_status_t mcpc_options_set_restart(mcpc_options_t *opts,
+                                       uint32_t max_restarts,
+                                       int64_t backoff_ms);
 
 /**
  * Chooses the HTTP proxy, overriding the environment: a URL (`http://HOST:PORT`,

@@ -41,6 +41,8 @@ pub struct Config {
     pub standalone_stream: bool,
     pub proxy: crate::transport::proxy::ProxySettings,
     pub http_transport: HttpMode,
+    /// Which HTTP versions may carry an HTTP transport's messages.
+    pub http_version: HttpVersion,
     /// Start a stdio server again when it dies (off when None).
     pub restart: Option<Restart>,
 }
@@ -53,6 +55,8 @@ pub struct Restart {
     /// The wait before the first restart, doubled for each one after it.
     pub backoff: Duration,
 }
+
+pub use crate::transport::hx::Version as HttpVersion;
 
 /// Which HTTP transport a URL is reached with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -160,6 +164,7 @@ impl Default for Config {
             standalone_stream: false,
             proxy: Default::default(),
             http_transport: HttpMode::Auto,
+            http_version: Default::default(),
             restart: None,
         }
     }
@@ -208,6 +213,7 @@ impl Config {
             standalone_stream: self.standalone_stream || self.client.input.any(),
             connect_timeout,
             proxy: self.proxy.clone(),
+            http_version: self.http_version,
         })
     }
 

@@ -258,6 +258,10 @@ printf '{"mcpServers": {"remote": {"url": "%s", "headers": {"Authorization": "Be
 expect config-url-headers 0 '"protocolVersion"' -- --config "$tmp/remote.json" --server remote info
 expect http-bearer 0 '"protocolVersion"' -- --bearer good-token --url "$url" info
 expect http-header 0 '"protocolVersion"' -- --header "Authorization: Bearer good-token" --url "$url" info
+# The fixture speaks HTTP/1.1 only.
+expect http-version-1.1 0 '"protocolVersion"' -- --http1.1 --header "Authorization: Bearer good-token" --url "$url" info
+expect http2-prior-knowledge-refused 3 '' -- --http2-prior-knowledge --header "Authorization: Bearer good-token" --timeout 3000 --url "$url" info
+expect usage-http-versions 1 '' -- --http1.1 --http2-prior-knowledge --url "$url" info
 stop_fixture
 
 certs=$(mktemp -d)

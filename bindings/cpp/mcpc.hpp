@@ -820,6 +820,13 @@ public:
         detail::check(mcpc_options_set_http_transport(p_.get(), mode));
         return *this;
     }
+    /// The HTTP versions: MCPC_HTTP_VERSION_AUTO (HTTP/2 for https:// when the
+    /// server offers it by ALPN, else HTTP/1.1), MCPC_HTTP_VERSION_1_1 (HTTP/2 off)
+    /// or MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE (h2c for http://; only h2 over TLS).
+    Options& http_version(int32_t version) {
+        detail::check(mcpc_options_set_http_version(p_.get(), version));
+        return *this;
+    }
     /// The HTTP proxy for every endpoint outside no_proxy() ("none": no proxy),
     /// overriding the environment's https_proxy, http_proxy and all_proxy.
     Options& proxy(std::string_view url) {

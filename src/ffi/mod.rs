@@ -19,6 +19,7 @@ pub mod logging;
 pub mod oauth;
 pub mod op;
 pub mod options;
+pub mod process;
 pub mod proxy;
 pub mod ptr;
 pub mod request;

@@ -7,7 +7,7 @@ use super::boundary::boundary;
 use super::cstr::{opt_str_in, str_in};
 use super::ptr::{self, Handle};
 use super::userdata::{mcpc_free_cb, Userdata};
-use crate::config::{Config, HttpMode};
+use crate::config::{Config, HttpMode, HttpVersion};
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
 use crate::protocol::{self, ClientInfo, Negotiation};
@@ -47,7 +47,7 @@ pub type mcpc_stderr_cb = Option<unsafe extern "C" fn(userdata: *mut c_void, lin
 pub type mcpc_notification_cb =
     Option<unsafe extern "C" fn(userdata: *mut c_void, method: *const c_char, params_json: *const c_char)>;
 
-fn positive_ms(ms: i64, what: &str) -> Result<Duration> {
+pub(super) fn positive_ms(ms: i64, what: &str) -> Result<Duration> {
     if ms <= 0 {
         return Err(Error::new(
             Status::MCPC_ERR_INVALID_ARG,
@@ -241,57 +241,6 @@ pub unsafe extern "C" fn mcpc_options_set_max_message_size(opts: *mut mcpc_optio
             ));
         }
         o.max_message_size = bytes;
-        Ok(())
-    })
-}
-
-/// Sets how long a stdio server has to exit after its stdin is closed
-/// (`close_grace_ms`) and then after SIGTERM (`term_grace_ms`) before SIGKILL.
-/// Errors: MCPC_ERR_INVALID_ARG (NULL, or a value not positive).
-///
-/// # Safety
-/// `opts` is NULL or a live options object.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_options_set_close_grace_ms(
-    opts: *mut mcpc_options_t,
-    close_grace_ms: i64,
-    term_grace_ms: i64,
-) -> mcpc_status_t {
-    with_options("mcpc_options_set_close_grace_ms", opts, |o| {
-        o.close_grace = positive_ms(close_grace_ms, "close_grace_ms")?;
-        o.term_grace = positive_ms(term_grace_ms, "term_grace_ms")?;
-        Ok(())
-    })
-}
-
-/// Starts a stdio server again when it exits or its connection fails (off by
-/// default; stdio only): at most `max_restarts` times in the client's life, the
-/// first after `backoff_ms`, each next one after twice the wait before it (at most
-/// 30 s). Requests in flight when the server died fail with MCPC_ERR_SERVER_EXITED
-/// (they may be sent again); the new process negotiates the protocol again;
-/// blocking calls made meanwhile wait for it within their timeout, and asynchronous
-/// ones fail with MCPC_ERR_SERVER_EXITED. The options' log level is asked for again;
-/// a level set later (mcpc_client_set_log_level), resource subscriptions, kept lists
-/// and the output schemas of the last listing are not carried over. Once the
-/// restarts run out a failed connection stays failed (MCPC_ERR_TRANSPORT, with the
-/// cause); once the client is closed, calls fail with MCPC_ERR_CLOSED.
-/// `max_restarts` 0 turns it off.
-/// Errors: MCPC_ERR_INVALID_ARG (NULL, or `backoff_ms` not positive).
-///
-/// # Safety
-/// `opts` is NULL or a live options object.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mcpc_options_set_restart(
-    opts: *mut mcpc_options_t,
-    max_restarts: u32,
-    backoff_ms: i64,
-) -> mcpc_status_t {
-    with_options("mcpc_options_set_restart", opts, |o| {
-        let backoff = positive_ms(backoff_ms, "backoff_ms")?;
-        o.restart = (max_restarts > 0).then_some(crate::config::Restart {
-            max: max_restarts,
-            backoff,
-        });
         Ok(())
     })
 }
@@ -520,6 +469,46 @@ pub unsafe extern "C" fn mcpc_options_set_http_transport(opts: *mut mcpc_options
                 return Err(Error::new(
                     Status::MCPC_ERR_INVALID_ARG,
                     format!("unknown HTTP transport mode {other}"),
+                ))
+            }
+        };
+        Ok(())
+    })
+}
+
+/// HTTP version: HTTP/2 for `https://` endpoints whose server offers it (ALPN),
+/// else HTTP/1.1; HTTP/1.1 for `http://` ones (the default).
+pub const MCPC_HTTP_VERSION_AUTO: i32 = 0;
+/// HTTP version: HTTP/1.1 only, as curl's `--http1.1`.
+pub const MCPC_HTTP_VERSION_1_1: i32 = 1;
+/// HTTP version: HTTP/2 only, as curl's `--http2-prior-knowledge`: over plain TCP
+/// from the first byte for `http://` (h2c), and for `https://` with `h2` the only
+/// protocol offered by ALPN (a server that does not agree is MCPC_ERR_TRANSPORT).
+pub const MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE: i32 = 2;
+
+/// Chooses the HTTP versions mcpc_client_connect_http may speak:
+/// MCPC_HTTP_VERSION_AUTO (the default), MCPC_HTTP_VERSION_1_1 or
+/// MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE. Over HTTP/2 one connection per endpoint
+/// carries every request at once, and a cancelled request resets only its own
+/// stream. An `http://` endpoint reached through a proxy is asked in HTTP/1.1's
+/// absolute form, so prior knowledge there fails to connect with
+/// MCPC_ERR_NOT_SUPPORTED. Authorization servers (OAuth) are reached over HTTP/1.1.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL options, an unknown version).
+/// Threads: the thread that owns `opts`.
+///
+/// # Safety
+/// `opts` is NULL or a live options object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_options_set_http_version(opts: *mut mcpc_options_t, version: i32) -> mcpc_status_t {
+    with_options("mcpc_options_set_http_version", opts, |o| {
+        o.http_version = match version {
+            MCPC_HTTP_VERSION_AUTO => HttpVersion::Auto,
+            MCPC_HTTP_VERSION_1_1 => HttpVersion::Http11,
+            MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE => HttpVersion::Http2PriorKnowledge,
+            other => {
+                return Err(Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("unknown HTTP version {other}"),
                 ))
             }
         };

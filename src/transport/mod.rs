@@ -10,7 +10,10 @@ use crate::error::{Error, Result};
 
 pub mod callback;
 pub(crate) mod h1;
+pub(crate) mod h2;
 pub mod http;
+pub(crate) mod hx;
+pub(crate) mod net;
 pub mod proxy;
 pub mod stdio;
 

@@ -1073,14 +1073,25 @@ static void test_py1_http_session_expired_404(void) {
     py_http_session_expired_404("MCPC_PEERS_PY_V1", "\\\"id\\\":\\\"server-error\\\"");
 }
 
+/* The test CA's files: the server's certificate and key, and the CA. */
+struct tls_files {
+    char cert[300], key[300], ca[300];
+};
+
+static bool tls_files(struct tls_files *f) {
+    const char *tls = peer("MCPC_PEERS_TLS");
+    if (!tls) return false;
+    snprintf(f->cert, sizeof f->cert, "%s/server.pem", tls);
+    snprintf(f->key, sizeof f->key, "%s/server.key", tls);
+    snprintf(f->ca, sizeof f->ca, "%s/ca.pem", tls);
+    return true;
+}
+
 /* HTTPS on loopback with the test CA given to mcpc; refused without it. */
 static void test_py2_https(void) {
-    const char *tls = peer("MCPC_PEERS_TLS");
-    if (!tls) return;
-    char cert[300], key[300], ca[300];
-    snprintf(cert, sizeof cert, "%s/server.pem", tls);
-    snprintf(key, sizeof key, "%s/server.key", tls);
-    snprintf(ca, sizeof ca, "%s/ca.pem", tls);
+    struct tls_files f;
+    if (!tls_files(&f)) return;
+    const char *cert = f.cert, *key = f.key, *ca = f.ca;
     const char *args[] = {"--certfile", cert, "--keyfile", key, NULL};
     struct server s;
     if (py_http_start(&s, "MCPC_PEERS_PY", 0, args) != 0) {
@@ -1110,6 +1121,191 @@ static void test_py2_https(void) {
         CHECK(r && strstr(mcpc_result_structured_json(r), "\"sum\":3"));
         mcpc_result_free(r);
     }
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    server_stop(&s);
+}
+
+/* ---- HTTP/2 (hypercorn) ------------------------------------------------ */
+
+/* Calls in flight, each with its expected text; counts what completed right. */
+struct h2_calls {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, ok, cancelled;
+};
+
+struct h2_call {
+    struct h2_calls *all;
+    char want[32];
+};
+
+static void on_h2_done(void *ud, mcpc_status_t st, mcpc_result_t *r, const char *msg) {
+    (void)msg;
+    struct h2_call *call = ud;
+    struct h2_calls *all = call->all;
+    bool ok = st == MCPC_OK && r && strcmp(mcpc_result_text(r, NULL), call->want) == 0;
+    mcpc_result_free(r);
+    pthread_mutex_lock(&all->mu);
+    all->done++;
+    all->ok += ok;
+    all->cancelled += st == MCPC_ERR_CANCELLED;
+    pthread_cond_broadcast(&all->cv);
+    pthread_mutex_unlock(&all->mu);
+}
+
+static bool h2_wait(struct h2_calls *all, int n, int limit_ms) {
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += limit_ms / 1000;
+    pthread_mutex_lock(&all->mu);
+    while (all->done < n) {
+        if (pthread_cond_timedwait(&all->cv, &all->mu, &end) != 0) break;
+    }
+    bool got = all->done >= n;
+    pthread_mutex_unlock(&all->mu);
+    return got;
+}
+
+/* The distinct client ports (connections) of the log's lines holding `needle`, and
+ * whether every such line says HTTP version `version`. */
+static int log_connections(const char *log, const char *needle, const char *version, bool *all_version) {
+    char *text = read_file(log);
+    int ports[256], n = 0;
+    *all_version = true;
+    char want[32];
+    snprintf(want, sizeof want, "\"http_version\": \"%s\"", version);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (!strstr(line, needle)) continue;
+        *all_version &= strstr(line, want) != NULL;
+        const char *p = strstr(line, "\"client_port\": ");
+        int port = p ? atoi(p + strlen("\"client_port\": ")) : -1;
+        bool seen = false;
+        for (int i = 0; i < n; i++) seen |= ports[i] == port;
+        if (!seen && n < 256) ports[n++] = port;
+    }
+    free(text);
+    return n;
+}
+
+/* 64 echo calls in flight at once, and a sleep among them that is cancelled: the
+ * cancelled call ends at once, the others complete with their own results. */
+static void h2_calls_in_flight(mcpc_client_t *c, const char *stderr_file) {
+    struct h2_calls all = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+    static struct h2_call calls[65];
+    mcpc_op_t *sleeping = NULL;
+    calls[64].all = &all;
+    CHECK_STATUS(mcpc_client_call_tool_async(c, "sleep", "{\"seconds\":20}", NULL, on_h2_done, &calls[64], &sleeping),
+                 MCPC_OK);
+    CHECK(wait_for_file_text(stderr_file, "sleep started", 10000));
+    for (int i = 0; i < 64; i++) {
+        calls[i].all = &all;
+        snprintf(calls[i].want, sizeof calls[i].want, "call %d", i);
+        char args[64];
+        snprintf(args, sizeof args, "{\"text\":\"%s\"}", calls[i].want);
+        CHECK_STATUS(mcpc_client_call_tool_async(c, "echo", args, NULL, on_h2_done, &calls[i], NULL), MCPC_OK);
+        if (i == 31 && sleeping) mcpc_op_cancel(sleeping); /* while the others are in flight */
+    }
+    CHECK(h2_wait(&all, 65, 20000));
+    CHECK(all.ok == 64);
+    CHECK(all.cancelled == 1);
+    CHECK(wait_for_file_text(stderr_file, "sleep interrupted", 5000));
+    mcpc_op_free(sleeping);
+    call_ok(c, "echo", "{\"text\":\"after\"}", "after");
+}
+
+/* A result of 1.5 MiB: over 16 times HTTP/2's default window of 64 KiB. */
+static void h2_large_result(mcpc_client_t *c) {
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(call(c, "big", "{\"size\":1572864}", NULL, &r), MCPC_OK);
+    size_t len = 0;
+    const char *text = r ? mcpc_result_text(r, &len) : "";
+    CHECK(len == 1572864);
+    CHECK(len == 1572864 && text[0] == 'a' && text[25] == 'z' && text[len - 1] == 'a' + (char)((len - 1) % 26));
+    mcpc_result_free(r);
+}
+
+/* HTTP/2 against hypercorn: by ALPN over TLS (the default), and with prior
+ * knowledge over plain TCP; every call of a client on one connection, a cancel
+ * that ends only its own call, a result beyond the default windows. HTTP/1.1 when
+ * asked for, and against a server without HTTP/2 (uvicorn, test_py2_https). */
+static void test_py2_http2(void) {
+    struct tls_files f;
+    if (!tls_files(&f)) return;
+    const char *cert = f.cert, *key = f.key, *ca = f.ca;
+    for (int plain = 0; plain < 2; plain++) {
+        const char *tls_args[] = {"--hypercorn", "--big", "--certfile", cert, "--keyfile", key, NULL};
+        const char *plain_args[] = {"--hypercorn", "--big", NULL};
+        struct server s;
+        if (py_http_start(&s, "MCPC_PEERS_PY", 0, plain ? plain_args : tls_args) != 0) {
+            CHECK(0);
+            return;
+        }
+        mcpc_options_t *o = options(20000);
+        mcpc_options_add_ca_file(o, ca);
+        if (plain) CHECK_STATUS(mcpc_options_set_http_version(o, MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE), MCPC_OK);
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+        if (c) {
+            check_negotiation(c, "2026-07-28", "discover");
+            h2_calls_in_flight(c, s.err);
+            h2_large_result(c);
+        }
+        mcpc_client_free(c);
+        bool h2 = false;
+        CHECK(log_connections(s.log, "\"rpc\": \"tools/call\"", "2", &h2) == 1);
+        CHECK(h2);
+        /* The older revision over HTTP/2 too: a session, SSE replies, the cancel. */
+        mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+        c = NULL;
+        CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+        if (c) {
+            check_negotiation(c, "2025-11-25", "initialize");
+            py_cancel(c, NULL, s.err);
+            h2_large_result(c);
+        }
+        mcpc_client_free(c);
+        /* HTTP/1.1 when asked for; hypercorn speaks both. */
+        mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_AUTO);
+        CHECK_STATUS(mcpc_options_set_http_version(o, MCPC_HTTP_VERSION_1_1), MCPC_OK);
+        c = NULL;
+        CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+        if (c) call_ok(c, "echo", "{\"text\":\"over 1.1\"}", "over 1.1");
+        mcpc_client_free(c);
+        CHECK(LINES(s.log, "\"http_version\": \"1.1\"", "\"rpc\": \"tools/call\"") == 1);
+        CHECK(LINES(s.log, "\"http_version\": \"2\"", "\"rpc\": \"tools/call\"") >= 64 + 2 + 1);
+        mcpc_options_free(o);
+        server_stop(&s);
+    }
+}
+
+/* Against a server without HTTP/2: ALPN falls back to HTTP/1.1, and prior knowledge
+ * over TLS (h2 the only protocol offered) fails to connect. */
+static void test_py2_http2_fallback(void) {
+    struct tls_files f;
+    if (!tls_files(&f)) return;
+    const char *cert = f.cert, *key = f.key, *ca = f.ca;
+    const char *args[] = {"--big", "--certfile", cert, "--keyfile", key, NULL};
+    struct server s;
+    if (py_http_start(&s, "MCPC_PEERS_PY", 0, args) != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_options_t *o = options(20000);
+    mcpc_options_add_ca_file(o, ca);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
+    if (c) {
+        h2_calls_in_flight(c, s.err);
+        h2_large_result(c);
+    }
+    mcpc_client_free(c);
+    CHECK(LINES(s.log, "\"http_version\": \"1.1\"", "\"rpc\": \"tools/call\"") >= 66);
+    CHECK(LINES(s.log, "\"http_version\": \"2\"") == 0);
+    CHECK_STATUS(mcpc_options_set_http_version(o, MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE), MCPC_OK);
+    c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_ERR_TRANSPORT);
+    CHECK(strstr(mcpc_last_error_message(), "HTTP/2") != NULL);
     mcpc_client_free(c);
     mcpc_options_free(o);
     server_stop(&s);
@@ -1578,6 +1774,8 @@ int main(int argc, char **argv) {
     RUN_TIMED(test_py2_http_legacy);
     RUN_TIMED(test_py2_http_session_expired_404);
     RUN_TIMED(test_py2_https);
+    RUN_TIMED(test_py2_http2);
+    RUN_TIMED(test_py2_http2_fallback);
     RUN_TIMED(test_py2_http_stateless);
     RUN_TIMED(test_py2_http_json_response);
     RUN_TIMED(test_py1_stdio);

@@ -11,7 +11,8 @@
 #                  the 2026-07-28 scenarios), from tests/peers/conf-next/
 #   DIR/node22     node-linux-<arch> 22.23.5: the official Node 22 binary as an npm
 #                  package; the runners need Node >= 22, and the servers run on it too
-#   DIR/venv-mcp2  Python mcp 2.3.0, frozen with its dependencies (requirements-mcp2.txt)
+#   DIR/venv-mcp2  Python mcp 2.3.0 and hypercorn 0.18.0 (an ASGI server that speaks
+#                  HTTP/2), frozen with their dependencies (requirements-mcp2.txt)
 #   DIR/venv-mcp1  Python mcp 1.30.0, likewise (requirements-mcp1.txt)
 #   DIR/tls        test CA and a loopback server certificate (tests/fixtures/make_certs.sh):
 #                  ca.pem, server.pem, server.key
@@ -123,7 +124,7 @@ check_venv() { # check_venv VERSION DIR
   "$2/bin/python" -c "import importlib.metadata as m, sys; import mcp.server; sys.exit(m.version('mcp') != '$1')"
 }
 build_mcp2() { build_venv "$HERE/requirements-mcp2.txt" "$1"; }
-check_mcp2() { check_venv 2.3.0 "$1"; }
+check_mcp2() { check_venv 2.3.0 "$1" && "$1/bin/python" -c "import hypercorn.asyncio"; }
 build_mcp1() { build_venv "$HERE/requirements-mcp1.txt" "$1"; }
 check_mcp1() { check_venv 1.30.0 "$1"; }
 part venv-mcp2 check_mcp2 "$(stamp_of venv-mcp2 "$HERE/requirements-mcp2.txt")" build_mcp2

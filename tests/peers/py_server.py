@@ -9,11 +9,15 @@ protocol, this file only adds tools and test plumbing.
   HTTP:   python py_server.py --http [--port 0]   prints "PORT n", serves http://127.0.0.1:n/mcp
   HTTPS:  ... --http --certfile server.pem --keyfile server.key
   HTTP+SSE (2024-11-05; mcp 1.x): ... --http --sse, serves http://127.0.0.1:n/sse
+  HTTP/2 (mcp 2.x): ... --http --hypercorn [--certfile ... --keyfile ...]: served by
+          hypercorn, which speaks h2 (ALPN over TLS; prior knowledge without TLS)
+          as well as HTTP/1.1
 Options: --stateless (no Mcp-Session-Id), --json-response (application/json, no SSE),
          --extra-tools N (filler_01..N), --page-size N (tools/list pages of N tools,
          nextCursor = the next offset), --log FILE (HTTP: one JSON line per request:
-         HTTP method, status, JSON-RPC method and id, session and MCP headers).
-Tools: echo(text) text only; add(a, b) structuredContent {"a","b","sum"};
+         HTTP method, status, JSON-RPC method and id, session and MCP headers, the
+         HTTP version and the client's port, which names its connection).
+Tools: echo(text) text only; big(size) a text of `size` bytes (with --big only); add(a, b) structuredContent {"a","b","sum"};
        fail(message) raises, so the result has isError; sleep(seconds) sleeps in
        0.25 s steps, sends progress when asked, and writes "sleep started" and,
        when cancelled, "sleep interrupted" to stderr.
@@ -47,6 +51,8 @@ ap.add_argument("--sse", action="store_true")  # mcp 1.x: the HTTP+SSE transport
 ap.add_argument("--extra-tools", type=int, default=0)
 ap.add_argument("--page-size", type=int, default=0)
 ap.add_argument("--log")
+ap.add_argument("--hypercorn", action="store_true")
+ap.add_argument("--big", action="store_true")
 args = ap.parse_args()
 
 http_opts = dict(stateless_http=args.stateless, json_response=args.json_response)
@@ -66,6 +72,15 @@ class Sum(BaseModel):
 def echo(text: str) -> str:
     """Returns the text unchanged, as text content only."""
     return text
+
+
+def big(size: int) -> str:
+    """Returns a text of `size` bytes (a, b, c, ... repeated), for large results."""
+    return "".join(chr(97 + i % 26) for i in range(size))
+
+
+if args.big:
+    srv.tool(structured_output=False)(big)
 
 
 @srv.tool()
@@ -164,6 +179,8 @@ def logged(app, path):
                 "mcp_method": headers.get("mcp-method"),
                 "mcp_name": headers.get("mcp-name"),
                 "last_event_id": headers.get("last-event-id"),
+                "http_version": scope.get("http_version"),
+                "client_port": (scope.get("client") or [None, None])[1],
             }
             if reply is not None:
                 entry["reply"] = reply[:300].decode("utf-8", "replace")
@@ -208,6 +225,18 @@ else:
     sock.bind((args.host, args.port))
     sock.listen(128)  # connections wait in the backlog until uvicorn serves them
     print(f"PORT {sock.getsockname()[1]}", flush=True)
+    if args.hypercorn:
+        import hypercorn.asyncio
+        import hypercorn.config
+
+        config = hypercorn.config.Config()
+        config.bind = [f"fd://{sock.fileno()}"]
+        config.certfile, config.keyfile = args.certfile, args.keyfile
+        config.graceful_timeout = 1
+        config.loglevel = "WARNING"
+        config.h2_max_concurrent_streams = 128
+        asyncio.run(hypercorn.asyncio.serve(app, config))
+        sys.exit(0)
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -176,3 +176,16 @@ def test_through_a_proxy(certs: Path, tmp_path: Path) -> None:
         proxy.kill()
         proxy.wait()
         s.stop()
+
+
+@pytest.mark.parametrize("http_fixture", [["--mode", "json"]], indirect=True)
+def test_http_version(http_fixture: Server) -> None:
+    # The fixture speaks HTTP/1.1 only: "1.1" and "auto" reach it, HTTP/2 with prior
+    # knowledge does not.
+    for version in ("1.1", "auto"):
+        with libmcpc.Client.http(http_fixture.url, http_version=version, timeout=10) as c:
+            assert c.call("echo", {"text": version}).text == version
+    with pytest.raises(libmcpc.TransportError):
+        libmcpc.Client.http(http_fixture.url, http_version="2-prior-knowledge", timeout=10)
+    with pytest.raises(ValueError):
+        libmcpc.Client.http(http_fixture.url, http_version="3", timeout=10)

@@ -5,101 +5,18 @@ use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use http::Method;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio_rustls::client::TlsStream;
 
 use super::parse::*;
-use crate::drive::socket::Tcp;
+use crate::transport::net::{self, Origin, Stream};
 
 /// How long a kept-alive connection may sit unused before it is closed.
 pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// A plain or TLS stream (TLS in TLS: with the origin through an `https://` proxy).
-pub(super) enum Stream {
-    Plain(Tcp),
-    Tls(Box<TlsStream<Tcp>>),
-    TlsInTls(Box<TlsStream<TlsStream<Tcp>>>),
-}
-
-impl Stream {
-    /// Lets a caller's thread wait for a plain connection's socket in place, or not
-    /// (see `Tcp::wait_in_place`); a TLS connection's never does.
-    pub(super) fn wait_in_place(&mut self, on: bool) {
-        if let Stream::Plain(tcp) = self {
-            tcp.set_wait_in_place(on);
-        }
-    }
-
-    /// The connection leaves its exchange (see [`Tcp::leave_exchange`]).
-    pub(super) fn leave_exchange(&self) {
-        match self {
-            Stream::Plain(tcp) => tcp.leave_exchange(),
-            Stream::Tls(tls) => tls.get_ref().0.leave_exchange(),
-            Stream::TlsInTls(tls) => tls.get_ref().0.get_ref().0.leave_exchange(),
-        }
-    }
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            Stream::Plain(s) => s.is_write_vectored(),
-            Stream::Tls(s) => s.is_write_vectored(),
-            Stream::TlsInTls(s) => s.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-            Stream::TlsInTls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-}
 
 /// One connection: its stream and what has been read from it and not yet used.
 /// It carries one request at a time and reads and writes only when the future that
@@ -115,6 +32,24 @@ pub(super) struct Conn {
 }
 
 impl Conn {
+    /// A fresh connection to `origin`.
+    pub(super) async fn open(origin: &Origin, timeout: Duration) -> Result<Box<Conn>, Failure> {
+        let (io, recheck) = net::open(origin, timeout).await?;
+        Ok(Conn::over(io, recheck))
+    }
+
+    /// A connection over a stream just opened.
+    pub(super) fn over(mut io: Stream, recheck: Arc<AtomicBool>) -> Box<Conn> {
+        io.wait_in_place(true);
+        Box::new(Conn {
+            io,
+            buf: BytesMut::new(),
+            keep_alive: true,
+            idle_since: Instant::now(),
+            recheck,
+        })
+    }
+
     /// Reads what the socket has into `buf`, with room for at least `want` bytes
     /// more; Ok(0) when the server has closed the connection.
     pub(super) async fn read_more(&mut self, want: usize) -> io::Result<usize> {

@@ -17,36 +17,23 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{HeaderValue, Method, Uri};
-use tokio_rustls::TlsConnector;
+use http::{Method, Uri};
 use url::Url;
 
 use crate::drive::runtime::boxed_apart;
+use crate::transport::net::{Origin, Stream};
 
 mod conn;
-mod connect;
 mod parse;
 mod reply;
 
+pub use crate::transport::net::Route;
 use conn::*;
-pub use connect::Route;
 pub(crate) use parse::read_from;
 pub(crate) use parse::same_text;
 pub use parse::Failure;
 use parse::*;
 pub use reply::Reply;
-
-/// Where the requests go: one origin.
-struct Origin {
-    /// For connecting.
-    host: url::Host<String>,
-    port: u16,
-    /// The `Host` header's value.
-    authority: String,
-    tls: Option<TlsConnector>,
-    /// The proxy it is reached through, if any.
-    route: Option<Route>,
-}
 
 /// HTTP/1.1 to one origin. Cheap to share; every method may be called from any
 /// thread, in any task.
@@ -66,21 +53,8 @@ impl Client {
         connect_timeout: Duration,
         route: Option<Route>,
     ) -> Option<Client> {
-        let host = url.host()?.to_owned();
-        let port = url.port_or_known_default()?;
-        let mut authority = url.host_str()?.to_string();
-        if let Some(p) = url.port() {
-            authority.push_str(&format!(":{p}"));
-        }
-        HeaderValue::from_str(&authority).ok()?;
         Some(Client {
-            origin: Origin {
-                host,
-                port,
-                authority,
-                tls: tls.map(TlsConnector::from),
-                route,
-            },
+            origin: Origin::new(url, tls, route)?,
             connect_timeout,
             pool: Arc::default(),
         })
@@ -101,7 +75,7 @@ impl Client {
         h.push(b' ');
         // A plain-http origin behind a proxy is asked in absolute form, with the
         // proxy's credentials (a tunnelled one never shows them to the origin).
-        let via = self.origin.route.as_ref().filter(|_| self.origin.tls.is_none());
+        let via = self.origin.via_proxy();
         if via.is_some() {
             h.extend_from_slice(b"http://");
             h.extend_from_slice(self.origin.authority.as_bytes());
@@ -128,15 +102,44 @@ impl Client {
     /// an idle connection as the request crossed it, and did not see the request
     /// (docs/decisions/0012-h1-resend.md says when that is proven).
     pub async fn send(&self, method: &Method, head: &[u8], body: &[u8]) -> Result<Reply, Failure> {
+        self.send_on(None, method, head, body).await
+    }
+
+    /// The same, on `fresh` first when given: a stream just opened to this origin
+    /// (one on which ALPN chose HTTP/1.1 when HTTP/2 was offered too).
+    pub async fn send_over(
+        &self,
+        fresh: (Stream, Arc<std::sync::atomic::AtomicBool>),
+        method: &Method,
+        head: &[u8],
+        body: &[u8],
+    ) -> Result<Reply, Failure> {
+        self.send_on(Some(Conn::over(fresh.0, fresh.1)), method, head, body)
+            .await
+    }
+
+    async fn send_on(
+        &self,
+        mut fresh: Option<Box<Conn>>,
+        method: &Method,
+        head: &[u8],
+        body: &[u8],
+    ) -> Result<Reply, Failure> {
         let mut end = [0u8; 48];
         let end = head_end(&mut end, body.len(), method == Method::POST);
         let mut resent = false;
         loop {
-            let (mut conn, reused) = match (!resent).then(|| self.pool.take()).flatten() {
-                Some(c) => (c, true),
-                // Boxed: connecting (with TLS) is a large future, and rare; inline, it
-                // would make every request's future larger, and dearer to move.
-                None => (boxed_apart(|| self.connect()).await?, false),
+            let (mut conn, reused) = match fresh.take() {
+                Some(c) => (c, false),
+                None => match (!resent).then(|| self.pool.take()).flatten() {
+                    Some(c) => (c, true),
+                    // Boxed: connecting (with TLS) is a large future, and rare; inline,
+                    // it would make every request's future larger, and dearer to move.
+                    None => (
+                        boxed_apart(|| Conn::open(&self.origin, self.connect_timeout)).await?,
+                        false,
+                    ),
+                },
             };
             // The server may have closed it while it sat idle, unwatched.
             if reused && !conn.still_open().await {

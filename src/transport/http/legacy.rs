@@ -11,7 +11,7 @@ use ::http::{Method, Uri};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::{h1, path_of, read_limited, status_error, tls_config, HttpConfig, CLOSE_WAIT};
+use super::{hx, path_of, read_limited, status_error, tls_config, HttpConfig, CLOSE_WAIT};
 use crate::error::{quote, Error, Result, Status};
 use crate::sse::SseParser;
 use crate::transport::{BoxFuture, Delivered, Delivery, Outgoing, ProbeKind, SinkRef, Transport};
@@ -21,7 +21,7 @@ use crate::url_policy;
 type Endpoint = Option<std::result::Result<Uri, Error>>;
 
 struct Inner {
-    http: h1::Client,
+    http: hx::Client,
     cfg: HttpConfig,
     sink: SinkRef,
     endpoint: watch::Sender<Endpoint>,
@@ -51,8 +51,8 @@ impl LegacySseTransport {
         let https = cfg.url.scheme() == "https";
         let tls = tls_config(&cfg.ca_pem, https)?;
         let tls = https.then(|| Arc::new(tls));
-        let route = h1::Route::for_url(&cfg.proxy, &cfg.url, || tls_config(&cfg.ca_pem, true).map(Arc::new))?;
-        let http = h1::Client::new(&cfg.url, tls, cfg.connect_timeout, route)
+        let route = hx::Route::for_url(&cfg.proxy, &cfg.url, || tls_config(&cfg.ca_pem, true).map(Arc::new))?;
+        let http = hx::Client::new(&cfg.url, tls, cfg.connect_timeout, route, cfg.http_version)
             .ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "the URL has no usable host"))?;
         let (tx, rx) = mpsc::unbounded_channel();
         let inner = Arc::new(Inner {

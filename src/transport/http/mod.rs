@@ -15,7 +15,7 @@ use bytes::Bytes;
 use tokio::task::{AbortHandle, JoinHandle};
 use url::Url;
 
-use super::h1::{self};
+use super::hx;
 use super::{BoxFuture, Outgoing, SinkRef, Transport};
 use crate::drive::here::{self, Owner, Ran};
 use crate::drive::park::Parker;
@@ -59,6 +59,8 @@ pub struct HttpConfig {
     pub connect_timeout: Duration,
     /// Which proxy, if any, each origin is reached through.
     pub proxy: crate::transport::proxy::ProxySettings,
+    /// Which HTTP versions may carry the messages.
+    pub http_version: hx::Version,
 }
 
 const MCP_SESSION_ID: &str = "mcp-session-id";
@@ -117,7 +119,7 @@ struct KeptHead {
 }
 
 struct Inner {
-    http: h1::Client,
+    http: hx::Client,
     /// The endpoint's path and query, as requests carry it.
     path: Uri,
     cfg: HttpConfig,
@@ -168,8 +170,15 @@ impl Inner {
         // large the first time).
         let tls = tls_config(&cfg.ca_pem, cfg.url.scheme() == "https")?;
         let tls = (cfg.url.scheme() == "https").then(|| Arc::new(tls));
-        let route = h1::Route::for_url(&cfg.proxy, &cfg.url, || tls_config(&cfg.ca_pem, true).map(Arc::new))?;
-        let http = h1::Client::new(&cfg.url, tls, cfg.connect_timeout, route)
+        let route = hx::Route::for_url(&cfg.proxy, &cfg.url, || tls_config(&cfg.ca_pem, true).map(Arc::new))?;
+        if cfg.http_version == hx::Version::Http2PriorKnowledge && route.is_some() && tls.is_none() {
+            // Through a proxy a plain-http endpoint is asked in HTTP/1.1's absolute form.
+            return Err(Error::new(
+                Status::MCPC_ERR_NOT_SUPPORTED,
+                "HTTP/2 with prior knowledge cannot go through a proxy to an http:// endpoint",
+            ));
+        }
+        let http = hx::Client::new(&cfg.url, tls, cfg.connect_timeout, route, cfg.http_version)
             .ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "the URL has no usable host"))?;
         let path = path_of(&cfg.url)?;
         let token = cfg.bearer.clone();
@@ -382,6 +391,7 @@ mod tests {
             standalone_stream: false,
             connect_timeout: Duration::from_secs(1),
             proxy: Default::default(),
+            http_version: Default::default(),
         }
     }
 

@@ -10,7 +10,7 @@ use ::http::Method;
 use bytes::Bytes;
 use serde::Deserialize;
 
-use super::h1::{self, Failure, Reply};
+use super::hx::{self, Failure, Reply};
 use super::*;
 use crate::drive::here::{self};
 use crate::drive::runtime::boxed_apart;
@@ -154,7 +154,7 @@ impl Inner {
         resume_for: Option<i64>,
     ) -> Result<()> {
         let ctype = resp.header(CONTENT_TYPE.as_str()).unwrap_or_default();
-        let is = |t: &str| ctype.len() >= t.len() && h1::same_text(&ctype[..t.len()], t.as_bytes());
+        let is = |t: &str| ctype.len() >= t.len() && hx::same_text(&ctype[..t.len()], t.as_bytes());
         if is("application/json") {
             let body = read_limited(&mut resp, self.cfg.max_message_size).await?;
             self.route(body, is_init).await?;

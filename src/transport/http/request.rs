@@ -12,7 +12,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 use url::Url;
 
-use super::h1::{Failure, Reply};
+use super::hx::{Failure, Reply};
 use super::*;
 use crate::error::{Error, Result, Status};
 use crate::url_policy;
@@ -262,7 +262,7 @@ impl Inner {
     }
 
     /// The head of a request to the endpoint, but its end (see
-    /// `h1::Client::request_head`). The one every classic message sends, a POST with
+    /// `hx::Client::request_head`). The one every classic message sends, a POST with
     /// no fields of its own, is made once and kept while the token, the session id
     /// and the protocol version it carries stay the same, rather than made again for
     /// each request.

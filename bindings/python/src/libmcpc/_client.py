@@ -329,6 +329,7 @@ def _build_options(
     no_proxy: Optional[str] = None,
     proxy_credentials: Optional[Tuple[str, str]] = None,
     http_transport: Optional[str] = None,
+    http_version: Optional[str] = None,
 ) -> _Options:
     """An mcpc_options_t with these settings (the caller frees it)."""
     o = _Options()
@@ -401,6 +402,10 @@ def _build_options(
             if http_transport not in _HTTP_TRANSPORTS:
                 raise ValueError("http_transport must be 'auto', 'streamable' or 'sse'")
             _check(lib.mcpc_options_set_http_transport(h, _HTTP_TRANSPORTS[http_transport]))
+        if http_version is not None:
+            if http_version not in _HTTP_VERSIONS:
+                raise ValueError("http_version must be 'auto', '1.1' or '2-prior-knowledge'")
+            _check(lib.mcpc_options_set_http_version(h, _HTTP_VERSIONS[http_version]))
         if proxy is not None:
             _check(lib.mcpc_options_set_proxy(h, _b(proxy)))
         if no_proxy is not None:
@@ -420,8 +425,9 @@ def _build_options(
 
 _STDIO_ONLY = ("env", "clear_env", "cwd", "stderr", "close_grace", "restart")
 _HTTP_ONLY = ("headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream", "oauth", "proxy", "no_proxy",
-              "proxy_credentials", "http_transport")
+              "proxy_credentials", "http_transport", "http_version")
 _HTTP_TRANSPORTS = {"auto": 0, "streamable": 1, "sse": 2}
+_HTTP_VERSIONS = {"auto": 0, "1.1": 1, "2-prior-knowledge": 2}
 
 
 def _only(kind: str, options: Mapping[str, Any], refused: Sequence[str]) -> None:
@@ -655,6 +661,7 @@ class Client(ContentMixin):
         no_proxy: Optional[str] = None,
         proxy_credentials: Optional[Tuple[str, str]] = None,
         http_transport: Optional[str] = None,
+        http_version: Optional[str] = None,
         timeout: Optional[float] = None,
         protocol_version: Optional[str] = None,
         negotiation: Optional[str] = None,
@@ -683,12 +690,15 @@ class Client(ContentMixin):
         are followed otherwise (never for loopback). ``http_transport`` is ``"auto"``
         (Streamable HTTP, then the HTTP+SSE transport of 2024-11-05 when the server
         refuses the POST with 400, 404 or 405), ``"streamable"`` or ``"sse"`` (the URL
-        is then the event stream's, such as ``.../sse``). Other arguments as for
+        is then the event stream's, such as ``.../sse``). ``http_version`` is ``"auto"``
+        (HTTP/2 for ``https://`` when the server offers it by ALPN, else HTTP/1.1),
+        ``"1.1"`` (HTTP/2 off) or ``"2-prior-knowledge"`` (HTTP/2 from the first byte:
+        h2c for ``http://``, only ``h2`` offered over TLS). Other arguments as for
         :meth:`stdio`.
         """
         o = _build_options(headers=headers, bearer=bearer, token=token, cacert=cacert, ca_pem=ca_pem,
                            standalone_stream=standalone_stream, oauth=oauth, proxy=proxy, no_proxy=no_proxy,
-                           proxy_credentials=proxy_credentials, http_transport=http_transport, timeout=timeout, protocol_version=protocol_version,
+                           proxy_credentials=proxy_credentials, http_transport=http_transport, http_version=http_version, timeout=timeout, protocol_version=protocol_version,
                            negotiation=negotiation, client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, validate_output=validate_output,
                            max_pages=max_pages, max_message_size=max_message_size)
         with o:

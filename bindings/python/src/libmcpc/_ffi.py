@@ -193,6 +193,7 @@ _declare(
     "mcpc_client_call_tool_async", _S, _P, c_char_p, c_char_p, POINTER(CallOpts), CALL_DONE_CB, _P, POINTER(_P)
 )
 _declare("mcpc_options_set_http_transport", _S, _P, c_int32)
+_declare("mcpc_options_set_http_version", _S, _P, c_int32)
 _declare("mcpc_options_set_log_level", _S, _P, c_char_p)
 _declare("mcpc_options_set_validate_output", _S, _P, c_bool)
 _declare("mcpc_options_set_log_callback", _S, _P, LOG_CB, _P, FREE_CB)

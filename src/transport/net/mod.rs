@@ -1,8 +1,9 @@
-//! Opening a connection to the origin: TCP to it or to its proxy, the proxy's TLS
-//! (an `https://` proxy), the `CONNECT` tunnel (an `https://` origin behind a
-//! proxy), then TLS with the origin, end to end, with the same checks as without a
-//! proxy. An `http://` origin behind a proxy is asked in absolute form instead
-//! (no tunnel), as curl does.
+//! Connections to an origin, for HTTP/1.1 and HTTP/2 alike: TCP to it or to its
+//! proxy, addresses raced (RFC 8305), the proxy's TLS (an `https://` proxy), the
+//! `CONNECT` tunnel (an `https://` origin behind a proxy), then TLS with the
+//! origin, end to end, with the same checks as without a proxy. An `http://`
+//! origin behind a proxy is asked in absolute form instead (no tunnel), as curl
+//! does. Nothing here knows HTTP beyond the tunnel's `CONNECT`.
 
 use std::future::Future;
 use std::io;
@@ -11,22 +12,65 @@ use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bytes::BytesMut;
 use rustls_pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-use super::conn::{Conn, Stream};
-use super::{Client, Failure};
 use crate::drive::runtime::boxed_apart;
 use crate::drive::socket::Tcp;
 use crate::transport::proxy::{connect_tunnel, Proxy, ProxySettings, TunnelError};
 
+mod failure;
+mod stream;
+
+pub use failure::Failure;
+pub use stream::Stream;
+
+/// Where the requests go: one origin, and how it is reached.
+pub struct Origin {
+    /// For connecting.
+    pub host: url::Host<String>,
+    pub port: u16,
+    /// The `Host` header's value (HTTP/2's `:authority`).
+    pub authority: String,
+    pub tls: Option<TlsConnector>,
+    /// The proxy it is reached through, if any.
+    pub route: Option<Route>,
+}
+
+impl Origin {
+    /// `url`'s origin, with TLS (with `tls`) for `https`, through `route`'s proxy
+    /// when given. None if the URL has no usable host.
+    pub fn new(url: &url::Url, tls: Option<Arc<rustls::ClientConfig>>, route: Option<Route>) -> Option<Origin> {
+        let host = url.host()?.to_owned();
+        let port = url.port_or_known_default()?;
+        let mut authority = url.host_str()?.to_string();
+        if let Some(p) = url.port() {
+            authority.push_str(&format!(":{p}"));
+        }
+        http::HeaderValue::from_str(&authority).ok()?;
+        Some(Origin {
+            host,
+            port,
+            authority,
+            tls: tls.map(TlsConnector::from),
+            route,
+        })
+    }
+
+    /// True when requests go to a proxy in absolute form (a plain-http origin
+    /// behind a proxy): no tunnel, and the proxy's credentials in each request.
+    pub fn via_proxy(&self) -> Option<&Route> {
+        self.route.as_ref().filter(|_| self.tls.is_none())
+    }
+}
+
 /// The proxy an origin is reached through, and TLS with it when it is `https://`.
+#[derive(Clone)]
 pub struct Route {
     pub proxy: Proxy,
     pub tls: Option<TlsConnector>,
@@ -190,66 +234,58 @@ where
         })
 }
 
-impl Client {
-    pub(super) async fn connect(&self) -> Result<Box<Conn>, Failure> {
-        let o = &self.origin;
-        let connect = async {
-            let (host, port) = match &o.route {
-                Some(r) => (&r.proxy.host, r.proxy.port),
-                None => (&o.host, o.port),
-            };
-            let tcp = tcp_to(host, port).await.map_err(|e| match &o.route {
-                Some(r) => Failure::Proxy(format!("proxy {:?}: {e}", r.proxy), None),
-                None => Failure::Connect(e),
-            })?;
-            let _ = tcp.set_nodelay(true);
-            let recheck = Arc::new(AtomicBool::new(false));
-            let mut tcp = Tcp::new(tcp, recheck.clone()).map_err(Failure::Connect)?;
-            let io = match (&o.route, &o.tls) {
-                (None, None) => Stream::Plain(tcp),
-                (None, Some(tls)) => Stream::Tls(Box::new(handshake(tls, &o.host, tcp).await?)),
-                (Some(r), origin_tls) => match &r.tls {
-                    None => match origin_tls {
-                        None => Stream::Plain(tcp),
-                        Some(tls) => {
-                            tunnel(&mut tcp, r, &o.authority).await?;
-                            Stream::Tls(Box::new(handshake(tls, &o.host, tcp).await?))
-                        }
-                    },
-                    Some(proxy_tls) => {
-                        let mut to_proxy = handshake(proxy_tls, &r.proxy.host, tcp).await.map_err(|f| match f {
-                            Failure::Tls(e) => {
-                                Failure::Tls(io::Error::new(e.kind(), format!("with proxy {:?}: {e}", r.proxy)))
-                            }
-                            other => other,
-                        })?;
-                        match origin_tls {
-                            None => Stream::Tls(Box::new(to_proxy)),
-                            Some(tls) => {
-                                tunnel(&mut to_proxy, r, &o.authority).await?;
-                                Stream::TlsInTls(Box::new(handshake(tls, &o.host, to_proxy).await?))
-                            }
-                        }
+/// Opens a connection to `o`, within `timeout`: the stream, and the flag it shares
+/// with its socket (see `Tcp::recheck`). A TLS stream says which protocol ALPN
+/// agreed on.
+pub async fn open(o: &Origin, timeout: Duration) -> Result<(Stream, Arc<AtomicBool>), Failure> {
+    let connect = async {
+        let (host, port) = match &o.route {
+            Some(r) => (&r.proxy.host, r.proxy.port),
+            None => (&o.host, o.port),
+        };
+        let tcp = tcp_to(host, port).await.map_err(|e| match &o.route {
+            Some(r) => Failure::Proxy(format!("proxy {:?}: {e}", r.proxy), None),
+            None => Failure::Connect(e),
+        })?;
+        let _ = tcp.set_nodelay(true);
+        let recheck = Arc::new(AtomicBool::new(false));
+        let mut tcp = Tcp::new(tcp, recheck.clone()).map_err(Failure::Connect)?;
+        let io = match (&o.route, &o.tls) {
+            (None, None) => Stream::Plain(tcp),
+            (None, Some(tls)) => Stream::Tls(Box::new(handshake(tls, &o.host, tcp).await?)),
+            (Some(r), origin_tls) => match &r.tls {
+                None => match origin_tls {
+                    None => Stream::Plain(tcp),
+                    Some(tls) => {
+                        tunnel(&mut tcp, r, &o.authority).await?;
+                        Stream::Tls(Box::new(handshake(tls, &o.host, tcp).await?))
                     }
                 },
-            };
-            let mut io = io;
-            io.wait_in_place(true);
-            Ok(Box::new(Conn {
-                io,
-                buf: BytesMut::new(),
-                keep_alive: true,
-                idle_since: Instant::now(),
-                recheck,
-            }))
+                Some(proxy_tls) => {
+                    let mut to_proxy = handshake(proxy_tls, &r.proxy.host, tcp).await.map_err(|f| match f {
+                        Failure::Tls(e) => {
+                            Failure::Tls(io::Error::new(e.kind(), format!("with proxy {:?}: {e}", r.proxy)))
+                        }
+                        other => other,
+                    })?;
+                    match origin_tls {
+                        None => Stream::Tls(Box::new(to_proxy)),
+                        Some(tls) => {
+                            tunnel(&mut to_proxy, r, &o.authority).await?;
+                            Stream::TlsInTls(Box::new(handshake(tls, &o.host, to_proxy).await?))
+                        }
+                    }
+                }
+            },
         };
-        match tokio::time::timeout(self.connect_timeout, connect).await {
-            Ok(c) => c,
-            Err(_) => Err(Failure::Connect(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("no connection within {} ms", self.connect_timeout.as_millis()),
-            ))),
-        }
+        Ok((io, recheck))
+    };
+    match tokio::time::timeout(timeout, connect).await {
+        Ok(c) => c,
+        Err(_) => Err(Failure::Connect(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("no connection within {} ms", timeout.as_millis()),
+        ))),
     }
 }
 

@@ -1,0 +1,386 @@
+//! HTTP/2 to one origin, with the `h2` crate: one connection carries every request
+//! at once, each on a stream of its own. Chosen by ALPN over TLS (`h2` offered
+//! beside `http/1.1`; a server that picks HTTP/1.1 gets the stream back, for
+//! HTTP/1.1 to use), or spoken from the first byte over plain TCP (prior
+//! knowledge, for loopback servers and tests).
+//!
+//! The connection is driven by a task of its own on the runtime: every stream's
+//! bytes go through it. A request's future sends its head and body and waits for
+//! the response head; a [`Reply`] reads the body. Dropping either before the end
+//! resets that stream alone (`RST_STREAM` with `CANCEL`: the h2 crate sends it
+//! when the last handle of an open stream goes), and the other streams go on.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use h2::client::SendRequest;
+use h2::{Reason, RecvStream};
+use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
+use http::{Method, Request, StatusCode, Uri};
+
+use crate::transport::net::{self, Failure, Origin, Stream};
+
+/// The receive windows mcpc grants. The protocol's default, 64 KiB a stream and
+/// for the whole connection, makes a server stop every 64 KiB until mcpc's
+/// WINDOW_UPDATE comes back: a round trip each time, so a 4 MiB result would wait
+/// 64 of them. Granted up front, a result of up to 8 MiB flows without a stop,
+/// and 64 such streams at once share 32 MiB. These are permissions, not buffers:
+/// mcpc reads each stream as it comes and releases what it read at once.
+const STREAM_WINDOW: u32 = 8 << 20;
+const CONNECTION_WINDOW: u32 = 32 << 20;
+/// Frames of up to 256 KiB: fewer frames (and wake-ups) for a large result, while
+/// a frame that h2 holds whole stays small.
+const MAX_FRAME: u32 = 256 << 10;
+/// The most a response's header block may take, as HTTP/1.1's head limit.
+const MAX_HEADERS: u32 = 256 << 10;
+
+/// A stream on which the server chose HTTP/1.1, for HTTP/1.1 to use.
+type Fallback = Option<(Stream, Arc<AtomicBool>)>;
+
+/// What a request got.
+pub enum Sent {
+    Reply(Reply),
+    /// The server chose HTTP/1.1 by ALPN: the stream just opened, if this request
+    /// opened it (for HTTP/1.1 to carry the request), else None.
+    Http11(Fallback),
+}
+
+/// HTTP/2 to one origin. Cheap to share; every method may be called from any
+/// thread, in any task.
+pub struct Client {
+    origin: Origin,
+    connect_timeout: Duration,
+    /// Plain TCP with HTTP/2 from the first byte, rather than TLS and ALPN.
+    prior_knowledge: bool,
+    /// When ALPN is the only way in (prior knowledge over TLS): a server that
+    /// does not pick `h2` is an error, not a fallback.
+    required: bool,
+    /// The connection's handle, once open; a connection that fails is replaced
+    /// by the next request. Held while connecting, so requests that start at once
+    /// share one connection.
+    conn: tokio::sync::Mutex<Option<(u64, SendRequest<Bytes>)>>,
+    /// Numbers the connections, so that a request whose connection failed
+    /// replaces that one and not a newer one.
+    opened: std::sync::atomic::AtomicU64,
+    /// Set when the server chose HTTP/1.1: no more HTTP/2 connections are tried.
+    refused: AtomicBool,
+}
+
+fn failed(e: h2::Error) -> Failure {
+    match e.into_io() {
+        Some(io) => Failure::Http(io),
+        None => Failure::Http(io::Error::other("HTTP/2 failed")),
+    }
+}
+
+fn h2_failure(e: h2::Error) -> Failure {
+    if e.is_io() {
+        return failed(e);
+    }
+    Failure::Http(io::Error::other(format!("HTTP/2: {e}")))
+}
+
+impl Client {
+    /// A client for `origin` (no connection yet). `prior_knowledge`: HTTP/2 over
+    /// plain TCP; otherwise TLS, whose ALPN (set by the caller in `origin`'s
+    /// settings) chooses, and `required` makes a server that does not choose `h2`
+    /// an error.
+    pub fn new(origin: Origin, connect_timeout: Duration, prior_knowledge: bool, required: bool) -> Client {
+        Client {
+            origin,
+            connect_timeout,
+            prior_knowledge,
+            required,
+            conn: tokio::sync::Mutex::new(None),
+            opened: Default::default(),
+            refused: AtomicBool::new(false),
+        }
+    }
+
+    /// Drops the connection's handle: it closes (GOAWAY) once its streams end.
+    pub fn close_idle(&self) {
+        if let Ok(mut c) = self.conn.try_lock() {
+            *c = None;
+        }
+    }
+
+    /// The connection's handle and number, opened if there is none (or `stale`,
+    /// the number of one that just failed, is the one kept); `Err(stream)` when
+    /// the server chose HTTP/1.1.
+    async fn sender(&self, stale: Option<u64>) -> Result<Result<(u64, SendRequest<Bytes>), Fallback>, Failure> {
+        let mut slot = self.conn.lock().await;
+        if self.refused.load(Ordering::Relaxed) {
+            return Ok(Err(None));
+        }
+        if let Some((n, s)) = slot.as_ref() {
+            if stale != Some(*n) {
+                return Ok(Ok((*n, s.clone())));
+            }
+            *slot = None;
+        }
+        let (io, recheck) = net::open(&self.origin, self.connect_timeout).await?;
+        if !self.prior_knowledge && !io.is_h2() {
+            if self.required {
+                return Err(Failure::Http(io::Error::other(
+                    "the server did not agree to HTTP/2 (ALPN)",
+                )));
+            }
+            self.refused.store(true, Ordering::Relaxed);
+            return Ok(Err(Some((io, recheck))));
+        }
+        let (send, conn) = h2::client::Builder::new()
+            .initial_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .max_frame_size(MAX_FRAME)
+            .max_header_list_size(MAX_HEADERS)
+            .enable_push(false)
+            .handshake::<_, Bytes>(io)
+            .await
+            .map_err(h2_failure)?;
+        crate::drive::runtime::handle().spawn(async move {
+            if let Err(e) = conn.await {
+                log::debug!("an HTTP/2 connection ended: {e}");
+            }
+        });
+        let n = self.opened.fetch_add(1, Ordering::Relaxed);
+        *slot = Some((n, send.clone()));
+        Ok(Ok((n, send)))
+    }
+
+    /// Sends one request (`head` as `h1::Client::request_head` writes it, in
+    /// origin form) and waits for the response head. A request the server did not
+    /// process goes again, once, on a fresh connection: one that never went out
+    /// (the connection had failed or was going away) or one the server refused
+    /// (see [`refused`]).
+    pub async fn send(&self, method: &Method, head: &[u8], body: &[u8]) -> Result<Sent, Failure> {
+        let req = self.request_of(method, head, body.len())?;
+        let mut stale: Option<u64> = None;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (n, sender) = match self.sender(stale).await? {
+                Ok(s) => s,
+                Err(fresh) => return Ok(Sent::Http11(fresh)),
+            };
+            let again = tries < 2;
+            let mut ready = match sender.ready().await {
+                Ok(r) => r,
+                Err(_) if again => {
+                    stale = Some(n);
+                    continue;
+                }
+                Err(e) => return Err(h2_failure(e)),
+            };
+            let (response, mut out) = match ready.send_request(clone_request(&req), body.is_empty()) {
+                Ok(r) => r,
+                Err(_) if again => {
+                    stale = Some(n);
+                    continue;
+                }
+                Err(e) => return Err(h2_failure(e)),
+            };
+            if !body.is_empty() {
+                if let Err(e) = send_body(&mut out, body).await {
+                    if again && refused(&e) {
+                        stale = Some(n);
+                        continue;
+                    }
+                    return Err(h2_failure(e));
+                }
+            }
+            match response.await {
+                Ok(resp) => {
+                    let (parts, body) = resp.into_parts();
+                    let length = parts
+                        .headers
+                        .get(CONTENT_LENGTH)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.parse().ok());
+                    return Ok(Sent::Reply(Reply {
+                        status: parts.status,
+                        headers: parts.headers,
+                        body,
+                        length,
+                        piece: Bytes::new(),
+                        whole: BytesMut::new(),
+                    }));
+                }
+                Err(e) if again && refused(&e) => {
+                    stale = Some(n);
+                    continue;
+                }
+                Err(e) => return Err(h2_failure(e)),
+            }
+        }
+    }
+
+    /// The request an HTTP/1.1 head describes: its request line and fields, with
+    /// `Host` as the URI's authority and the fields HTTP/2 forbids left out (RFC
+    /// 9113, section 8.2.2). The head is mcpc's own, so each line is well formed.
+    fn request_of(&self, method: &Method, head: &[u8], body_len: usize) -> Result<Request<()>, Failure> {
+        let bad = |what: &str| Failure::Http(io::Error::new(io::ErrorKind::InvalidInput, what.to_string()));
+        let mut lines = head.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+        let line = lines.next().ok_or_else(|| bad("an empty request head"))?;
+        let target = line
+            .split(|&b| b == b' ')
+            .nth(1)
+            .ok_or_else(|| bad("no request target"))?;
+        let scheme = if self.prior_knowledge { "http" } else { "https" };
+        let mut uri = Vec::with_capacity(scheme.len() + 3 + self.origin.authority.len() + target.len());
+        uri.extend_from_slice(scheme.as_bytes());
+        uri.extend_from_slice(b"://");
+        uri.extend_from_slice(self.origin.authority.as_bytes());
+        uri.extend_from_slice(target);
+        let uri = Uri::try_from(uri).map_err(|_| bad("the request target is not a URI"))?;
+        let mut req = Request::builder()
+            .method(method.clone())
+            .uri(uri)
+            .version(http::Version::HTTP_2)
+            .body(())
+            .map_err(|_| bad("the request is not valid"))?;
+        let headers = req.headers_mut();
+        for line in lines.filter(|l| !l.is_empty()) {
+            let Some(colon) = line.iter().position(|&b| b == b':') else {
+                return Err(bad("a request field without a colon"));
+            };
+            let name = HeaderName::from_bytes(&line[..colon]).map_err(|_| bad("a request field's name"))?;
+            let value = line[colon + 1..].trim_ascii_start();
+            let value = HeaderValue::from_bytes(value).map_err(|_| bad("a request field's value"))?;
+            let connection_specific = matches!(
+                name.as_str(),
+                "host" | "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade"
+            ) || (name == http::header::TE && value != "trailers");
+            if !connection_specific {
+                headers.append(name, value);
+            }
+        }
+        if body_len > 0 || method == Method::POST {
+            headers.insert(CONTENT_LENGTH, HeaderValue::from(body_len));
+        }
+        Ok(req)
+    }
+}
+
+fn clone_request(req: &Request<()>) -> Request<()> {
+    let mut r = Request::new(());
+    *r.method_mut() = req.method().clone();
+    *r.uri_mut() = req.uri().clone();
+    *r.version_mut() = req.version();
+    *r.headers_mut() = req.headers().clone();
+    r
+}
+
+/// True for a stream the server refused before processing it: reset with
+/// `REFUSED_STREAM`, or above the last stream a GOAWAY said it would process (RFC
+/// 9113, sections 8.7 and 6.8). h2 says "went away" too of a stream the server
+/// took and then closed the connection without answering; as with HTTP/1.1
+/// (docs/decisions/0012-h1-resend.md), that one case may run twice, and so a
+/// request goes again once only.
+fn refused(e: &h2::Error) -> bool {
+    e.reason() == Some(Reason::REFUSED_STREAM) || (e.is_go_away() && e.is_remote())
+}
+
+/// Sends `body` as the server's window for it allows, and ends the stream.
+async fn send_body(out: &mut h2::SendStream<Bytes>, body: &[u8]) -> Result<(), h2::Error> {
+    let mut rest = Bytes::copy_from_slice(body);
+    while !rest.is_empty() {
+        out.reserve_capacity(rest.len());
+        let room = match std::future::poll_fn(|cx| out.poll_capacity(cx)).await {
+            Some(r) => r?,
+            None => return Err(h2::Error::from(Reason::STREAM_CLOSED)),
+        };
+        if room == 0 {
+            continue;
+        }
+        let piece = rest.split_to(room.min(rest.len()));
+        out.send_data(piece, rest.is_empty())?;
+    }
+    Ok(())
+}
+
+/// A response whose body is still to be read. Dropped before its end, it resets
+/// its stream.
+pub struct Reply {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: RecvStream,
+    length: Option<u64>,
+    /// The piece `chunk_lent` lent.
+    piece: Bytes,
+    /// The body `rest` gathered.
+    whole: BytesMut,
+}
+
+impl Reply {
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The value of the field named `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers.get(name).map(HeaderValue::as_bytes)
+    }
+
+    /// The body's length, when the server gave one (h2 checks the body against it).
+    pub fn content_length(&self) -> Option<u64> {
+        self.length
+    }
+
+    /// The next piece of the body; `None` at its end. What is read is given back
+    /// to the server's window at once.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, Failure> {
+        loop {
+            match std::future::poll_fn(|cx| self.body.poll_data(cx)).await {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(h2_failure(e)),
+                Some(Ok(piece)) => {
+                    let _ = self.body.flow_control().release_capacity(piece.len());
+                    if !piece.is_empty() {
+                        return Ok(Some(piece));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The same, lent until the next call; nothing is known to follow in one piece.
+    pub async fn chunk_lent(&mut self) -> Result<Option<(&[u8], u64)>, Failure> {
+        match self.chunk().await? {
+            Some(piece) => {
+                self.piece = piece;
+                Ok(Some((&self.piece[..], 0)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The rest of a body whose length the server gave, gathered and lent; room
+    /// for it is made at once, so the caller checks the length first.
+    pub async fn rest(&mut self) -> Result<&[u8], Failure> {
+        let want = usize::try_from(self.length.unwrap_or(0)).unwrap_or(usize::MAX);
+        self.whole.reserve(want.saturating_sub(self.whole.len()));
+        while let Some(piece) = self.chunk().await? {
+            self.whole.extend_from_slice(&piece);
+        }
+        Ok(&self.whole[..])
+    }
+
+    /// The body that [`rest`](Self::rest) lent, taken out whole (no copy).
+    pub fn take_rest(&mut self) -> Bytes {
+        std::mem::take(&mut self.whole).freeze()
+    }
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("h2::Reply")
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests;

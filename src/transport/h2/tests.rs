@@ -1,0 +1,275 @@
+//! HTTP/2 against a server of the h2 crate's own, with prior knowledge on loopback.
+//! (ALPN and the fallback to HTTP/1.1 are tested against real servers, in
+//! tests/c/test_peers.c.)
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use h2::server::SendResponse;
+use h2::{Reason, RecvStream};
+use http::{Method, Request, Response};
+use tokio::sync::mpsc;
+
+use super::*;
+use crate::drive::runtime::handle;
+use crate::drive::BoxFuture;
+
+type Answer = Arc<dyn Fn(Request<RecvStream>, SendResponse<Bytes>) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// An h2c server on loopback that answers each request with `answer`, on a task
+/// of its own; with how many connections it has accepted.
+fn server(answer: Answer) -> (u16, Arc<AtomicUsize>) {
+    server_closing_after(answer, usize::MAX)
+}
+
+/// The same, but each connection goes away (GOAWAY, then closed) after `per_conn`
+/// requests.
+fn server_closing_after(answer: Answer, per_conn: usize) -> (u16, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let conns = Arc::new(AtomicUsize::new(0));
+    let counted = conns.clone();
+    handle().spawn(async move {
+        let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+        while let Ok((tcp, _)) = listener.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let Ok(mut conn) = h2::server::handshake(tcp).await else {
+                    return;
+                };
+                let mut served = 0;
+                while let Some(Ok((req, respond))) = conn.accept().await {
+                    tokio::spawn(answer(req, respond));
+                    served += 1;
+                    if served == per_conn {
+                        conn.graceful_shutdown();
+                    }
+                }
+            });
+        }
+    });
+    (port, conns)
+}
+
+/// The whole request body, its window given back as it comes.
+async fn read_body(body: &mut RecvStream) -> Vec<u8> {
+    let mut all = Vec::new();
+    while let Some(piece) = body.data().await {
+        let piece = piece.unwrap();
+        let _ = body.flow_control().release_capacity(piece.len());
+        all.extend_from_slice(&piece);
+    }
+    all
+}
+
+/// Sends `data` as the client's window allows, and ends the stream.
+async fn send_all(out: &mut h2::SendStream<Bytes>, data: Bytes) {
+    send_body(out, &data).await.unwrap();
+}
+
+/// Echoes each request's body back, with its length, and the path in a field.
+fn echo() -> Answer {
+    Arc::new(|req, mut respond| {
+        Box::pin(async move {
+            let path = req.uri().path().to_string();
+            let mut body = req.into_body();
+            let got = read_body(&mut body).await;
+            let resp = Response::builder()
+                .header("content-type", "application/json")
+                .header("content-length", got.len())
+                .header("x-path", path)
+                .body(())
+                .unwrap();
+            let mut out = respond.send_response(resp, got.is_empty()).unwrap();
+            if !got.is_empty() {
+                send_all(&mut out, Bytes::from(got)).await;
+            }
+        })
+    })
+}
+
+fn client(port: u16) -> Client {
+    let url = url::Url::parse(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    Client::new(
+        Origin::new(&url, None, None).unwrap(),
+        Duration::from_secs(10),
+        true,
+        false,
+    )
+}
+
+fn head(port: u16, path: &str) -> Vec<u8> {
+    format!("POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\naccept: application/json\r\nconnection: keep-alive\r\n")
+        .into_bytes()
+}
+
+async fn post(c: &Client, port: u16, path: &str, body: &[u8]) -> Reply {
+    match c.send(&Method::POST, &head(port, path), body).await.unwrap() {
+        Sent::Reply(r) => r,
+        Sent::Http11(_) => panic!("prior knowledge fell back to HTTP/1.1"),
+    }
+}
+
+#[test]
+fn calls_in_flight_share_one_connection() {
+    let (port, conns) = server(echo());
+    let c = Arc::new(client(port));
+    handle().block_on(async {
+        let mut tasks = Vec::new();
+        for i in 0..64 {
+            let c = c.clone();
+            tasks.push(tokio::spawn(async move {
+                let body = format!("{{\"call\":{i}}}");
+                let mut r = post(&c, port, &format!("/mcp/{i}"), body.as_bytes()).await;
+                assert_eq!(r.status(), 200);
+                assert_eq!(r.header("x-path"), Some(format!("/mcp/{i}").as_bytes()));
+                assert_eq!(r.content_length(), Some(body.len() as u64));
+                assert_eq!(r.rest().await.unwrap(), body.as_bytes());
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    assert_eq!(conns.load(Ordering::SeqCst), 1, "every call on one connection");
+}
+
+#[test]
+fn large_bodies_flow_past_the_default_windows() {
+    // 4 MiB each way: 64 times the protocol's default window.
+    let (port, _) = server(echo());
+    let c = client(port);
+    let body: Vec<u8> = (0..4 << 20).map(|i| b'a' + (i % 26) as u8).collect();
+    handle().block_on(async {
+        let mut r = post(&c, port, "/mcp", &body).await;
+        assert_eq!(r.content_length(), Some(body.len() as u64));
+        let got = r.rest().await.unwrap();
+        assert!(got == &body[..], "the body came back whole");
+        assert_eq!(r.take_rest().len(), body.len());
+        // Read in pieces too.
+        let mut r = post(&c, port, "/mcp", &body).await;
+        let mut all = Vec::new();
+        while let Some(p) = r.chunk().await.unwrap() {
+            all.extend_from_slice(&p);
+        }
+        assert!(all == body);
+    });
+}
+
+/// A dropped reply, or a request dropped before its answer, resets its own stream
+/// with CANCEL; the calls beside it complete on the same connection.
+#[test]
+fn a_cancel_resets_only_its_own_stream() {
+    let (resets_tx, mut resets) = mpsc::unbounded_channel::<(String, Reason)>();
+    let (arrived_tx, mut arrived) = mpsc::unbounded_channel::<String>();
+    let answer: Answer = Arc::new(move |req, mut respond| {
+        let resets = resets_tx.clone();
+        let arrived = arrived_tx.clone();
+        Box::pin(async move {
+            let path = req.uri().path().to_string();
+            match path.as_str() {
+                // A head and part of the body, then nothing more until reset.
+                "/part" => {
+                    let resp = Response::builder().body(()).unwrap();
+                    let mut out = respond.send_response(resp, false).unwrap();
+                    out.send_data(Bytes::from_static(b"{\"partial\":"), false).unwrap();
+                    let reason = std::future::poll_fn(|cx| out.poll_reset(cx)).await.unwrap();
+                    resets.send((path, reason)).unwrap();
+                }
+                // No answer at all until reset.
+                "/never" => {
+                    arrived.send(path.clone()).unwrap();
+                    let reason = std::future::poll_fn(|cx| respond.poll_reset(cx)).await.unwrap();
+                    resets.send((path, reason)).unwrap();
+                }
+                _ => {
+                    let resp = Response::builder().body(()).unwrap();
+                    let mut out = respond.send_response(resp, false).unwrap();
+                    out.send_data(Bytes::from(path), true).unwrap();
+                }
+            }
+        })
+    });
+    let (port, conns) = server(answer);
+    let c = Arc::new(client(port));
+    handle().block_on(async {
+        let part = post(&c, port, "/part", b"{}").await;
+        let waiting = {
+            let c = c.clone();
+            tokio::spawn(async move { post(&c, port, "/never", b"{}").await })
+        };
+        assert_eq!(arrived.recv().await.unwrap(), "/never");
+        let mut others = Vec::new();
+        for i in 0..8 {
+            let c = c.clone();
+            others.push(tokio::spawn(async move {
+                let mut r = post(&c, port, &format!("/ok{i}"), b"{}").await;
+                r.chunk().await.unwrap().unwrap()
+            }));
+        }
+        drop(part);
+        let got = resets.recv().await.unwrap();
+        assert_eq!(got, ("/part".to_string(), Reason::CANCEL));
+        waiting.abort();
+        let got = resets.recv().await.unwrap();
+        assert_eq!(got, ("/never".to_string(), Reason::CANCEL));
+        for (i, t) in others.into_iter().enumerate() {
+            assert_eq!(t.await.unwrap(), format!("/ok{i}").as_bytes());
+        }
+        // The connection goes on.
+        let mut r = post(&c, port, "/after", b"{}").await;
+        assert_eq!(r.chunk().await.unwrap().unwrap(), &b"/after"[..]);
+    });
+    assert_eq!(conns.load(Ordering::SeqCst), 1);
+}
+
+/// A connection the server sent away is replaced by the next request, and one
+/// closed here (`close_idle`) by the one after.
+#[test]
+fn a_connection_gone_away_is_replaced() {
+    let (port, conns) = server_closing_after(echo(), 1);
+    let c = client(port);
+    handle().block_on(async {
+        for i in 0..4 {
+            let body = format!("{{\"n\":{i}}}");
+            let mut r = post(&c, port, "/mcp", body.as_bytes()).await;
+            assert_eq!(r.rest().await.unwrap(), body.as_bytes());
+        }
+    });
+    assert_eq!(conns.load(Ordering::SeqCst), 4, "one connection a request");
+    let (port, conns) = server(echo());
+    let c = client(port);
+    handle().block_on(async {
+        let mut r = post(&c, port, "/mcp", b"{}").await;
+        assert_eq!(r.rest().await.unwrap(), b"{}");
+        c.close_idle();
+        let mut r = post(&c, port, "/mcp", b"{}").await;
+        assert_eq!(r.rest().await.unwrap(), b"{}");
+    });
+    assert_eq!(conns.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn request_heads_become_http2_requests() {
+    let c = client(8080);
+    let head = b"POST /mcp?x=1 HTTP/1.1\r\nhost: 127.0.0.1:8080\r\nconnection: keep-alive\r\nte: gzip\r\n\
+                 mcp-session-id: s1\r\nauthorization: Bearer t\r\naccept: a, b\r\n";
+    let req = c.request_of(&Method::POST, head, 7).unwrap();
+    assert_eq!(req.uri().to_string(), "http://127.0.0.1:8080/mcp?x=1");
+    assert_eq!(req.version(), http::Version::HTTP_2);
+    let names: Vec<&str> = req.headers().keys().map(|k| k.as_str()).collect();
+    assert_eq!(
+        names,
+        ["mcp-session-id", "authorization", "accept", "content-length"],
+        "host, connection and te: gzip are left out"
+    );
+    assert_eq!(req.headers()["accept"], "a, b");
+    assert_eq!(req.headers()["content-length"], "7");
+    assert!(c
+        .request_of(&Method::POST, b"POST /mcp HTTP/1.1\r\nno colon\r\n", 0)
+        .is_err());
+}
