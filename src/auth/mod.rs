@@ -485,8 +485,11 @@ impl Authorizer for OAuth {
 
     fn proof<'a>(&'a self, method: &'a str, url: &'a Url, token: &'a str) -> BoxFuture<'a, Result<Option<String>>> {
         Box::pin(async move {
+            // Tokens from one authorization server are all bound or all bearer: a
+            // token sent just as a refresh replaced it is signed for as the new one
+            // is, so a bound token never goes out as bearer.
             let Some(t) = self.current() else { return Ok(None) };
-            let (true, Some(d)) = (t.dpop && t.access_token == token, &self.net.dpop) else {
+            let (true, Some(d)) = (t.dpop, &self.net.dpop) else {
                 return Ok(None);
             };
             let nonce = d.rs_nonce.lock().unwrap_or_else(|p| p.into_inner()).clone();

@@ -38,7 +38,9 @@ fn pem_body(pem: &str, label: &str) -> Option<Zeroizing<Vec<u8>>> {
     let end = format!("-----END {label}-----");
     let (_, rest) = pem.split_once(begin.as_str())?;
     let (body, _) = rest.split_once(end.as_str())?;
-    let text = Zeroizing::new(body.split_ascii_whitespace().collect::<String>());
+    // Made in one allocation: a string grown by collecting would leave copies behind.
+    let mut text = Zeroizing::new(String::with_capacity(body.len()));
+    body.split_ascii_whitespace().for_each(|part| text.push_str(part));
     let mut der = Zeroizing::new(Vec::with_capacity(text.len()));
     base64::engine::general_purpose::STANDARD
         .decode_vec(text.as_bytes(), &mut der)
@@ -51,13 +53,18 @@ fn not_a_key(what: &str) -> Error {
 }
 
 impl Signer {
-    /// A fresh key pair.
+    /// A fresh key pair: a random scalar, drawn again in the rare case it is out
+    /// of range, held only in buffers that are cleared.
     pub fn generate() -> Result<Signer> {
         let rng = ring::rand::SystemRandom::new();
-        let alg = &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING;
-        let der = ring::signature::EcdsaKeyPair::generate_pkcs8(alg, &rng)
-            .map_err(|_| Error::new(Status::MCPC_ERR_AUTH, "no randomness for a key"))?;
-        Self::own(&Zeroizing::new(der.as_ref().to_vec()), "P-256 key")
+        let mut bytes = Zeroizing::new([0u8; 32]);
+        loop {
+            ring::rand::SecureRandom::fill(&rng, &mut bytes[..])
+                .map_err(|_| Error::new(Status::MCPC_ERR_AUTH, "no randomness for a key"))?;
+            if let Ok(key) = SigningKey::from_slice(&bytes[..]) {
+                return Self::own_key(key);
+            }
+        }
     }
 
     /// The host's PKCS#8 P-256 private key (PEM).
@@ -67,7 +74,10 @@ impl Signer {
     }
 
     fn own(pkcs8: &[u8], what: &str) -> Result<Signer> {
-        let key = SigningKey::from_pkcs8_der(pkcs8).map_err(|_| not_a_key(what))?;
+        Self::own_key(SigningKey::from_pkcs8_der(pkcs8).map_err(|_| not_a_key(what))?)
+    }
+
+    fn own_key(key: SigningKey) -> Result<Signer> {
         let public = key.verifying_key().to_encoded_point(false).as_bytes().to_vec();
         Ok(Signer {
             key: Key::Own(key),

@@ -120,9 +120,9 @@ impl Inner {
 
     /// The DPoP proof for a request of `method` with the token of `ident`, when
     /// that token is bound to a key.
-    pub(super) async fn proof(&self, ident: &Ident, method: &Method) -> Result<Option<String>> {
+    pub(super) async fn proof(&self, ident: &Ident, method: &Method, url: &Url) -> Result<Option<String>> {
         match (&self.cfg.authorizer, &ident.token) {
-            (Some(a), Some(t)) => a.proof(method.as_str(), &self.cfg.url, t).await,
+            (Some(a), Some(t)) => a.proof(method.as_str(), url, t).await,
             _ => Ok(None),
         }
     }
@@ -255,7 +255,10 @@ impl Inner {
             }
             // Made again: the token or the session may have changed meanwhile.
             let ident = self.ident().await?;
-            let proof = self.proof(&ident, &first).await?;
+            // The proof names the request that goes now: a redirect's method and place.
+            let proof = self
+                .proof(&ident, &method, url.as_ref().unwrap_or(&self.cfg.url))
+                .await?;
             let fields = self.request_fields(&ident, proof.as_deref(), &first, posting, method == first, extra)?;
             head = Bytes::from(self.http.request_head(&method, &path, &fields));
         }
@@ -278,7 +281,7 @@ impl Inner {
             }
         }
         let ident = self.ident().await?;
-        let proof = self.proof(&ident, method).await?;
+        let proof = self.proof(&ident, method, &self.cfg.url).await?;
         let fields = self.request_fields(&ident, proof.as_deref(), method, posting, true, extra)?;
         let head = Bytes::from(self.http.request_head(method, &self.path, &fields));
         if keep {
