@@ -185,7 +185,7 @@ impl Client {
                 ended: CancellationToken::new(),
             });
         } else {
-            cur.live = Some(self.watch(id, end));
+            cur.live = Some(self.watch(id, end, FIRST_RETRY));
         }
         if lost {
             return Err(Error::new(
@@ -248,6 +248,8 @@ impl Client {
             }
         };
         let outcome = tokio::select! {
+            // An acknowledgement followed at once by the listen's end is an acknowledgement.
+            biased;
             acked = ack_rx => acked.map_err(|_| self.shared.dropped_error()),
             ended = &mut end => Err(match ended {
                 Ok(Ok(_)) => Error::new(Status::MCPC_ERR_PROTOCOL, "the server ended the listen before acknowledging it"),
@@ -293,8 +295,10 @@ impl Client {
         self.transport.abandon(id);
     }
 
-    /// Watches listen `id` until it ends; an end nobody asked for sends it again.
-    fn watch(self: &Arc<Self>, id: i64, end: End) -> Live {
+    /// Watches listen `id` until it ends; an end nobody asked for sends it again,
+    /// after `retry` when the listen was short-lived (the backoff goes on across
+    /// listens that end at once), else after [`FIRST_RETRY`]. A JSON-RPC error ends it.
+    fn watch(self: &Arc<Self>, id: i64, end: End, retry: Duration) -> Live {
         let ended = CancellationToken::new();
         let live = Live {
             id,
@@ -304,6 +308,7 @@ impl Client {
         let stop = self.listener.stop.clone();
         let gone = self.shared.gone.clone();
         let task = crate::drive::runtime::handle().spawn(async move {
+            let born = tokio::time::Instant::now();
             let why = tokio::select! {
                 _ = ended.cancelled() => return,
                 _ = stop.cancelled() => return,
@@ -312,10 +317,25 @@ impl Client {
             };
             match why {
                 Ok(Ok(_)) => log::info!("subscriptions/listen {id}: the server ended it; sending it again"),
+                Ok(Err(e)) if e.status == Status::MCPC_ERR_RPC => {
+                    log::warn!("subscriptions/listen {id}: {e}; not sent again until the subscriptions change");
+                    if let Some(client) = me.upgrade() {
+                        let mut cur = client.listener.current.lock().await;
+                        if cur.live.as_ref().map(|l| l.id) == Some(id) {
+                            client.forget_listen(id);
+                            cur.live = None;
+                        }
+                    }
+                    return;
+                }
                 Ok(Err(e)) => log::info!("subscriptions/listen {id}: {e}; sending it again"),
                 Err(_) => return, // its waiter was dropped: the client is closing
             }
-            let mut delay = FIRST_RETRY;
+            let mut delay = if born.elapsed() >= MAX_RETRY {
+                FIRST_RETRY
+            } else {
+                retry
+            };
             loop {
                 tokio::select! {
                     _ = tokio::time::sleep(delay) => {}
@@ -324,7 +344,7 @@ impl Client {
                     _ = gone.cancelled() => return,
                 }
                 let Some(client) = me.upgrade() else { return };
-                if client.listen_again(id).await {
+                if client.listen_again(id, (delay * 2).min(MAX_RETRY)).await {
                     return;
                 }
                 delay = (delay * 2).min(MAX_RETRY);
@@ -338,7 +358,7 @@ impl Client {
 
     /// Sends the set again in place of listen `old`, which ended. True when done
     /// (sent, refused, or replaced meanwhile); false to try again later.
-    async fn listen_again(self: &Arc<Self>, old: i64) -> bool {
+    async fn listen_again(self: &Arc<Self>, old: i64, retry: Duration) -> bool {
         let mut cur = self.listener.current.lock().await;
         if cur.live.as_ref().map(|l| l.id) != Some(old) {
             return true;
@@ -351,7 +371,7 @@ impl Client {
                     log::warn!("subscriptions/listen: sent again, the server acknowledged {acked:?} of {uris:?}");
                 }
                 cur.uris = acked;
-                cur.live = Some(self.watch(id, end));
+                cur.live = Some(self.watch(id, end, retry));
                 true
             }
             Err(e) if e.status == Status::MCPC_ERR_RPC => {
