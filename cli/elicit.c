@@ -493,9 +493,12 @@ static mcpc_status_t answer_url(const mcpc_input_t *input)
     fputs("\nConsent? [y/N] ", stderr);
     fflush(stderr);
     char *line = read_answer();
-    bool yes = line && (strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0);
+    /* End of input dismisses the question (cancel); a "no" declines. */
+    int action = line == NULL ? MCPC_ELICIT_CANCEL
+                 : (strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0) ? MCPC_ELICIT_ACCEPT
+                                                                               : MCPC_ELICIT_DECLINE;
     free(line);
-    return mcpc_input_elicit(input, yes ? MCPC_ELICIT_ACCEPT : MCPC_ELICIT_DECLINE, NULL);
+    return mcpc_input_elicit(input, action, NULL);
 }
 
 /* A form, field by field; the library's own check failing asks the form again. */

@@ -106,8 +106,10 @@ for era in modern legacy; do
     expect "elicit-bang-$era" 0 '\"name\": \"!x\"' -- --elicit --stdio "$INPUT --era=$era" call form <"$tmp/answers"
     printf '{"name":5}\n{"name":"Ann"}\n' >"$tmp/answers"
     expect "elicit-json-$era" 0 '\"age\": 7, \"name\": \"Ann\"' -- --elicit-json --stdio "$INPUT --era=$era" call form <"$tmp/answers"
-    expect "elicit-url-$era" 0 '\"action\": \"decline\"' -- --elicit --stdio "$INPUT --era=$era" call url </dev/null
+    expect "elicit-url-eof-$era" 0 '\"action\": \"cancel\"' -- --elicit --stdio "$INPUT --era=$era" call url </dev/null
     stderr_has "elicit-url-shown-$era" 'https://example.com/consent'
+    echo n >"$tmp/answers"
+    expect "elicit-url-no-$era" 0 '\"action\": \"decline\"' -- --elicit --stdio "$INPUT --era=$era" call url <"$tmp/answers"
     echo y >"$tmp/answers"
     expect "elicit-url-consent-$era" 0 '\"action\": \"accept\"' -- --elicit --stdio "$INPUT --era=$era" call url <"$tmp/answers"
 done
