@@ -171,6 +171,10 @@ fn a_cancel_resets_only_its_own_stream() {
         let arrived = arrived_tx.clone();
         Box::pin(async move {
             let path = req.uri().path().to_string();
+            // The whole request first: an answer that ends its stream while the
+            // client still sends makes the h2 crate's client see a frame on a
+            // half-closed stream (left for the HTTP/2 work: issue 28).
+            read_body(&mut req.into_body()).await;
             match path.as_str() {
                 // A head and part of the body, then nothing more until reset.
                 "/part" => {
