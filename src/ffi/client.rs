@@ -37,6 +37,7 @@ pub(crate) struct ClientHandle {
 
 /// The client behind a handle: one for its whole life, or the one a supervisor
 /// keeps (mcpc_options_set_restart).
+#[derive(Clone)]
 enum Slot {
     One(Arc<Client>),
     Supervised(Arc<Supervisor>),
@@ -107,10 +108,7 @@ impl ClientHandle {
     /// operation has completed.
     fn close(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let ops = self.ops.clone();
-        let slot = match &self.slot {
-            Slot::One(c) => Slot::One(c.clone()),
-            Slot::Supervised(s) => Slot::Supervised(s.clone()),
-        };
+        let slot = self.slot.clone();
         async move {
             ops.close();
             match slot {
