@@ -184,6 +184,12 @@ impl Client {
             };
             if !body.is_empty() {
                 if let Err(e) = send_body(&mut out, body).await {
+                    // A server may answer before the whole request arrived and
+                    // reset the rest with NO_ERROR (RFC 9113, section 8.1): its
+                    // answer stands. A stream that failed has none, at once.
+                    if let Ok(resp) = response.await {
+                        return Ok(Sent::Reply(Reply::of(resp)));
+                    }
                     if again && refused(&e) {
                         stale = Some(n);
                         continue;
@@ -192,22 +198,7 @@ impl Client {
                 }
             }
             match response.await {
-                Ok(resp) => {
-                    let (parts, body) = resp.into_parts();
-                    let length = parts
-                        .headers
-                        .get(CONTENT_LENGTH)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.parse().ok());
-                    return Ok(Sent::Reply(Reply {
-                        status: parts.status,
-                        headers: parts.headers,
-                        body,
-                        length,
-                        piece: Bytes::new(),
-                        whole: BytesMut::new(),
-                    }));
-                }
+                Ok(resp) => return Ok(Sent::Reply(Reply::of(resp))),
                 Err(e) if again && refused(&e) => {
                     stale = Some(n);
                     continue;
@@ -315,6 +306,23 @@ pub struct Reply {
 }
 
 impl Reply {
+    fn of(resp: http::Response<RecvStream>) -> Reply {
+        let (parts, body) = resp.into_parts();
+        let length = parts
+            .headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        Reply {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+            length,
+            piece: Bytes::new(),
+            whole: BytesMut::new(),
+        }
+    }
+
     pub fn status(&self) -> StatusCode {
         self.status
     }

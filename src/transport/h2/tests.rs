@@ -171,10 +171,6 @@ fn a_cancel_resets_only_its_own_stream() {
         let arrived = arrived_tx.clone();
         Box::pin(async move {
             let path = req.uri().path().to_string();
-            // The whole request first: an answer that ends its stream while the
-            // client still sends makes the h2 crate's client see a frame on a
-            // half-closed stream (left for the HTTP/2 work: issue 28).
-            read_body(&mut req.into_body()).await;
             match path.as_str() {
                 // A head and part of the body, then nothing more until reset.
                 "/part" => {
@@ -227,6 +223,43 @@ fn a_cancel_resets_only_its_own_stream() {
         // The connection goes on.
         let mut r = post(&c, port, "/after", b"{}").await;
         assert_eq!(r.chunk().await.unwrap().unwrap(), &b"/after"[..]);
+    });
+    assert_eq!(conns.load(Ordering::SeqCst), 1);
+}
+
+/// A server that answers before the request's body has arrived, and resets the
+/// rest (NO_ERROR): each answer stands, and the calls beside them complete.
+#[test]
+fn an_answer_before_the_whole_request_stands() {
+    let answer: Answer = Arc::new(|req, mut respond| {
+        Box::pin(async move {
+            let path = req.uri().path().to_string();
+            let resp = Response::builder().body(()).unwrap();
+            let mut out = respond.send_response(resp, false).unwrap();
+            out.send_data(Bytes::from(path), true).unwrap();
+            // Dropping the request's body unread resets the stream with NO_ERROR.
+            drop(req);
+        })
+    });
+    let (port, conns) = server(answer);
+    let c = Arc::new(client(port));
+    // 1 MiB: sixteen times the server's default window, so the answer comes
+    // while most of the body waits to be sent.
+    let big: Arc<Vec<u8>> = Arc::new(vec![b'x'; 1 << 20]);
+    handle().block_on(async {
+        let mut tasks = Vec::new();
+        for i in 0..16 {
+            let (c, big) = (c.clone(), big.clone());
+            tasks.push(tokio::spawn(async move {
+                let body: &[u8] = if i % 2 == 0 { &big } else { b"{}" };
+                let mut r = post(&c, port, &format!("/early{i}"), body).await;
+                assert_eq!(r.status(), 200);
+                assert_eq!(r.rest().await.unwrap(), format!("/early{i}").as_bytes());
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
     });
     assert_eq!(conns.load(Ordering::SeqCst), 1);
 }
