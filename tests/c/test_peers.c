@@ -1190,6 +1190,15 @@ static int log_connections(const char *log, const char *needle, const char *vers
 
 /* 64 echo calls in flight at once, and a sleep among them that is cancelled: the
  * cancelled call ends at once, the others complete with their own results. */
+/* Starts an echo of "<what> <i>" whose completion counts in `all`. */
+static void h2_echo_async(mcpc_client_t *c, struct h2_call *call, struct h2_calls *all, const char *what, int i) {
+    call->all = all;
+    snprintf(call->want, sizeof call->want, "%s %d", what, i);
+    char args[64];
+    snprintf(args, sizeof args, "{\"text\":\"%s\"}", call->want);
+    CHECK_STATUS(mcpc_client_call_tool_async(c, "echo", args, NULL, on_h2_done, call, NULL), MCPC_OK);
+}
+
 static void h2_calls_in_flight(mcpc_client_t *c, const char *stderr_file) {
     struct h2_calls all = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
     static struct h2_call calls[65];
@@ -1199,11 +1208,7 @@ static void h2_calls_in_flight(mcpc_client_t *c, const char *stderr_file) {
                  MCPC_OK);
     CHECK(wait_for_file_text(stderr_file, "sleep started", 10000));
     for (int i = 0; i < 64; i++) {
-        calls[i].all = &all;
-        snprintf(calls[i].want, sizeof calls[i].want, "call %d", i);
-        char args[64];
-        snprintf(args, sizeof args, "{\"text\":\"%s\"}", calls[i].want);
-        CHECK_STATUS(mcpc_client_call_tool_async(c, "echo", args, NULL, on_h2_done, &calls[i], NULL), MCPC_OK);
+        h2_echo_async(c, &calls[i], &all, "call", i);
         if (i == 31 && sleeping) mcpc_op_cancel(sleeping); /* while the others are in flight */
     }
     CHECK(h2_wait(&all, 65, 20000));
@@ -1212,6 +1217,61 @@ static void h2_calls_in_flight(mcpc_client_t *c, const char *stderr_file) {
     CHECK(wait_for_file_text(stderr_file, "sleep interrupted", 5000));
     mcpc_op_free(sleeping);
     call_ok(c, "echo", "{\"text\":\"after\"}", "after");
+}
+
+struct h2_seq {
+    mcpc_client_t *c;
+    int id, ok;
+};
+
+static void *h2_seq_thread(void *arg) {
+    struct h2_seq *t = arg;
+    for (int i = 0; i < 40; i++) {
+        char args[64], want[32];
+        snprintf(want, sizeof want, "t%d-%d", t->id, i);
+        snprintf(args, sizeof args, "{\"text\":\"%s\"}", want);
+        mcpc_result_t *r = NULL;
+        if (call(t->c, "echo", args, NULL, &r) == MCPC_OK && strcmp(mcpc_result_text(r, NULL), want) == 0) t->ok++;
+        mcpc_result_free(r);
+    }
+    return NULL;
+}
+
+/* A blocked caller's thread drives the connection itself while it waits; the
+ * connection's task takes it back when the wait ends, however it ends. Calls in
+ * flight on the task complete beside blocking calls, after a blocking call that
+ * timed out mid-wait, and while four threads call at once (one drives, the others
+ * are woken by it). */
+static void h2_blocking_beside_async(mcpc_client_t *c, const char *stderr_file) {
+    struct h2_calls all = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+    static struct h2_call calls[17];
+    calls[16].all = &all;
+    snprintf(calls[16].want, sizeof calls[16].want, "slept 1.0s");
+    CHECK_STATUS(mcpc_client_call_tool_async(c, "sleep", "{\"seconds\":1.0}", NULL, on_h2_done, &calls[16], NULL),
+                 MCPC_OK);
+    CHECK(wait_for_file_text(stderr_file, "sleep started (1.0s)", 10000));
+    for (int i = 0; i < 20; i++) call_ok(c, "echo", "{\"text\":\"seq\"}", "seq");
+    mcpc_call_opts_t short_wait;
+    mcpc_call_opts_init(&short_wait);
+    short_wait.timeout_ms = 300;
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(call(c, "sleep", "{\"seconds\":20}", &short_wait, &r), MCPC_ERR_TIMEOUT);
+    mcpc_result_free(r);
+    for (int i = 0; i < 16; i++) {
+        h2_echo_async(c, &calls[i], &all, "async", i);
+    }
+    CHECK(h2_wait(&all, 17, 20000));
+    CHECK(all.ok == 17);
+    struct h2_seq t[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (struct h2_seq){c, i, 0};
+        pthread_create(&th[i], NULL, h2_seq_thread, &t[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(t[i].ok == 40);
+    }
 }
 
 /* A result of 1.5 MiB: over 16 times HTTP/2's default window of 64 KiB. */
@@ -1249,6 +1309,7 @@ static void test_py2_http2(void) {
         if (c) {
             check_negotiation(c, "2026-07-28", "discover");
             h2_calls_in_flight(c, s.err);
+            h2_blocking_beside_async(c, s.err);
             h2_large_result(c);
         }
         mcpc_client_free(c);

@@ -10,7 +10,9 @@
 //! resets that stream alone (`RST_STREAM` with `CANCEL`: the h2 crate sends it
 //! when the last handle of an open stream goes), and the other streams go on.
 
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +24,9 @@ use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
 use http::{Method, Request, StatusCode, Uri};
 
 use crate::transport::net::{self, Failure, Origin, Stream};
+use driven::{Driven, Wait};
+
+mod driven;
 
 /// The receive windows mcpc grants. The protocol's default, 64 KiB a stream and
 /// for the whole connection, makes a server stop every 64 KiB until mcpc's
@@ -36,6 +41,9 @@ const CONNECTION_WINDOW: u32 = 32 << 20;
 const MAX_FRAME: u32 = 256 << 10;
 /// The most a response's header block may take, as HTTP/1.1's head limit.
 const MAX_HEADERS: u32 = 256 << 10;
+
+/// An open connection: its number, its handle for requests, and its future.
+type Conn = (u64, SendRequest<Bytes>, Arc<Driven>);
 
 /// A stream on which the server chose HTTP/1.1, for HTTP/1.1 to use.
 type Fallback = Option<(Stream, Arc<AtomicBool>)>;
@@ -61,7 +69,7 @@ pub struct Client {
     /// The connection's handle, once open; a connection that fails is replaced
     /// by the next request. Held while connecting, so requests that start at once
     /// share one connection.
-    conn: tokio::sync::Mutex<Option<(u64, SendRequest<Bytes>)>>,
+    conn: tokio::sync::Mutex<Option<Conn>>,
     /// Numbers the connections, so that a request whose connection failed
     /// replaces that one and not a newer one.
     opened: std::sync::atomic::AtomicU64,
@@ -110,14 +118,14 @@ impl Client {
     /// The connection's handle and number, opened if there is none (or `stale`,
     /// the number of one that just failed, is the one kept); `Err(stream)` when
     /// the server chose HTTP/1.1.
-    async fn sender(&self, stale: Option<u64>) -> Result<Result<(u64, SendRequest<Bytes>), Fallback>, Failure> {
+    async fn sender(&self, stale: Option<u64>) -> Result<Result<Conn, Fallback>, Failure> {
         let mut slot = self.conn.lock().await;
         if self.refused.load(Ordering::Relaxed) {
             return Ok(Err(None));
         }
-        if let Some((n, s)) = slot.as_ref() {
+        if let Some((n, s, d)) = slot.as_ref() {
             if stale != Some(*n) {
-                return Ok(Ok((*n, s.clone())));
+                return Ok(Ok((*n, s.clone(), d.clone())));
             }
             *slot = None;
         }
@@ -140,14 +148,10 @@ impl Client {
             .handshake::<_, Bytes>(io)
             .await
             .map_err(h2_failure)?;
-        crate::drive::runtime::handle().spawn(async move {
-            if let Err(e) = conn.await {
-                log::debug!("an HTTP/2 connection ended: {e}");
-            }
-        });
+        let driven = Driven::spawn(conn);
         let n = self.opened.fetch_add(1, Ordering::Relaxed);
-        *slot = Some((n, send.clone()));
-        Ok(Ok((n, send)))
+        *slot = Some((n, send.clone(), driven.clone()));
+        Ok(Ok((n, send, driven)))
     }
 
     /// Sends one request (`head` as `h1::Client::request_head` writes it, in
@@ -161,7 +165,7 @@ impl Client {
         let mut tries = 0;
         loop {
             tries += 1;
-            let (n, sender) = match self.sender(stale).await? {
+            let (n, sender, driven) = match self.sender(stale).await? {
                 Ok(s) => s,
                 Err(fresh) => return Ok(Sent::Http11(fresh)),
             };
@@ -174,7 +178,11 @@ impl Client {
                 }
                 Err(e) => return Err(h2_failure(e)),
             };
-            let (response, mut out) = match ready.send_request(clone_request(&req), body.is_empty()) {
+            // Claimed before the request goes out: this thread then sends it and
+            // reads its answer, rather than the connection's task.
+            let mut wait = Wait::new(&driven);
+            wait.claim();
+            let (mut response, mut out) = match ready.send_request(clone_request(&req), body.is_empty()) {
                 Ok(r) => r,
                 Err(_) if again => {
                     stale = Some(n);
@@ -183,12 +191,12 @@ impl Client {
                 Err(e) => return Err(h2_failure(e)),
             };
             if !body.is_empty() {
-                if let Err(e) = send_body(&mut out, body).await {
+                if let Err(e) = send_body(&mut out, body, &mut wait).await {
                     // A server may answer before the whole request arrived and
                     // reset the rest with NO_ERROR (RFC 9113, section 8.1): its
                     // answer stands. A stream that failed has none, at once.
-                    if let Ok(resp) = response.await {
-                        return Ok(Sent::Reply(Reply::of(resp)));
+                    if let Ok(resp) = wait_response(&mut response, &mut wait).await {
+                        return Ok(Sent::Reply(Reply::of(resp, driven.clone())));
                     }
                     if again && refused(&e) {
                         stale = Some(n);
@@ -197,8 +205,8 @@ impl Client {
                     return Err(h2_failure(e));
                 }
             }
-            match response.await {
-                Ok(resp) => return Ok(Sent::Reply(Reply::of(resp))),
+            match wait_response(&mut response, &mut wait).await {
+                Ok(resp) => return Ok(Sent::Reply(Reply::of(resp, driven.clone()))),
                 Err(e) if again && refused(&e) => {
                     stale = Some(n);
                     continue;
@@ -274,12 +282,20 @@ fn refused(e: &h2::Error) -> bool {
     e.reason() == Some(Reason::REFUSED_STREAM) || (e.is_go_away() && e.is_remote())
 }
 
+/// The response head, the connection driven meanwhile on a caller's thread.
+async fn wait_response(
+    response: &mut h2::client::ResponseFuture,
+    wait: &mut Wait<'_>,
+) -> Result<http::Response<RecvStream>, h2::Error> {
+    std::future::poll_fn(|cx| wait.poll(cx, |cx| Pin::new(&mut *response).poll(cx))).await
+}
+
 /// Sends `body` as the server's window for it allows, and ends the stream.
-async fn send_body(out: &mut h2::SendStream<Bytes>, body: &[u8]) -> Result<(), h2::Error> {
+async fn send_body(out: &mut h2::SendStream<Bytes>, body: &[u8], wait: &mut Wait<'_>) -> Result<(), h2::Error> {
     let mut rest = Bytes::copy_from_slice(body);
     while !rest.is_empty() {
         out.reserve_capacity(rest.len());
-        let room = match std::future::poll_fn(|cx| out.poll_capacity(cx)).await {
+        let room = match std::future::poll_fn(|cx| wait.poll(cx, |cx| out.poll_capacity(cx))).await {
             Some(r) => r?,
             None => return Err(h2::Error::from(Reason::STREAM_CLOSED)),
         };
@@ -295,6 +311,7 @@ async fn send_body(out: &mut h2::SendStream<Bytes>, body: &[u8]) -> Result<(), h
 /// A response whose body is still to be read. Dropped before its end, it resets
 /// its stream.
 pub struct Reply {
+    driven: Arc<Driven>,
     status: StatusCode,
     headers: HeaderMap,
     body: RecvStream,
@@ -306,7 +323,7 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn of(resp: http::Response<RecvStream>) -> Reply {
+    fn of(resp: http::Response<RecvStream>, driven: Arc<Driven>) -> Reply {
         let (parts, body) = resp.into_parts();
         let length = parts
             .headers
@@ -314,6 +331,7 @@ impl Reply {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok());
         Reply {
+            driven,
             status: parts.status,
             headers: parts.headers,
             body,
@@ -341,7 +359,9 @@ impl Reply {
     /// to the server's window at once.
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, Failure> {
         loop {
-            match std::future::poll_fn(|cx| self.body.poll_data(cx)).await {
+            let body = &mut self.body;
+            let mut wait = Wait::new(&self.driven);
+            match std::future::poll_fn(|cx| wait.poll(cx, |cx| body.poll_data(cx))).await {
                 None => return Ok(None),
                 Some(Err(e)) => return Err(h2_failure(e)),
                 Some(Ok(piece)) => {

@@ -67,8 +67,13 @@ async fn read_body(body: &mut RecvStream) -> Vec<u8> {
 }
 
 /// Sends `data` as the client's window allows, and ends the stream.
-async fn send_all(out: &mut h2::SendStream<Bytes>, data: Bytes) {
-    send_body(out, &data).await.unwrap();
+async fn send_all(out: &mut h2::SendStream<Bytes>, mut data: Bytes) {
+    while !data.is_empty() {
+        out.reserve_capacity(data.len());
+        let room = std::future::poll_fn(|cx| out.poll_capacity(cx)).await.unwrap().unwrap();
+        let piece = data.split_to(room.min(data.len()));
+        out.send_data(piece, data.is_empty()).unwrap();
+    }
 }
 
 /// Echoes each request's body back, with its length, and the path in a field.

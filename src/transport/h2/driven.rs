@@ -1,0 +1,175 @@
+//! The connection's future, polled by its task on the runtime or, while a caller's
+//! thread is blocked on one of its streams, by that thread (the drive model of
+//! [`crate::drive`]): a sequential call then reads and writes the socket itself,
+//! as over HTTP/1.1, instead of waking the task and being woken by it.
+//!
+//! One caller's thread at a time may claim the connection; while it holds the
+//! claim, it alone polls the connection and the task stays asleep (the wakes that
+//! would reach the task are dropped). The socket follows its poller
+//! (`drive::socket::Tcp` leaves the reactor on a caller's thread and joins it
+//! again on the runtime), so a claim always ends by waking the task, which polls
+//! again and from then on is woken by the reactor and the other streams.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll, Wake, Waker};
+
+use bytes::Bytes;
+
+use crate::drive::here;
+use crate::transport::net::Stream;
+
+type Conn = h2::client::Connection<Stream, Bytes>;
+
+/// The connection, shared by its task and the callers that drive it.
+pub struct Driven {
+    /// Locked for one poll at a time, by the task or the claim's holder; neither
+    /// waits inside a poll, so a lock is held briefly.
+    conn: Mutex<Option<Pin<Box<Conn>>>>,
+    /// Set while a caller's thread holds the claim.
+    claimed: AtomicBool,
+    /// The task's waker, set before it looks at `claimed`, so that the end of a
+    /// claim always finds it.
+    task: Mutex<Option<Waker>>,
+    /// The waker the task polls the connection with: it wakes the task unless a
+    /// caller holds the claim (that caller polls the connection instead).
+    task_wake: Waker,
+}
+
+struct TaskWake(Weak<Driven>);
+
+impl Wake for TaskWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let Some(d) = self.0.upgrade() {
+            if !d.claimed.load(Ordering::SeqCst) {
+                d.wake_task();
+            }
+        }
+    }
+}
+
+impl Driven {
+    /// Starts the connection's task.
+    pub fn spawn(conn: Conn) -> Arc<Driven> {
+        let driven = Arc::new_cyclic(|me| Driven {
+            conn: Mutex::new(Some(Box::pin(conn))),
+            claimed: AtomicBool::new(false),
+            task: Mutex::new(None),
+            task_wake: Waker::from(Arc::new(TaskWake(me.clone()))),
+        });
+        let task = driven.clone();
+        crate::drive::runtime::handle().spawn(std::future::poll_fn(move |cx| task.poll_task(cx)));
+        driven
+    }
+
+    fn poll_task(&self, cx: &mut Context<'_>) -> Poll<()> {
+        {
+            let mut w = self.task.lock().unwrap_or_else(|e| e.into_inner());
+            if !w.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *w = Some(cx.waker().clone());
+            }
+        }
+        if self.claimed.load(Ordering::SeqCst) {
+            return Poll::Pending;
+        }
+        // Held only by a claim's holder, which wakes this task when the claim ends.
+        let Ok(mut slot) = self.conn.try_lock() else {
+            return Poll::Pending;
+        };
+        poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake))
+    }
+
+    fn wake_task(&self) {
+        let waker = self.task.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+}
+
+/// Polls the connection; when it has ended, it is dropped (its streams have their
+/// errors by then).
+fn poll_conn(slot: &mut Option<Pin<Box<Conn>>>, cx: &mut Context<'_>) -> Poll<()> {
+    let Some(conn) = slot.as_mut() else {
+        return Poll::Ready(());
+    };
+    match conn.as_mut().poll(cx) {
+        Poll::Ready(r) => {
+            if let Err(e) = r {
+                log::debug!("an HTTP/2 connection ended: {e}");
+            }
+            *slot = None;
+            Poll::Ready(())
+        }
+        Poll::Pending => Poll::Pending,
+    }
+}
+
+/// Waits for a stream (its response, its send window, its body), during which a
+/// caller's thread may claim the connection and poll it. The claim ends, and the
+/// task is woken, when the wait is dropped or moved to the runtime.
+pub struct Wait<'a> {
+    driven: &'a Driven,
+    claimed: bool,
+}
+
+impl<'a> Wait<'a> {
+    pub fn new(driven: &'a Driven) -> Wait<'a> {
+        Wait { driven, claimed: false }
+    }
+
+    /// Claims the connection for this caller's thread, if it is one and no other
+    /// holds the claim. Taken before a request goes out, it keeps the request's
+    /// wake from reaching the task.
+    pub fn claim(&mut self) {
+        if !self.claimed && here::polling() {
+            self.claimed = self
+                .driven
+                .claimed
+                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok();
+        }
+    }
+
+    /// Polls `inner` and, while it waits on a caller's thread holding the claim,
+    /// the connection too.
+    pub fn poll<T>(&mut self, cx: &mut Context<'_>, mut inner: impl FnMut(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
+        if let Poll::Ready(v) = inner(cx) {
+            return Poll::Ready(v);
+        }
+        if !here::polling() {
+            // Moved to the runtime mid-wait: the task drives from now on.
+            self.end();
+            return Poll::Pending;
+        }
+        self.claim();
+        if !self.claimed {
+            // Another caller or the task drives: the stream wakes this thread.
+            return Poll::Pending;
+        }
+        {
+            let mut slot = self.driven.conn.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = poll_conn(&mut slot, cx);
+        }
+        inner(cx)
+    }
+
+    fn end(&mut self) {
+        if std::mem::take(&mut self.claimed) {
+            self.driven.claimed.store(false, Ordering::SeqCst);
+            self.driven.wake_task();
+        }
+    }
+}
+
+impl Drop for Wait<'_> {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
