@@ -75,6 +75,10 @@ pub struct Client {
     opened: std::sync::atomic::AtomicU64,
     /// Set when the server chose HTTP/1.1: no more HTTP/2 connections are tried.
     refused: AtomicBool,
+    /// The last request built and its head: a client sends the same head call
+    /// after call, and building the request from it costs more than the rest of
+    /// the call's own work.
+    last: std::sync::Mutex<Option<(Vec<u8>, Request<()>)>>,
 }
 
 fn failed(e: h2::Error) -> Failure {
@@ -105,6 +109,7 @@ impl Client {
             conn: tokio::sync::Mutex::new(None),
             opened: Default::default(),
             refused: AtomicBool::new(false),
+            last: std::sync::Mutex::new(None),
         }
     }
 
@@ -160,7 +165,6 @@ impl Client {
     /// (the connection had failed or was going away) or one the server refused
     /// (see [`refused`]).
     pub async fn send(&self, method: &Method, head: &[u8], body: &[u8]) -> Result<Sent, Failure> {
-        let req = self.request_of(method, head, body.len())?;
         let mut stale: Option<u64> = None;
         let mut tries = 0;
         loop {
@@ -170,6 +174,7 @@ impl Client {
                 Err(fresh) => return Ok(Sent::Http11(fresh)),
             };
             let again = tries < 2;
+            let req = self.request_kept(method, head, body.len())?;
             let mut ready = match sender.ready().await {
                 Ok(r) => r,
                 Err(_) if again => {
@@ -182,7 +187,7 @@ impl Client {
             // reads its answer, rather than the connection's task.
             let mut wait = Wait::new(&driven);
             wait.claim();
-            let (mut response, mut out) = match ready.send_request(clone_request(&req), body.is_empty()) {
+            let (mut response, mut out) = match ready.send_request(req, body.is_empty()) {
                 Ok(r) => r,
                 Err(_) if again => {
                     stale = Some(n);
@@ -214,6 +219,26 @@ impl Client {
                 Err(e) => return Err(h2_failure(e)),
             }
         }
+    }
+
+    /// [`request_of`](Self::request_of), from the last request when its head was
+    /// the same.
+    fn request_kept(&self, method: &Method, head: &[u8], body_len: usize) -> Result<Request<()>, Failure> {
+        if let Ok(mut last) = self.last.try_lock() {
+            if let Some((h, req)) = last.as_ref() {
+                if h == head && req.method() == method {
+                    let mut r = clone_request(req);
+                    if body_len > 0 || method == Method::POST {
+                        r.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body_len));
+                    }
+                    return Ok(r);
+                }
+            }
+            let req = self.request_of(method, head, body_len)?;
+            *last = Some((head.to_vec(), clone_request(&req)));
+            return Ok(req);
+        }
+        self.request_of(method, head, body_len)
     }
 
     /// The request an HTTP/1.1 head describes: its request line and fields, with
