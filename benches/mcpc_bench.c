@@ -133,6 +133,9 @@ static int g_argc;
 static const char *g_url;
 static char g_host_hdr[128], g_path[512];
 static struct sockaddr_in g_addr;
+/* BENCH_PROXY: an HTTP proxy on loopback that both clients go through (the raw
+ * floor asks it in absolute form, as mcpc does for an http:// origin) */
+static char g_proxy[160];
 static const char *g_label;
 static size_t g_max_message; /* 0: mcpc's default */
 
@@ -1081,6 +1084,19 @@ static mcpc_options_t *mcpc_opts(void) {
                                : mcpc_options_set_protocol_version(o, neg);
         if (st != MCPC_OK) die("BENCH_MCPC_NEGOTIATION=%s: %s", neg, mcpc_last_error_message());
     }
+    /* BENCH_MCPC_HTTP: 1.1 or 2 (HTTP/2 with prior knowledge; the raw floor speaks
+     * HTTP/1.1 either way) */
+    const char *hv = getenv("BENCH_MCPC_HTTP");
+    if (hv && *hv) {
+        int32_t v = !strcmp(hv, "2") ? MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+                    : !strcmp(hv, "1.1") ? MCPC_HTTP_VERSION_1_1
+                                         : -1;
+        if (v < 0) die("BENCH_MCPC_HTTP=%s: 1.1 or 2", hv);
+        if (mcpc_options_set_http_version(o, v) != MCPC_OK)
+            die("mcpc_options_set_http_version: %s", mcpc_last_error_message());
+    }
+    if (g_proxy[0] && mcpc_options_set_proxy(o, g_proxy) != MCPC_OK)
+        die("mcpc_options_set_proxy: %s", mcpc_last_error_message());
     if (g_max_message && mcpc_options_set_max_message_size(o, g_max_message) != MCPC_OK)
         die("mcpc_options_set_max_message_size: %s", mcpc_last_error_message());
     return o;
@@ -1957,6 +1973,17 @@ static void parse_url(const char *url) {
         *colon = 0;
     }
     if (!strcmp(host, "localhost")) snprintf(host, sizeof host, "127.0.0.1");
+    const char *proxy = getenv("BENCH_PROXY");
+    if (proxy && *proxy) {
+        /* host:port of the proxy; requests name the whole URL */
+        snprintf(g_proxy, sizeof g_proxy, "http://%s", proxy);
+        snprintf(g_path, sizeof g_path, "%s", url);
+        snprintf(host, sizeof host, "%s", proxy);
+        colon = strrchr(host, ':');
+        if (!colon) die("BENCH_PROXY=%s: host:port", proxy);
+        port = atoi(colon + 1);
+        *colon = 0;
+    }
     memset(&g_addr, 0, sizeof g_addr);
     g_addr.sin_family = AF_INET;
     g_addr.sin_port = htons((uint16_t)port);

@@ -9,6 +9,12 @@ stdio-1cpu is stdio with everything pinned to one CPU (taskset -c 0); stdio-2cpu
 the client to CPU 0 and the server to CPU 1, so every message crosses CPUs;
 http-json-1cpu pins the HTTP server and the client to CPU 0.
 
+http1-nghttpx and http2-nghttpx put nghttpx (a real HTTP/2 front end, h2c and HTTP/1.1
+on one port) before bench_server, which speaks only HTTP/1.1: mcpc speaks HTTP/1.1 or
+HTTP/2 with prior knowledge to it, the raw floor HTTP/1.1. http-proxy puts squid (a real
+forward proxy with kept-alive connections) between both clients and bench_server. Each
+is skipped, with a note, when its program is not installed.
+
 Sizes come from the BENCH_* variables (see benches/README.md); --quick sets small
 defaults for the ones not set. Exit status 1 if any run fails or prints bad output.
 """
@@ -19,8 +25,10 @@ import json
 import os
 import platform
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -74,8 +82,83 @@ def stop_http_server(p):
         p.wait()
 
 
+# The transports that put a real program between the clients and bench_server: the
+# program, and for mcpc's options the HTTP version (nghttpx) or the proxy (squid).
+FRONTED = {"http1-nghttpx": ("nghttpx", "1.1"), "http2-nghttpx": ("nghttpx", "2"), "http-proxy": ("squid", None)}
+
+
+def find(program):
+    # Both are daemons that Debian puts in /usr/sbin, not on every user's PATH.
+    return shutil.which(program) or shutil.which(program, path="/usr/sbin:/sbin")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, p, what):
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        if p.poll() is not None:
+            raise SystemExit(f"{what} exited at start ({p.returncode})")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    p.kill()
+    raise SystemExit(f"{what} did not listen on port {port}")
+
+
+def start_front(program, backend):
+    """nghttpx before bench_server (HTTP/2 and HTTP/1.1 on one port, windows as mcpc's
+    own, so that neither side's window is the limit), or squid as a forward proxy."""
+    port = free_port()
+    tmp = tempfile.mkdtemp(prefix="mcpc-bench-")
+    if program == "nghttpx":
+        args = [find("nghttpx"), "--conf=/dev/null", f"--frontend=127.0.0.1,{port};no-tls",
+                f"--backend=127.0.0.1,{backend}", "--workers=1", "--backend-connections-per-host=256",
+                "--no-via", "--no-server-rewrite", "--no-location-rewrite", "--no-ocsp",
+                f"--errorlog-file={tmp}/error.log", "--frontend-http2-window-size=8388608",
+                "--frontend-http2-connection-window-size=33554432"]
+    else:
+        conf = os.path.join(tmp, "squid.conf")
+        with open(conf, "w") as f:
+            f.write(f"""http_port 127.0.0.1:{port}
+acl bench src 127.0.0.1
+http_access allow bench
+http_access deny all
+cache deny all
+cache_mem 0 MB
+access_log none
+cache_log {tmp}/cache.log
+cache_store_log none
+pid_filename none
+shutdown_lifetime 0 seconds
+via off
+forwarded_for delete
+""")
+        args = [find("squid"), "-N", "-f", conf]
+    p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(port, p, program)
+    return p, port, tmp
+
+
+def stop_front(front):
+    p, _, tmp = front
+    p.terminate()
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run_one(bench, server, transport, mode, client, env, timeout):
-    srv = None
+    srv = front = None
     if transport == "stdio-1cpu":
         # Client, server and all their threads on one CPU: no cross-CPU wake-ups,
         # whose cost on a virtual machine depends on the host (see README.md).
@@ -85,6 +168,17 @@ def run_one(bench, server, transport, mode, client, env, timeout):
         args = ["taskset", "-c", "0", bench, "stdio", f"taskset -c 1 {server} stdio"]
     elif transport == "stdio":
         args = [bench, "stdio", f"{server} stdio"]
+    elif transport in FRONTED:
+        program, version = FRONTED[transport]
+        srv, port = start_http_server(server, False, [])
+        front = start_front(program, port)
+        env = dict(env)
+        if version:
+            env["BENCH_MCPC_HTTP"] = version
+            port = front[1]
+        else:
+            env["BENCH_PROXY"] = f"127.0.0.1:{front[1]}"
+        args = [bench, "http", f"http://127.0.0.1:{port}/mcp"]
     else:
         pin = ["taskset", "-c", "0"] if transport == "http-json-1cpu" else []
         srv, port = start_http_server(server, transport == "http-sse", pin)
@@ -94,6 +188,8 @@ def run_one(bench, server, transport, mode, client, env, timeout):
     try:
         r = subprocess.run(args, env=env, stdout=subprocess.PIPE, timeout=timeout, text=True)
     finally:
+        if front:
+            stop_front(front)
         if srv:
             stop_http_server(srv)
     took = time.monotonic() - t0
@@ -141,7 +237,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes (CI smoke test), curves too")
     ap.add_argument("--curves", action="store_true", help="the growth curves instead of W1..W6")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--transports", default="stdio,stdio-1cpu,stdio-2cpu,http-json,http-json-1cpu,http-sse")
+    ap.add_argument("--transports", default="stdio,stdio-1cpu,stdio-2cpu,http-json,http-json-1cpu,http-sse,"
+                                            "http1-nghttpx,http2-nghttpx,http-proxy")
     ap.add_argument("--client", default="both", choices=["both", "mcpc", "raw"])
     ap.add_argument("--repeat", type=int, default=1,
                     help="W1..W6 runs per transport, the clients' start order taking turns; figures are their medians")
@@ -163,8 +260,11 @@ def main():
     t0 = time.monotonic()
     rows = []
     for t in a.transports.split(","):
-        if t not in ("stdio", "stdio-1cpu", "stdio-2cpu", "http-json", "http-json-1cpu", "http-sse"):
+        if t not in ("stdio", "stdio-1cpu", "stdio-2cpu", "http-json", "http-json-1cpu", "http-sse", *FRONTED):
             raise SystemExit(f"unknown transport {t}")
+        if t in FRONTED and not find(FRONTED[t][0]):
+            print(f"# {t} skipped: needs {FRONTED[t][0]}", file=sys.stderr)
+            continue
         pinned = t in ("stdio-1cpu", "stdio-2cpu", "http-json-1cpu")
         if pinned and ((os.cpu_count() or 1) < 2 or not shutil.which("taskset")):
             print(f"# {t} skipped: needs taskset and two CPUs", file=sys.stderr)

@@ -1,4 +1,5 @@
-# Benchmarks (issue 9): mcpc against a raw floor, over stdio, HTTP+JSON and HTTP+SSE.
+# Benchmarks (issue 9): mcpc against a raw floor, over stdio, HTTP+JSON, HTTP+SSE, and HTTP/1.1,
+# HTTP/2 (through nghttpx) and a proxy (squid) when those are installed.
 #   make bench          W1..W6 at full size, four runs per transport (start order taking turns), table of the
 #                       median figures and their ratios (mcpc/raw)
 #   make bench-quick    the same at small sizes (twice, each start order) and a few curve points (smoke test, < 30 s)
