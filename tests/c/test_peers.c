@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "proxy_fixture.h"
 
 #define PY_SERVER "tests/peers/py_server.py"
 
@@ -126,22 +127,6 @@ static bool port_open(int port) {
     bool ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
     close(fd);
     return ok;
-}
-
-/* A loopback port that was free a moment ago (server-everything takes PORT from
- * its environment and cannot report the one it got). */
-static int free_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
 }
 
 /* server-everything over Streamable HTTP on `port` (0: a free one). Its stdout (a
@@ -1285,6 +1270,33 @@ static void h2_large_result(mcpc_client_t *c) {
     mcpc_result_free(r);
 }
 
+/* HTTP/2 through a proxy's CONNECT tunnel (tinyproxy): ALPN and TLS end to end with
+ * the origin, every call on HTTP/2. */
+static void h2_through_tunnel(const struct server *s, const char *ca) {
+    struct proxy p;
+    if (proxy_start(&p, NULL) != 0) {
+        CHECK(0);
+        return;
+    }
+    char proxy_url[64];
+    snprintf(proxy_url, sizeof proxy_url, "http://127.0.0.1:%d", p.port);
+    int before = LINES(s->log, "\"http_version\": \"2\"", "\"rpc\": \"tools/call\"");
+    mcpc_options_t *o = options(20000);
+    mcpc_options_add_ca_file(o, ca);
+    CHECK_STATUS(mcpc_options_set_proxy(o, proxy_url), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s->url, o, &c), MCPC_OK);
+    if (c) {
+        call_ok(c, "echo", "{\"text\":\"tunnelled\"}", "tunnelled");
+        h2_large_result(c);
+    }
+    mcpc_client_free(c);
+    mcpc_options_free(o);
+    CHECK(proxy_log_has(&p, "CONNECT 127.0.0.1:"));
+    CHECK(LINES(s->log, "\"http_version\": \"2\"", "\"rpc\": \"tools/call\"") == before + 2);
+    proxy_stop(&p);
+}
+
 /* HTTP/2 against hypercorn: by ALPN over TLS (the default), and with prior
  * knowledge over plain TCP; every call of a client on one connection, a cancel
  * that ends only its own call, a result beyond the default windows. HTTP/1.1 when
@@ -1335,6 +1347,7 @@ static void test_py2_http2(void) {
         mcpc_client_free(c);
         CHECK(LINES(s.log, "\"http_version\": \"1.1\"", "\"rpc\": \"tools/call\"") == 1);
         CHECK(LINES(s.log, "\"http_version\": \"2\"", "\"rpc\": \"tools/call\"") >= 64 + 2 + 1);
+        if (!plain) h2_through_tunnel(&s, ca);
         mcpc_options_free(o);
         server_stop(&s);
     }
