@@ -8,8 +8,11 @@
 //! the HTTP/1.1 path, whose speed is what a sequential call costs; the HTTP/2
 //! path is boxed apart.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -95,13 +98,23 @@ impl Client {
 
     /// Sends one request (`head` from [`Client::request_head`]) and waits for the
     /// response head: over HTTP/2 while the server may speak it, else HTTP/1.1.
-    pub async fn send(&self, method: &Method, head: &[u8], body: &[u8]) -> Result<Reply, Failure> {
+    /// The version is chosen here, before the future is first polled: the future
+    /// is HTTP/1.1's own, or HTTP/2's boxed apart (it would make every HTTP/1.1
+    /// request's larger), with no async layer of the seam's around either.
+    pub fn send<'a>(
+        &'a self,
+        method: &'a Method,
+        head: &'a [u8],
+        body: &'a [u8],
+    ) -> Send<impl Future<Output = Result<h1::Reply, Failure>> + 'a, impl Future<Output = Result<Reply, Failure>> + 'a>
+    {
         match &self.h2 {
-            // Boxed: HTTP/2's future would make every HTTP/1.1 request's larger.
-            Some(h2) if !self.h1_only.load(Ordering::Relaxed) => {
-                boxed_apart(|| self.send_h2(h2, method, head, body)).await
-            }
-            _ => self.h1.send(method, head, body).await.map(Reply::H1),
+            Some(h2) if !self.h1_only.load(Ordering::Relaxed) => Send::H2 {
+                f: boxed_apart(|| self.send_h2(h2, method, head, body)),
+            },
+            _ => Send::H1 {
+                f: self.h1.send(method, head, body),
+            },
         }
     }
 
@@ -125,6 +138,30 @@ impl Client {
         self.h1.close_idle();
         if let Some(h2) = &self.h2 {
             h2.close_idle();
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`Client::send`].
+    #[project = SendProj]
+    pub enum Send<A, B> {
+        H1 { #[pin] f: A },
+        H2 { f: Pin<Box<B>> },
+    }
+}
+
+impl<A, B> Future for Send<A, B>
+where
+    A: Future<Output = Result<h1::Reply, Failure>>,
+    B: Future<Output = Result<Reply, Failure>>,
+{
+    type Output = Result<Reply, Failure>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            SendProj::H1 { f } => f.poll(cx).map(|r| r.map(Reply::H1)),
+            SendProj::H2 { f } => f.as_mut().poll(cx),
         }
     }
 }
