@@ -10,6 +10,9 @@
  *                           (argv[1..], as the C runtime split them: the quoting test)
  *          fail {}          an error result (isError: true)
  *          exit {code}      answers, then exits with code (the server "dies")
+ *          env {text}       the value of environment variable text ("" when unset)
+ *          cwd {}           its working directory
+ *          stderr {text}    writes text and a newline to stderr, answers "ok"
  *
  *   --pid-file=FILE          writes its process id to FILE at start
  *   --spawn-grandchild=FILE  starts a copy of itself that writes its process id to
@@ -128,7 +131,10 @@ static const char TOOLS[] =
     "\"inputSchema\":{\"type\":\"object\"}},"
     "{\"name\":\"fail\",\"description\":\"Always an error result.\",\"inputSchema\":{\"type\":\"object\"}},"
     "{\"name\":\"exit\",\"description\":\"Answers, then exits.\",\"inputSchema\":{\"type\":\"object\","
-    "\"properties\":{\"code\":{\"type\":\"integer\"}}}}"
+    "\"properties\":{\"code\":{\"type\":\"integer\"}}}},"
+    "{\"name\":\"env\",\"description\":\"An environment variable.\",\"inputSchema\":{\"type\":\"object\"}},"
+    "{\"name\":\"cwd\",\"description\":\"The working directory.\",\"inputSchema\":{\"type\":\"object\"}},"
+    "{\"name\":\"stderr\",\"description\":\"Writes to stderr.\",\"inputSchema\":{\"type\":\"object\"}}"
     "]}";
 
 /* What handling one message asks of the transport besides its reply. */
@@ -221,6 +227,27 @@ static void handle(const char *s, const char *e, struct reply *r)
         static const char text[] = "\"exiting\"";
         r->exit_code = jl_u64(av[2], &n) ? (int)n : 0;
         put_text_result(&r->out, id, (jl_span){text, text + sizeof text - 1}, 0);
+    } else if (jl_eq(pv[0], "env") || jl_eq(pv[0], "cwd") || jl_eq(pv[0], "stderr")) {
+        char name[256] = "", value[32768] = "";
+        if (jl_is_string(av[0]) && (size_t)(av[0].e - av[0].s) < sizeof name)
+            name[jl_decode(av[0], name)] = '\0';
+        if (jl_eq(pv[0], "env")) {
+            DWORD n = GetEnvironmentVariableA(name, value, sizeof value);
+            if (n == 0 || n >= sizeof value)
+                value[0] = '\0';
+        } else if (jl_eq(pv[0], "cwd")) {
+            DWORD n = GetCurrentDirectoryA(sizeof value, value);
+            if (n == 0 || n >= sizeof value)
+                value[0] = '\0';
+        } else {
+            fprintf(stderr, "%s\n", name);
+            fflush(stderr);
+            strcpy(value, "ok");
+        }
+        put_head(&r->out, id);
+        put_s(&r->out, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+        put_json_string(&r->out, value, strlen(value));
+        put_s(&r->out, "}],\"isError\":false}}");
     } else {
         put_error(&r->out, id, -32602, "unknown tool");
     }
