@@ -18,6 +18,7 @@
  *   --spawn-grandchild=FILE  starts a copy of itself that writes its process id to
  *                            FILE and sleeps until killed (the job-object test)
  *   --ignore-stdin-close     keeps running after stdin reaches its end
+ *   --log=FILE               appends the method of each notification it gets to FILE
  *   --http=PORTFILE          serves HTTP on 127.0.0.1 at a port the system picks,
  *                            written to PORTFILE; never any other address
  *
@@ -43,6 +44,7 @@ static CRITICAL_SECTION g_out_lock; /* stdout lines are written whole, one at a 
 static HANDLE g_stdout;
 static int g_argc;
 static char **g_argv; /* UTF-8 copies of the wide arguments */
+static const char *g_log; /* --log: where notifications are noted */
 
 static void die(const char *what)
 {
@@ -156,6 +158,13 @@ static void handle(const char *s, const char *e, struct reply *r)
     if (end == NULL || jl_ws(end, e) != e || !jl_eq(top[0], "2.0")) {
         put_s(&r->out, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"parse error\"}}");
         return;
+    }
+    if (method.s && !id.s && g_log != NULL) {
+        FILE *f = fopen(g_log, "ab");
+        if (f != NULL) {
+            fprintf(f, "%.*s\n", (int)(method.e - method.s), method.s);
+            fclose(f);
+        }
     }
     if (!method.s || !id.s)
         return; /* a response or a notification (initialized, cancelled): no answer */
@@ -483,6 +492,8 @@ int wmain(int argc, wchar_t **wargv)
             spawn_grandchild(a + 19);
         } else if (strcmp(a, "--ignore-stdin-close") == 0) {
             ignore_stdin_close = 1;
+        } else if (strncmp(a, "--log=", 6) == 0) {
+            g_log = a + 6;
         } else if (strncmp(a, "--http=", 7) == 0) {
             http_port_file = a + 7;
         }
