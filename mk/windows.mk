@@ -2,8 +2,8 @@
 #   make windows       build/windows/: libmcpc's DLL and its import library
 #                      (libmcpc.dll.a), mcpc.h and mcpc.exe
 #   make test-windows  build/windows/test/: the fake server, the ProcessPrng shim,
-#                      test_windows.exe, the C++ binding's cpp_smoke.exe, mcpc.exe and
-#                      the DLL; runs test_windows.exe, cpp_smoke.exe and
+#                      test_windows.exe, the C++ binding's cpp_smoke.exe, the CLI's
+#                      test_cli_platform.exe, mcpc.exe and the DLL; runs them and
 #                      tests/windows/cli.sh under Wine, in a prefix of its own
 #                      (build/windows/wineprefix, made on first use)
 # Both first run tests/windows/setup.sh, which installs mingw-w64, wine64 and the
@@ -72,6 +72,12 @@ $(WIN_TEST_DIR)/test_windows.exe: tests/windows/test_windows.c include/mcpc.h wi
 	@mkdir -p $(WIN_TEST_DIR)
 	$(WIN_CC) $(WIN_CFLAGS) -g $< -L$(WIN_OUT) -lmcpc -o $@
 
+# cli/platform_win.c alone: what the CLI tests cannot reach without an OAuth server.
+$(WIN_TEST_DIR)/test_cli_platform.exe: tests/windows/test_cli_platform.c cli/platform_win.c cli/platform.h
+	@mkdir -p $(WIN_TEST_DIR)
+	$(WIN_CC) $(WIN_CFLAGS) -Icli $< cli/platform_win.c -Wl,-Bstatic -lpthread -Wl,-Bdynamic \
+	    -lws2_32 -lshell32 -ladvapi32 -o $@
+
 # The runtimes linked in statically, so the test folder needs no libstdc++-6.dll.
 $(WIN_TEST_DIR)/cpp_smoke.exe: tests/windows/cpp_smoke.cpp bindings/cpp/mcpc.hpp include/mcpc.h windows-dll
 	@mkdir -p $(WIN_TEST_DIR)
@@ -85,9 +91,11 @@ $(WIN_PREFIX)/.ready:
 	@touch $@
 
 test-windows: windows $(WIN_TEST_DIR)/fake_server.exe $(WIN_TEST_DIR)/bcryptprimitives.dll \
-              $(WIN_TEST_DIR)/test_windows.exe $(WIN_TEST_DIR)/cpp_smoke.exe $(WIN_PREFIX)/.ready
+              $(WIN_TEST_DIR)/test_windows.exe $(WIN_TEST_DIR)/cpp_smoke.exe \
+              $(WIN_TEST_DIR)/test_cli_platform.exe $(WIN_PREFIX)/.ready
 	dll=$$($(WIN_DLLTOOL) --identify $(WIN_OUT)/libmcpc.dll.a) && cp $(WIN_OUT)/$$dll $(WIN_TEST_DIR)/
 	cp $(WIN_OUT)/mcpc.exe $(WIN_TEST_DIR)/
 	cd $(WIN_TEST_DIR) && $(WIN_RUN) test_windows.exe
 	cd $(WIN_TEST_DIR) && $(WIN_RUN) cpp_smoke.exe
+	cd $(WIN_TEST_DIR) && $(WIN_RUN) test_cli_platform.exe
 	WINE='$(WINE)' WINEPREFIX='$(WIN_PREFIX)' tests/windows/cli.sh $(WIN_TEST_DIR)

@@ -18,6 +18,9 @@
  *   --spawn-grandchild=FILE  starts a copy of itself that writes its process id to
  *                            FILE and sleeps until killed (the job-object test)
  *   --ignore-stdin-close     keeps running after stdin reaches its end
+ *   --print=TEXT, --sleep=MS, --exit=CODE
+ *                            in the order given, before serving: write TEXT to stdout,
+ *                            sleep, exit (a stand-in for other commands mcpc runs)
  *   --log=FILE               appends the method of each notification it gets to FILE
  *   --http=PORTFILE          serves HTTP on 127.0.0.1 at a port the system picks,
  *                            written to PORTFILE; never any other address
@@ -492,6 +495,13 @@ int wmain(int argc, wchar_t **wargv)
             spawn_grandchild(a + 19);
         } else if (strcmp(a, "--ignore-stdin-close") == 0) {
             ignore_stdin_close = 1;
+        } else if (strncmp(a, "--print=", 8) == 0) {
+            DWORD w;
+            WriteFile(g_stdout, a + 8, (DWORD)strlen(a + 8), &w, NULL);
+        } else if (strncmp(a, "--sleep=", 8) == 0) {
+            Sleep((DWORD)strtoul(a + 8, NULL, 10));
+        } else if (strncmp(a, "--exit=", 7) == 0) {
+            ExitProcess((UINT)strtoul(a + 7, NULL, 10));
         } else if (strncmp(a, "--log=", 6) == 0) {
             g_log = a + 6;
         } else if (strncmp(a, "--http=", 7) == 0) {
