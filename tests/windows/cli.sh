@@ -52,6 +52,8 @@ expect no-server 1 '' -- tools
 expect spawn-failure 3 '' -- --stdio "no_such_server.exe" tools
 expect quoted-words 0 '"text":"a b"' -- --stdio "$SERVER 'a b' \"c d\"" call argv
 expect help 0 '' -- --help
+# Non-ASCII arguments arrive as UTF-8: mcpc.exe's manifest sets the process code page.
+expect utf8-argument 0 '"text":"héllo €"' -- --stdio "$SERVER" call echo '{"text":"héllo €"}'
 
 # stdout is one JSON document and "\n", the same bytes as on Linux (no "\r\n").
 mcpc --stdio "$SERVER" call echo '{"text":"bytes"}' >"$tmp/out" 2>/dev/null
