@@ -30,7 +30,7 @@ WIN_CFLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -D__USE_MINGW_ANSI_STDIO=1 $(
 WIN_CLI_LIBS := -Wl,-Bstatic -lpthread -Wl,-Bdynamic -lws2_32 -lshell32 -ladvapi32
 WIN_RUN      := WINEPREFIX='$(WIN_PREFIX)' WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' $(WINE)
 
-WIN_CLI_SRC  := $(filter-out cli/platform_posix.c,$(wildcard cli/*.c))
+WIN_CLI_SRC  := $(filter-out cli/platform_posix.c,$(CLI_SRC)) cli/platform_win.c
 
 .PHONY: windows test-windows windows-deps windows-dll
 
