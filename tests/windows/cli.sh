@@ -22,10 +22,11 @@ SERVER="'$win_dir\\fake_server.exe'"
 mcpc() { (cd "$dir" && "$WINE" mcpc.exe "$@"); }
 
 # expect NAME WANT_EXIT GREP_STDOUT -- ARGS...   (GREP_STDOUT "" skips the output check)
+# Standard input is $INPUT (empty unless set).
 expect() {
     local name=$1 want=$2 pattern=$3
     shift 4
-    mcpc "$@" >"$tmp/out" 2>"$tmp/err"
+    printf '%s' "${INPUT:-}" | mcpc "$@" >"$tmp/out" 2>"$tmp/err"
     local got=$?
     if [ "$got" -ne "$want" ]; then
         echo "FAIL $name: exit $got, want $want; stderr: $(head -c 400 "$tmp/err")"
@@ -54,6 +55,11 @@ expect quoted-words 0 '"text":"a b"' -- --stdio "$SERVER 'a b' \"c d\"" call arg
 expect help 0 '' -- --help
 # Non-ASCII arguments arrive as UTF-8: mcpc.exe's manifest sets the process code page.
 expect utf8-argument 0 '"text":"héllo €"' -- --stdio "$SERVER" call echo '{"text":"héllo €"}'
+
+# --elicit reads answers from stdin in text mode: a line ending in CRLF gives the
+# same answer as on Linux; the end of input cancels.
+INPUT=$'Ada\r\n' expect elicit-answer 0 '\"content\":{\"name\":\"Ada\"}' -- --elicit --stdio "$SERVER" call ask
+INPUT='' expect elicit-end-of-input 0 '\"action\":\"cancel\"' -- --elicit --stdio "$SERVER" call ask
 
 # stdout is one JSON document and "\n", the same bytes as on Linux (no "\r\n").
 mcpc --stdio "$SERVER" call echo '{"text":"bytes"}' >"$tmp/out" 2>/dev/null

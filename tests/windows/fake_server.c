@@ -13,6 +13,8 @@
  *          env {text}       the value of environment variable text ("" when unset)
  *          cwd {}           its working directory
  *          stderr {text}    writes text and a newline to stderr, answers "ok"
+ *          ask {text}       asks the client for a name (elicitation/create, message
+ *                           text) and answers with the client's reply, as JSON text
  *
  *   --pid-file=FILE          writes its process id to FILE at start
  *   --spawn-grandchild=FILE  starts a copy of itself that writes its process id to
@@ -48,6 +50,7 @@ static HANDLE g_stdout;
 static int g_argc;
 static char **g_argv; /* UTF-8 copies of the wide arguments */
 static const char *g_log; /* --log: where notifications are noted */
+static char g_asking[64];  /* the id of the ask call waiting for its elicitation, or "" */
 
 static void die(const char *what)
 {
@@ -139,7 +142,8 @@ static const char TOOLS[] =
     "\"properties\":{\"code\":{\"type\":\"integer\"}}}},"
     "{\"name\":\"env\",\"description\":\"An environment variable.\",\"inputSchema\":{\"type\":\"object\"}},"
     "{\"name\":\"cwd\",\"description\":\"The working directory.\",\"inputSchema\":{\"type\":\"object\"}},"
-    "{\"name\":\"stderr\",\"description\":\"Writes to stderr.\",\"inputSchema\":{\"type\":\"object\"}}"
+    "{\"name\":\"stderr\",\"description\":\"Writes to stderr.\",\"inputSchema\":{\"type\":\"object\"}},"
+    "{\"name\":\"ask\",\"description\":\"Asks the client for a name.\",\"inputSchema\":{\"type\":\"object\"}}"
     "]}";
 
 /* What handling one message asks of the transport besides its reply. */
@@ -168,6 +172,23 @@ static void handle(const char *s, const char *e, struct reply *r)
             fprintf(f, "%.*s\n", (int)(method.e - method.s), method.s);
             fclose(f);
         }
+    }
+    if (!method.s && jl_eq(id, "ask") && g_asking[0] != '\0') {
+        /* The client's answer to the elicitation: the ask call's result. */
+        static const char *const rkeys[] = {"result", "error"};
+        jl_span rv[2];
+        jl_object_trusted(p, end, rkeys, 2, rv);
+        jl_span answer = rv[0].s ? rv[0] : rv[1];
+        jl_span ask_id = {g_asking, g_asking + strlen(g_asking)};
+        put_head(&r->out, ask_id);
+        put_s(&r->out, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+        if (answer.s)
+            put_json_string(&r->out, answer.s, (size_t)(answer.e - answer.s));
+        else
+            put_s(&r->out, "\"\"");
+        put_s(&r->out, "}],\"isError\":false}}");
+        g_asking[0] = '\0';
+        return;
     }
     if (!method.s || !id.s)
         return; /* a response or a notification (initialized, cancelled): no answer */
@@ -239,6 +260,17 @@ static void handle(const char *s, const char *e, struct reply *r)
         static const char text[] = "\"exiting\"";
         r->exit_code = jl_u64(av[2], &n) ? (int)n : 0;
         put_text_result(&r->out, id, (jl_span){text, text + sizeof text - 1}, 0);
+    } else if (jl_eq(pv[0], "ask") && (size_t)(id.e - id.s) < sizeof g_asking) {
+        memcpy(g_asking, id.s, (size_t)(id.e - id.s));
+        g_asking[id.e - id.s] = '\0';
+        put_s(&r->out, "{\"jsonrpc\":\"2.0\",\"id\":\"ask\",\"method\":\"elicitation/create\",\"params\":"
+                       "{\"message\":");
+        if (jl_is_string(av[0]))
+            put_span(&r->out, av[0]);
+        else
+            put_s(&r->out, "\"Who are you?\"");
+        put_s(&r->out, ",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"name\":"
+                       "{\"type\":\"string\",\"title\":\"Name\"}},\"required\":[\"name\"]}}}");
     } else if (jl_eq(pv[0], "env") || jl_eq(pv[0], "cwd") || jl_eq(pv[0], "stderr")) {
         char name[256] = "", value[32768] = "";
         if (jl_is_string(av[0]) && (size_t)(av[0].e - av[0].s) < sizeof name)
