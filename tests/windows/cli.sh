@@ -105,5 +105,26 @@ else
     failed=$((failed + 1))
 fi
 
+# Ctrl-C while connecting (which cannot be cancelled) is reported by its name once
+# the connect ends, and mcpc exits 5.
+rm -f "$dir/ctrl-c-connect.pid"
+(cd "$dir" && exec "$WINE" mcpc.exe --timeout 2000 --stdio "$SERVER --pid-file=ctrl-c-connect.pid --sleep=20000" tools) \
+    >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 1 200); do
+    [ -s "$dir/ctrl-c-connect.pid" ] && break
+    sleep 0.05
+done
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+got=$?
+if [ "$got" -eq 5 ] && grep -q 'interrupted by Ctrl-C while connecting' "$tmp/err"; then
+    echo "ok   ctrl-c-while-connecting"
+    passed=$((passed + 1))
+else
+    echo "FAIL ctrl-c-while-connecting: exit $got, want 5; stderr: $(head -c 400 "$tmp/err")"
+    failed=$((failed + 1))
+fi
+
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
