@@ -37,6 +37,18 @@ char *strndup(const char *s, size_t n);
  * the output is the same bytes as on Linux. Nothing on POSIX. */
 void plat_init(void);
 
+/* One byte of stdin, or EOF: getchar() on POSIX. On Windows a console is read as
+ * UTF-16 (ReadConsoleW) and handed out as UTF-8 with "\n" line ends, which the
+ * console's code page cannot do for every character; a pipe or file as getchar(). */
+#ifdef _WIN32
+int plat_getchar(void);
+#else
+static inline int plat_getchar(void)
+{
+    return getchar();
+}
+#endif
+
 /* A monotonic clock in milliseconds. */
 int64_t plat_now_ms(void);
 

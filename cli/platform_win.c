@@ -59,6 +59,35 @@ void plat_init(void)
     _setmode(_fileno(stderr), _O_BINARY);
 }
 
+/* The UTF-8 of the console line being handed out, byte by byte. */
+static char g_line[4 * 1024 + 8];
+static size_t g_line_len, g_line_pos;
+
+int plat_getchar(void)
+{
+    HANDLE in = GetStdHandle(STD_INPUT_HANDLE);
+    DWORD mode;
+    if (!GetConsoleMode(in, &mode))
+        return getchar(); /* a pipe or a file: stdin's text mode drops the \r */
+    while (g_line_pos == g_line_len) {
+        wchar_t w[1024];
+        DWORD got = 0;
+        /* Ctrl-C ends the read with nothing (it cancels the call too): the end of input. */
+        if (!ReadConsoleW(in, w, sizeof w / sizeof *w, &got, NULL) || got == 0)
+            return EOF;
+        if (w[0] == 0x1a) /* Ctrl-Z at the start of a line: the console's end of input */
+            return EOF;
+        DWORD kept = 0;
+        for (DWORD i = 0; i < got; i++)
+            if (w[i] != L'\r')
+                w[kept++] = w[i];
+        int n = WideCharToMultiByte(CP_UTF8, 0, w, (int)kept, g_line, (int)sizeof g_line, NULL, NULL);
+        g_line_len = n > 0 ? (size_t)n : 0;
+        g_line_pos = 0;
+    }
+    return (unsigned char)g_line[g_line_pos++];
+}
+
 int64_t plat_now_ms(void)
 {
     return (int64_t)GetTickCount64();

@@ -7,6 +7,7 @@
 # "N passed, N failed, N skipped".
 set -u
 dir=$(cd "${1:?usage: cli.sh DIR}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 WINE=${WINE:-/usr/lib/wine/wine64}
 export WINEDEBUG=-all WINEPREFIX=${WINEPREFIX:?set WINEPREFIX}
 tmp=$(mktemp -d)
@@ -60,6 +61,19 @@ expect utf8-argument 0 '"text":"héllo €"' -- --stdio "$SERVER" call echo '{"t
 # same answer as on Linux; the end of input cancels.
 INPUT=$'Ada\r\n' expect elicit-answer 0 '\"content\":{\"name\":\"Ada\"}' -- --elicit --stdio "$SERVER" call ask
 INPUT='' expect elicit-end-of-input 0 '\"action\":\"cancel\"' -- --elicit --stdio "$SERVER" call ask
+
+# The same on a console (a terminal under Wine): the answer is read with ReadConsoleW.
+# ASCII only: Wine's console loses other characters typed on a Unix terminal.
+(cd "$dir" && python3 "$here/console.py" 'name>' 'Ada Lovelace' -- "$WINE" mcpc.exe --elicit \
+    --stdio "$SERVER" call ask) >"$tmp/out" 2>&1
+got=$?
+if [ "$got" -eq 0 ] && tr -d '\r\n' <"$tmp/out" | grep -qF '\"content\":{\"name\":\"Ada Lovelace\"}'; then
+    echo "ok   elicit-console"
+    passed=$((passed + 1))
+else
+    echo "FAIL elicit-console: exit $got: $(tail -c 400 "$tmp/out")"
+    failed=$((failed + 1))
+fi
 
 # stdout is one JSON document and "\n", the same bytes as on Linux (no "\r\n").
 mcpc --stdio "$SERVER" call echo '{"text":"bytes"}' >"$tmp/out" 2>/dev/null
