@@ -85,18 +85,41 @@ else
     failed=$((failed + 1))
 fi
 
-# Ctrl-C cancels the call in flight: exit 5. Wine turns a SIGINT of the process into
-# CTRL_C_EVENT for its console control handlers, which is what Ctrl-C in a console does.
-rm -f "$dir/ctrl-c.pid" "$dir/ctrl-c.log"
-(cd "$dir" && exec "$WINE" mcpc.exe --stdio "$SERVER --pid-file=ctrl-c.pid --log=ctrl-c.log" call slow '{"ms":20000}') \
-    >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-# The server writes its pid file as it starts; the call follows at once.
+# Streamable HTTP on 127.0.0.1: the fake server in HTTP mode, its port in a file.
+rm -f "$dir/http.port"
+(cd "$dir" && exec "$WINE" fake_server.exe --http=http.port) >/dev/null 2>&1 &
+http_pid=$!
 for _ in $(seq 1 200); do
-    [ -s "$dir/ctrl-c.pid" ] && break
+    [ -s "$dir/http.port" ] && break
     sleep 0.05
 done
-sleep 0.5
+port=$(tr -d '\r\n' <"$dir/http.port" 2>/dev/null)
+URL="http://127.0.0.1:${port:-1}/mcp"
+expect http-tools 0 '"name":"echo"' -- --proxy none --url "$URL" tools
+expect http-call 0 '"text":"over HTTP"' -- --proxy none --url "$URL" call echo '{"text":"over HTTP"}'
+expect http-tool-error 2 '"isError":true' -- --proxy none --url "$URL" call fail
+# The credential store: a file in a folder that does not exist, one that is not a
+# store, and one that is (CRLF line ends, as a Windows editor leaves them).
+printf 'not json' >"$dir/bad-store.json"
+printf '{\r\n  "k": "v"\r\n}\r\n' >"$dir/store.json"
+expect store-no-dir 1 '' -- --oauth --oauth-store 'Z:\no\such\dir\store.json' --url "$URL" info
+expect store-bad 1 '' -- --oauth --oauth-store "$win_dir\\bad-store.json" --url "$URL" info
+expect store-read 0 '"name":"fake_server"' -- --oauth --headless --oauth-store "$win_dir\\store.json" \
+    --proxy none --url "$URL" info
+kill "$http_pid" 2>/dev/null
+wait "$http_pid" 2>/dev/null
+
+# Ctrl-C cancels the call in flight: exit 5. Wine turns a SIGINT of the process into
+# CTRL_C_EVENT for its console control handlers, which is what Ctrl-C in a console does.
+rm -f "$dir/ctrl-c.log"
+(cd "$dir" && exec "$WINE" mcpc.exe --stdio "$SERVER --log=ctrl-c.log" call slow '{"ms":20000}') \
+    >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+# The server notes each request as it gets it: the call is in flight once it is there.
+for _ in $(seq 1 400); do
+    grep -q 'tools/call' "$dir/ctrl-c.log" 2>/dev/null && break
+    sleep 0.05
+done
 kill -INT "$pid" 2>/dev/null
 start=$(date +%s)
 wait "$pid"

@@ -10,6 +10,7 @@ import re
 import select
 import sys
 import time
+import tty
 
 ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 # Wine's console draws a space as "move right" (CSI n C): put the spaces back.
@@ -26,6 +27,9 @@ def main() -> int:
     argv = sys.argv[sys.argv.index("--") + 1:]
     pid, fd = pty.fork()
     if pid == 0:
+        # Raw from the start, as Wine's console sets it: what is typed before the
+        # program reads is not cooked by the terminal (Enter stays a carriage return).
+        tty.setraw(0)
         os.execvp(argv[0], argv)
     shown, typed = b"", False
     deadline = time.monotonic() + 60
@@ -41,12 +45,7 @@ def main() -> int:
             break
         shown += data
         if not typed and prompt in plain(shown):
-            # Wine's console puts the terminal in raw mode as it starts reading;
-            # Enter is a carriage return there.
-            time.sleep(0.3)
-            os.write(fd, line)
-            time.sleep(0.3)
-            os.write(fd, b"\r")
+            os.write(fd, line + b"\r")
             typed = True
     else:
         os.kill(pid, 9)

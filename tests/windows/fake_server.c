@@ -23,7 +23,8 @@
  *   --print=TEXT, --sleep=MS, --exit=CODE
  *                            in the order given, before serving: write TEXT to stdout,
  *                            sleep, exit (a stand-in for other commands mcpc runs)
- *   --log=FILE               appends the method of each notification it gets to FILE
+ *   --log=FILE               appends the method of each request and notification it
+ *                            gets to FILE, as it gets it
  *   --http=PORTFILE          serves HTTP on 127.0.0.1 at a port the system picks,
  *                            written to PORTFILE; never any other address
  *
@@ -49,7 +50,7 @@ static CRITICAL_SECTION g_out_lock; /* stdout lines are written whole, one at a 
 static HANDLE g_stdout;
 static int g_argc;
 static char **g_argv; /* UTF-8 copies of the wide arguments */
-static const char *g_log; /* --log: where notifications are noted */
+static const char *g_log; /* --log: where the methods received are noted */
 static char g_asking[64];  /* the id of the ask call waiting for its elicitation, or "" */
 
 static void die(const char *what)
@@ -166,7 +167,7 @@ static void handle(const char *s, const char *e, struct reply *r)
         put_s(&r->out, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"parse error\"}}");
         return;
     }
-    if (method.s && !id.s && g_log != NULL) {
+    if (method.s && g_log != NULL) {
         FILE *f = fopen(g_log, "ab");
         if (f != NULL) {
             fprintf(f, "%.*s\n", (int)(method.e - method.s), method.s);
