@@ -104,7 +104,9 @@ enum { INT_CTRL_C = 1, INT_CTRL_BREAK = 2, INT_CLOSE = 3 };
 
 static atomic_int g_interrupt; /* the first one received, 0 if none */
 static void (*g_on_interrupt)(void);
-static HANDLE g_stopped; /* set by plat_interrupts_stop: the cleanup is done */
+static HANDLE g_stopped;         /* set by plat_interrupts_stop: the cleanup is done */
+static atomic_bool g_stopping;   /* no handler may call on_interrupt any more */
+static atomic_int g_in_handlers; /* handlers between their check of g_stopping and done */
 
 /* Windows runs this on a thread it starts for each event, so calling into mcpc here
  * is as safe as from the POSIX signal thread. */
@@ -113,9 +115,13 @@ static BOOL WINAPI ctrl_handler(DWORD type)
     int which = type == CTRL_C_EVENT       ? INT_CTRL_C
                 : type == CTRL_BREAK_EVENT ? INT_CTRL_BREAK
                                            : INT_CLOSE;
-    int none = 0;
-    atomic_compare_exchange_strong(&g_interrupt, &none, which);
-    g_on_interrupt();
+    atomic_fetch_add(&g_in_handlers, 1);
+    if (!atomic_load(&g_stopping)) {
+        int none = 0;
+        atomic_compare_exchange_strong(&g_interrupt, &none, which);
+        g_on_interrupt();
+    }
+    atomic_fetch_sub(&g_in_handlers, 1);
     if (which == INT_CLOSE)
         /* The process ends when this returns (Windows allows about 5 s): give main
          * the time to close the server first. */
@@ -134,9 +140,14 @@ bool plat_interrupts_start(void (*on_interrupt)(void))
     return true;
 }
 
+/* Removing the handler does not wait for one already running: wait here, so that
+ * nothing it uses (the cancel handle) is freed under it. */
 void plat_interrupts_stop(void)
 {
+    atomic_store(&g_stopping, true);
     SetConsoleCtrlHandler(ctrl_handler, FALSE);
+    while (atomic_load(&g_in_handlers) > 0)
+        Sleep(1);
     SetEvent(g_stopped);
 }
 
