@@ -10,6 +10,7 @@
 #include <winsock2.h>
 #include <ws2tcpip.h>
 #include <windows.h>
+#include <objbase.h>
 #include <sddl.h>
 #include <shellapi.h>
 
@@ -279,8 +280,13 @@ const char *plat_socket_error(void)
 long plat_open_browser(const char *url)
 {
     /* The shell opens anything it is given, programs included: only web URLs. */
-    if (_strnicmp(url, "https://", 8) == 0 || _strnicmp(url, "http://", 7) == 0)
-        ShellExecuteA(NULL, "open", url, NULL, NULL, SW_SHOWNORMAL);
+    if (_strnicmp(url, "https://", 8) != 0 && _strnicmp(url, "http://", 7) != 0)
+        return -1;
+    /* Some URL handlers are COM objects; this thread is mcpc's, so it is left as found. */
+    HRESULT com = CoInitializeEx(NULL, COINIT_APARTMENTTHREADED | COINIT_DISABLE_OLE1DDE);
+    ShellExecuteA(NULL, "open", url, NULL, NULL, SW_SHOWNORMAL);
+    if (SUCCEEDED(com))
+        CoUninitialize();
     return -1; /* nothing to reap */
 }
 
@@ -381,17 +387,33 @@ struct plat_command *plat_command_start(const char *option, char *const *argv)
     memset(&pi, 0, sizeof pi);
     DWORD spawn_error = 0;
     if (ok) {
-        STARTUPINFOA si;
+        STARTUPINFOEXA si;
         memset(&si, 0, sizeof si);
-        si.cb = sizeof si;
-        si.dwFlags = STARTF_USESTDHANDLES;
-        si.hStdInput = in;
-        si.hStdOutput = out_w;
-        si.hStdError = err;
+        si.StartupInfo.cb = sizeof si;
+        si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+        si.StartupInfo.hStdInput = in;
+        si.StartupInfo.hStdOutput = out_w;
+        si.StartupInfo.hStdError = err;
+        /* It inherits these three handles only: the library starts servers from its
+         * own threads meanwhile, and their pipes must not leak into the command. */
+        HANDLE inherit_list[3] = {in, out_w, err};
+        DWORD n_inherit = err != NULL ? 3 : 2;
+        _Alignas(16) char attrs[256]; /* one attribute needs about 48 bytes */
+        SIZE_T attrs_size = sizeof attrs;
+        si.lpAttributeList = (LPPROC_THREAD_ATTRIBUTE_LIST)attrs;
+        DWORD flags = CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP;
+        if (InitializeProcThreadAttributeList(si.lpAttributeList, 1, 0, &attrs_size) &&
+            UpdateProcThreadAttribute(si.lpAttributeList, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherit_list,
+                                      n_inherit * sizeof(HANDLE), NULL, NULL))
+            flags |= EXTENDED_STARTUPINFO_PRESENT;
+        else
+            si.lpAttributeList = NULL;
         /* Suspended until it is in the job, so nothing it starts escapes. Its own
          * process group: a Ctrl-C meant for mcpc is not its to handle. */
-        if (CreateProcessA(NULL, cmd, NULL, NULL, TRUE, CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP, NULL, NULL,
-                           &si, &pi)) {
+        BOOL started = CreateProcessA(NULL, cmd, NULL, NULL, TRUE, flags, NULL, NULL, &si.StartupInfo, &pi);
+        if (si.lpAttributeList != NULL)
+            DeleteProcThreadAttributeList(si.lpAttributeList);
+        if (started) {
             if (!AssignProcessToJobObject(c->job, pi.hProcess)) {
                 spawn_error = GetLastError();
                 TerminateProcess(pi.hProcess, 1);

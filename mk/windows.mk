@@ -27,7 +27,7 @@ WIN_PREFIX   ?= $(CURDIR)/$(WIN_OUT)/wineprefix
 # Same warnings as Linux. __USE_MINGW_ANSI_STDIO: C99 printf (%zu) in mingw's C runtime.
 WIN_CFLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -D__USE_MINGW_ANSI_STDIO=1 $(CWARN) -O2 -Iinclude
 # winpthreads linked in statically, so mcpc.exe needs no libwinpthread-1.dll beside it.
-WIN_CLI_LIBS := -Wl,-Bstatic -lpthread -Wl,-Bdynamic -lws2_32 -lshell32 -ladvapi32
+WIN_CLI_LIBS := -Wl,-Bstatic -lpthread -Wl,-Bdynamic -lws2_32 -lshell32 -lole32 -ladvapi32
 WIN_RUN      := WINEPREFIX='$(WIN_PREFIX)' WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' $(WINE)
 
 WIN_CLI_SRC  := $(filter-out cli/platform_posix.c,$(CLI_SRC)) cli/platform_win.c
@@ -76,7 +76,7 @@ $(WIN_TEST_DIR)/test_windows.exe: tests/windows/test_windows.c include/mcpc.h wi
 $(WIN_TEST_DIR)/test_cli_platform.exe: tests/windows/test_cli_platform.c cli/platform_win.c cli/platform.h
 	@mkdir -p $(WIN_TEST_DIR)
 	$(WIN_CC) $(WIN_CFLAGS) -Icli $< cli/platform_win.c -Wl,-Bstatic -lpthread -Wl,-Bdynamic \
-	    -lws2_32 -lshell32 -ladvapi32 -o $@
+	    -lws2_32 -lshell32 -lole32 -ladvapi32 -o $@
 
 # The runtimes linked in statically, so the test folder needs no libstdc++-6.dll.
 $(WIN_TEST_DIR)/cpp_smoke.exe: tests/windows/cpp_smoke.cpp bindings/cpp/mcpc.hpp include/mcpc.h windows-dll
