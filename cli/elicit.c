@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "elicit.h"
 #include "json_scan.h"
+#include "platform.h"
 
 static pthread_mutex_t g_elicit_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -36,7 +37,7 @@ static char *read_answer(void)
 {
     struct buf b = {0};
     int c;
-    while ((c = getchar()) != EOF && c != '\n') {
+    while ((c = plat_getchar()) != EOF && c != '\n') {
         char ch = (char)c;
         if (!buf_add(&b, &ch, 1)) {
             free(b.p);

@@ -8,76 +8,31 @@
  */
 #include "login.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
-
-extern char **environ;
+#include "platform.h"
 
 /* The request line and headers of the redirect; a browser's fit easily. */
 #define REQUEST_MAX 8192
 
 struct login {
-    int fd; /* the listener; -1 once its one request was taken */
+    plat_socket fd; /* the listener; -1 once its one request was taken */
     uint16_t port;
     int64_t timeout_ms;
     bool open_browser;
 };
 
-/* A pipe whose read end becomes readable on login_interrupt. */
-static int g_wake[2] = {-1, -1};
-
 bool login_init(void)
 {
-    if (pipe(g_wake) != 0)
-        return false;
-    for (int i = 0; i < 2; i++)
-        fcntl(g_wake[i], F_SETFD, FD_CLOEXEC);
-    fcntl(g_wake[1], F_SETFL, O_NONBLOCK);
-    return true;
+    return plat_wake_init();
 }
 
 void login_interrupt(void)
 {
-    if (g_wake[1] >= 0) {
-        ssize_t r = write(g_wake[1], "x", 1);
-        (void)r; /* a full pipe is already readable */
-    }
-}
-
-static int listen_loopback(uint16_t port, uint16_t *out_port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(port);
-    socklen_t len = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 4) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    *out_port = ntohs(a.sin_port);
-    return fd;
+    plat_wake();
 }
 
 struct login *login_new(int64_t timeout_ms, bool open_browser, const char **why)
@@ -89,9 +44,9 @@ struct login *login_new(int64_t timeout_ms, bool open_browser, const char **why)
     }
     l->timeout_ms = timeout_ms;
     l->open_browser = open_browser;
-    l->fd = listen_loopback(0, &l->port);
+    l->fd = plat_listen_loopback(0, &l->port);
     if (l->fd < 0) {
-        *why = strerror(errno);
+        *why = plat_socket_error();
         free(l);
         return NULL;
     }
@@ -103,7 +58,7 @@ void login_free(struct login *l)
     if (l == NULL)
         return;
     if (l->fd >= 0)
-        close(l->fd);
+        plat_close_socket(l->fd);
     free(l);
 }
 
@@ -112,74 +67,7 @@ static void on_free(void *userdata)
     login_free(userdata);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Waits until `fd` is readable: 1, or 0 at the deadline, -1 when interrupted. */
-static int wait_readable(int fd, int64_t deadline)
-{
-    for (;;) {
-        int64_t left = deadline - now_ms();
-        if (left <= 0)
-            return 0;
-        struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = g_wake[0], .events = POLLIN}};
-        int n = poll(p, 2, left > 1000000 ? 1000000 : (int)left);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 || (p[1].revents & POLLIN))
-            return -1;
-        if (n > 0)
-            return 1;
-    }
-}
-
-/* Runs xdg-open on the URL, quietly; a machine without it just shows the URL. */
-static pid_t open_browser(const char *url)
-{
-    char *copy = strdup(url);
-    char prog[] = "xdg-open";
-    char *argv[] = {prog, copy, NULL};
-    pid_t pid = -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    sigset_t none;
-    sigemptyset(&none);
-    if (copy == NULL)
-        return -1;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    /* This thread blocks SIGINT and SIGTERM; the browser must not inherit that. */
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-    if (posix_spawnp(&pid, "xdg-open", &fa, &attr, argv, environ) != 0)
-        pid = -1;
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&fa);
-    free(copy);
-    return pid;
-}
-
-static void send_all(int fd, const char *s, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = send(fd, s, len, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        s += w;
-        len -= (size_t)w;
-    }
-}
-
-static void answer(int fd, int code, const char *text)
+static void answer(plat_socket fd, int code, const char *text)
 {
     char page[512], head[256];
     int plen = snprintf(page, sizeof page,
@@ -190,8 +78,8 @@ static void answer(int fd, int code, const char *text)
                         "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\n"
                         "Content-Length: %d\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n",
                         code, code == 200 ? "OK" : "Bad Request", plen);
-    send_all(fd, head, (size_t)hlen);
-    send_all(fd, page, (size_t)plen);
+    plat_send_all(fd, head, (size_t)hlen);
+    plat_send_all(fd, page, (size_t)plen);
 }
 
 /*
@@ -199,18 +87,18 @@ static void answer(int fd, int code, const char *text)
  * returns its target, malloc'd, when it is "GET /... HTTP/1.x" with a target of
  * visible ASCII; NULL otherwise. *interrupted says whether login_interrupt ended it.
  */
-static char *read_target(int conn, int64_t deadline, bool *interrupted)
+static char *read_target(plat_socket conn, int64_t deadline, bool *interrupted)
 {
     char buf[REQUEST_MAX + 1];
     size_t got = 0;
     while (got < REQUEST_MAX) {
-        int w = wait_readable(conn, deadline);
+        int w = plat_wait_readable(conn, deadline);
         if (w <= 0) {
             *interrupted = w < 0;
             return NULL;
         }
-        ssize_t r = recv(conn, buf + got, REQUEST_MAX - got, 0);
-        if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        ssize_t r = plat_recv(conn, buf + got, REQUEST_MAX - got);
+        if (r == -2)
             continue;
         if (r <= 0)
             break;
@@ -233,16 +121,17 @@ static char *read_target(int conn, int64_t deadline, bool *interrupted)
 /* Takes the one request of the login; returns its target or NULL (why says). */
 static char *take_redirect(struct login *l, int64_t deadline, const char **why)
 {
-    int w = wait_readable(l->fd, deadline);
+    int w = plat_wait_readable(l->fd, deadline);
     if (w <= 0) {
         *why = w < 0 ? "interrupted" : "timed out waiting for the browser";
         return NULL;
     }
-    int conn = accept(l->fd, NULL, NULL);
-    close(l->fd);
+    plat_socket conn = plat_accept(l->fd);
+    if (conn < 0)
+        *why = plat_socket_error(); /* before the close, which may change it */
+    plat_close_socket(l->fd);
     l->fd = -1;
     if (conn < 0) {
-        *why = strerror(errno);
         return NULL;
     }
     bool interrupted = false;
@@ -251,7 +140,7 @@ static char *take_redirect(struct login *l, int64_t deadline, const char **why)
         answer(conn, 200, "Login received. You can close this window and return to mcpc.");
     else if (!interrupted)
         answer(conn, 400, "This is not a login redirect. mcpc stopped the login.");
-    close(conn);
+    plat_close_socket(conn);
     *why = interrupted ? "interrupted" : "the browser's request was not a login redirect";
     return target;
 }
@@ -263,10 +152,10 @@ static void on_authorize(void *userdata, mcpc_auth_request_t *req)
     if (l->fd < 0) {
         /* A second login in one run (a step-up): the redirect URI names this port. */
         uint16_t port = 0;
-        l->fd = listen_loopback(l->port, &port);
+        l->fd = plat_listen_loopback(l->port, &port);
         if (l->fd < 0) {
             fprintf(stderr, "mcpc: cannot listen on 127.0.0.1:%u again for the login: %s\n",
-                    (unsigned)l->port, strerror(errno));
+                    (unsigned)l->port, plat_socket_error());
             mcpc_auth_request_cancel(req);
             return;
         }
@@ -274,12 +163,11 @@ static void on_authorize(void *userdata, mcpc_auth_request_t *req)
     fputs("mcpc: to log in, open this URL in a browser:\n", stderr);
     put_sanitized(stderr, url);
     fputc('\n', stderr);
-    pid_t browser = l->open_browser ? open_browser(url) : -1;
+    long browser = l->open_browser ? plat_open_browser(url) : -1;
 
     const char *why = NULL;
-    char *target = take_redirect(l, now_ms() + l->timeout_ms, &why);
-    if (browser > 0)
-        waitpid(browser, NULL, WNOHANG); /* xdg-open hands off and exits at once */
+    char *target = take_redirect(l, plat_now_ms() + l->timeout_ms, &why);
+    plat_browser_done(browser);
     if (target == NULL) {
         fprintf(stderr, "mcpc: login stopped: %s\n", why);
         mcpc_auth_request_cancel(req);

@@ -20,33 +20,30 @@
  *       - Ctrl-C done right: block SIGINT/SIGTERM before the library starts any
  *         thread, wait for them with sigwait() on a thread of our own, and trigger
  *         an mcpc_cancel_t from there. No mcpc function is ever called from a
- *         signal handler (there are no signal handlers at all);
+ *         signal handler (there are no signal handlers at all). On Windows a
+ *         console control handler does the same (platform_win.c);
  *       - freeing everything on every path.
  *
  * Build (from the repository root):
  *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Iinclude \
  *       cli/mcpc.c cli/login.c cli/store.c cli/assertion.c cli/config.c cli/elicit.c \
+ *       cli/platform_posix.c \
  *       -Ltarget/debug -lmcpc -lpthread \
  *       -Wl,-rpath,$PWD/target/debug -o build/mcpc
  *
  * Exit status: 0 success, 1 usage error, 2 the tool returned an error result,
  * 3 transport, protocol, handshake, JSON-RPC or authorization error, 4 timeout,
- * 5 cancelled by SIGINT or SIGTERM, or a login cancelled or denied.
+ * 5 cancelled by SIGINT or SIGTERM (Ctrl-C or Ctrl-Break on Windows), or a login
+ * cancelled or denied.
  *
  * With --oauth it also shows the OAuth client (mcpc_oauth_t): the login runs in
  * login.c, the credential store in store.c.
  */
 
-/* realpath(3) for --roots. */
-#ifndef _XOPEN_SOURCE
-#define _XOPEN_SOURCE 700
-#endif
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -65,6 +62,7 @@
 #include "config.h"
 #include "elicit.h"
 #include "login.h"
+#include "platform.h"
 #include "store.h"
 
 /* The library's default timeout (mcpc_options_new), which also bounds a login. */
@@ -209,13 +207,16 @@ static const char USAGE[] =
     "    login that is needed but not allowed: --headless; an assertion command\n"
     "    that gives none; with --validate-output, a result that does not fit its\n"
     "    tool's outputSchema, printed all the same)\n"
-    "  4 timeout            5 cancelled (SIGINT or SIGTERM; a login cancelled or denied)\n";
+    "  4 timeout            5 cancelled (" PLAT_INTERRUPTS "; a login cancelled or denied)\n";
 
 /* ------------------------------------------------------------------------- */
 /* Messages                                                                   */
 /* ------------------------------------------------------------------------- */
 
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+/* mingw's C99 printf (__USE_MINGW_ANSI_STDIO), not msvcrt's, which lacks %zu. */
+#define PRINTF_LIKE(f, a) __attribute__((format(gnu_printf, f, a)))
+#elif defined(__GNUC__)
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
 #else
 #define PRINTF_LIKE(f, a)
@@ -1042,49 +1043,19 @@ fail:
 }
 
 /* ------------------------------------------------------------------------- */
-/* Signals: SIGINT/SIGTERM become a cancel, via sigwait() on our own thread  */
+/* Interrupts (SIGINT/SIGTERM, Ctrl-C/Ctrl-Break) become a cancel: platform.h */
 /* ------------------------------------------------------------------------- */
 
-static atomic_int g_signal;        /* the first SIGINT/SIGTERM received, 0 if none */
-static atomic_bool g_stop_waiting; /* main asks the signal thread to end */
+static const mcpc_cancel_t *_Atomic g_cancel; /* set once the handle exists */
 
-struct signal_waiter {
-    sigset_t set;                /* SIGINT, SIGTERM: blocked in every thread */
-    const mcpc_cancel_t *cancel; /* outlives the thread (freed after the join) */
-    pthread_t thread;
-};
-
-static void *signal_thread(void *arg)
+/* Runs on the platform layer's interrupt thread, never in a signal handler. */
+static void on_interrupt(void)
 {
-    struct signal_waiter *sw = arg;
-    for (;;) {
-        int sig = 0;
-        if (sigwait(&sw->set, &sig) != 0)
-            continue;
-        if (atomic_load(&g_stop_waiting))
-            break;
-        int none = 0;
-        atomic_compare_exchange_strong(&g_signal, &none, sig);
-        /* Any thread may trigger a cancel handle; the call carrying it returns
-         * MCPC_ERR_CANCELLED and the server is sent notifications/cancelled. */
-        mcpc_cancel_trigger(sw->cancel);
-        login_interrupt();
-        assertion_interrupt();
-    }
-    return NULL;
-}
-
-/* Wakes the signal thread with a signal it is waiting for and joins it. */
-static void signal_thread_stop(struct signal_waiter *sw)
-{
-    atomic_store(&g_stop_waiting, true);
-    pthread_kill(sw->thread, SIGTERM);
-    pthread_join(sw->thread, NULL);
-}
-
-static const char *signal_name(int sig)
-{
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+    /* Any thread may trigger a cancel handle; the call carrying it returns
+     * MCPC_ERR_CANCELLED and the server is sent notifications/cancelled. */
+    mcpc_cancel_trigger(atomic_load(&g_cancel));
+    login_interrupt();
+    assertion_interrupt();
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1278,7 +1249,7 @@ static char *roots_json(const char *const *dirs, size_t n)
     struct buf b = {0};
     bool ok = buf_add(&b, "{\"roots\":[", 10);
     for (size_t i = 0; ok && i < n; i++) {
-        char *abs = realpath(dirs[i], NULL);
+        char *abs = plat_abs_dir(dirs[i]);
         if (abs == NULL) {
             ok = false;
             break;
@@ -1286,7 +1257,7 @@ static char *roots_json(const char *const *dirs, size_t n)
         ok = buf_add(&b, i ? ",{\"uri\":\"file://" : "{\"uri\":\"file://", i ? 16 : 15);
         for (const unsigned char *c = (const unsigned char *)abs; ok && *c; c++) {
             char esc[4];
-            if (isalnum(*c) || strchr("/-._~", *c)) {
+            if (isalnum(*c) || strchr(PLAT_URI_PATH_SAFE, *c)) {
                 ok = buf_add(&b, (const char *)c, 1);
             } else {
                 snprintf(esc, sizeof esc, "%%%02X", *c);
@@ -1582,13 +1553,13 @@ static int run(const struct config *cfg, const struct words *server_argv,
 
     code = connect_client(cfg, server_argv, opts, &client);
     mcpc_options_free(opts); /* connect copied what it needs */
-    int sig = atomic_load(&g_signal);
+    int sig = plat_interrupt_received();
     if (sig != 0) {
         /* The signal came during connect, which cannot be cancelled (a login
          * or an assertion command it waits for is: see login_interrupt and
          * assertion_interrupt). */
         fprintf(stderr, "mcpc: %s: interrupted by %s while connecting\n",
-                mcpc_status_name(MCPC_ERR_CANCELLED), signal_name(sig));
+                mcpc_status_name(MCPC_ERR_CANCELLED), plat_interrupt_name(sig));
         mcpc_client_free(client);
         return EXIT_CANCELLED;
     }
@@ -1635,6 +1606,7 @@ static int run(const struct config *cfg, const struct words *server_argv,
 
 int main(int argc, char **argv)
 {
+    plat_init();
     struct config cfg;
     struct words server_argv = {0};
     int code = parse_args(argc, argv, &cfg);
@@ -1679,19 +1651,8 @@ int main(int argc, char **argv)
         return code;
     }
 
-    /*
-     * Block SIGINT and SIGTERM before the first mcpc call: the library starts its
-     * threads on demand, and they inherit this mask, so the signals can only be
-     * taken by sigwait() in our signal thread. (The server process must not keep
-     * this mask; clearing it in the child is the library's job, not ours.)
-     */
-    struct signal_waiter sw;
-    sigemptyset(&sw.set);
-    sigaddset(&sw.set, SIGINT);
-    sigaddset(&sw.set, SIGTERM);
-    int err = pthread_sigmask(SIG_BLOCK, &sw.set, NULL);
-    if (err != 0) {
-        fprintf(stderr, "mcpc: pthread_sigmask: %s\n", strerror(err));
+    /* Before the first mcpc call: see plat_interrupts_start. */
+    if (!plat_interrupts_start(on_interrupt)) {
         code = EXIT_ERROR;
         goto out;
     }
@@ -1699,21 +1660,18 @@ int main(int argc, char **argv)
     mcpc_cancel_t *cancel = mcpc_cancel_new();
     if (cancel == NULL) {
         fputs("mcpc: cannot create a cancel handle\n", stderr);
+        plat_interrupts_stop();
         code = EXIT_ERROR;
         goto out;
     }
-    sw.cancel = cancel;
-    err = pthread_create(&sw.thread, NULL, signal_thread, &sw);
-    if (err != 0) {
-        fprintf(stderr, "mcpc: cannot start the signal thread: %s\n", strerror(err));
-        mcpc_cancel_free(cancel);
-        code = EXIT_ERROR;
-        goto out;
-    }
+    atomic_store(&g_cancel, cancel);
+    if (plat_interrupt_received() != 0) /* it came before the handle existed */
+        mcpc_cancel_trigger(cancel);
 
     code = run(&cfg, &server_argv, cancel, &store);
 
-    signal_thread_stop(&sw);
+    plat_interrupts_stop();
+    atomic_store(&g_cancel, NULL);
     mcpc_cancel_free(cancel); /* no thread can trigger it any more */
 
 out:

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform.h"
+
 /* A store larger than this is not one mcpc wrote. */
 #define STORE_MAX_BYTES (16u << 20)
 
@@ -262,22 +264,6 @@ static char *read_file(const char *path, size_t *len, const char **why)
     return buf;
 }
 
-/* Whether the directory holding `path` takes new files. */
-static bool dir_writable(const char *path, const char **why)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash == NULL ? strdup(".") : slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-    if (dir == NULL) {
-        *why = "out of memory";
-        return false;
-    }
-    bool ok = access(dir, W_OK | X_OK) == 0;
-    if (!ok)
-        *why = errno == ENOENT ? "its directory does not exist" : "its directory is not writable";
-    free(dir);
-    return ok;
-}
-
 struct store *store_open(const char *path, const char **why)
 {
     struct store *s = calloc(1, sizeof *s);
@@ -288,7 +274,7 @@ struct store *store_open(const char *path, const char **why)
     }
     pthread_mutex_init(&s->lock, NULL);
     /* Saving replaces the file through its directory: find out now, not after a login. */
-    if (!dir_writable(path, why)) {
+    if (!plat_dir_writable(path, why)) {
         store_free(s);
         return NULL;
     }
@@ -339,31 +325,14 @@ static void write_string(FILE *f, const char *str)
     fputc('"', f);
 }
 
-/* Writes the store to a fresh 0600 file beside it and renames that over it. */
+/* Writes the store to a fresh 0600 file beside it (owner-only on Windows) and
+ * renames that over it. */
 static bool write_store(struct store *s, const char **why)
 {
-    size_t plen = strlen(s->path);
-    char *tmp = malloc(plen + 8);
-    if (tmp == NULL) {
-        *why = "out of memory";
+    char *tmp = NULL;
+    FILE *f = plat_create_private(s->path, &tmp, why);
+    if (f == NULL)
         return false;
-    }
-    memcpy(tmp, s->path, plen);
-    memcpy(tmp + plen, ".XXXXXX", 8);
-    int fd = mkstemp(tmp); /* mode 0600 */
-    if (fd < 0) {
-        *why = strerror(errno);
-        free(tmp);
-        return false;
-    }
-    FILE *f = fdopen(fd, "w");
-    if (f == NULL) {
-        *why = strerror(errno);
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return false;
-    }
     fputs("{\n", f);
     for (size_t i = 0; i < s->n; i++) {
         fputs("  ", f);
@@ -373,14 +342,14 @@ static bool write_store(struct store *s, const char **why)
         fputs(i + 1 < s->n ? ",\n" : "\n", f);
     }
     fputs("}\n", f);
-    bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    bool ok = plat_sync(f);
     if (!ok)
         *why = strerror(errno);
     if (fclose(f) != 0 && ok) {
         *why = strerror(errno);
         ok = false;
     }
-    if (ok && rename(tmp, s->path) != 0) {
+    if (ok && !plat_replace(tmp, s->path)) {
         *why = strerror(errno);
         ok = false;
     }

@@ -7,7 +7,12 @@ The library bundled is, in order:
   built from them with `cargo build --release --locked` ($CARGO names cargo, and cargo
   honours $CARGO_TARGET_DIR and $CARGO_BUILD_JOBS). This needs a Rust toolchain, of
   the version native/Cargo.toml's rust-version names or later, and crates.io;
-- else ../../target/release/libmcpc.so of the source tree.
+- else ../../target/release/libmcpc.so of the source tree (mcpc.dll on Windows).
+
+On Windows the DLL keeps cargo's name, mcpc.dll, which the loader (_ffi.py) looks for.
+A win_amd64 wheel can be made on another machine too: MCPC_BUNDLE_LIBRARY names a
+mcpc.dll cross-built with `make windows`, and bdist_wheel's --plat-name=win_amd64 tags
+it (the library is found by its name, so no Windows Python is needed to build it).
 
 A wheel with the library inside is tagged for this platform (py3-none-<platform>:
 ctypes needs no particular Python ABI); without one it is a pure wheel that finds the
@@ -19,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -33,7 +39,11 @@ except ImportError:  # setuptools < 70.1
 
 HERE = Path(__file__).resolve().parent
 NATIVE = HERE / "native"
-TREE_LIBRARY = HERE.parents[1] / "target" / "release" / "libmcpc.so"
+# The library as cargo names it on this platform.
+NATIVE_NAME = "mcpc.dll" if sys.platform == "win32" else "libmcpc.so"
+TREE_LIBRARY = HERE.parents[1] / "target" / "release" / NATIVE_NAME
+# The names the package may carry it under (_ffi.py's); anything else becomes libmcpc.so.
+BUNDLED_NAMES = ("libmcpc.so", "mcpc.dll")
 
 
 def from_sources() -> bool:
@@ -65,7 +75,7 @@ def build_from_sources() -> Path:
         raise SystemExit("libmcpc: `%s` failed (its output is above)" % " ".join(build))
     meta = subprocess.run([cargo, "metadata", "--format-version", "1", "--no-deps", "--manifest-path", manifest],
                           stdout=subprocess.PIPE, check=True)
-    return Path(json.loads(meta.stdout)["target_directory"]) / "release" / "libmcpc.so"
+    return Path(json.loads(meta.stdout)["target_directory"]) / "release" / NATIVE_NAME
 
 
 def library_to_bundle() -> Optional[Path]:
@@ -81,14 +91,16 @@ class BuildPy(build_py):
     def run(self) -> None:
         super().run()
         lib = library_to_bundle()
-        dest = Path(self.build_lib) / "libmcpc" / "libmcpc.so"
+        pkg = Path(self.build_lib) / "libmcpc"
+        for name in BUNDLED_NAMES:
+            if (pkg / name).exists():
+                (pkg / name).unlink()  # left over from an earlier build
         if lib is not None:
             if not lib.exists():
                 raise FileNotFoundError("libmcpc: no library to bundle at %s" % lib)
+            dest = pkg / (lib.name if lib.name in BUNDLED_NAMES else "libmcpc.so")
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(lib, dest)  # follows symlinks
-        elif dest.exists():
-            dest.unlink()  # left over from an earlier build
 
 
 class BinaryDistribution(Distribution):

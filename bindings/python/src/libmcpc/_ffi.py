@@ -35,24 +35,34 @@ from typing import Any, Dict, List, Optional
 
 __all__ = ["lib", "library_path", "registry", "CallOpts", "new_call_opts"]
 
-_LIBNAME = "libmcpc.dylib" if sys.platform == "darwin" else "libmcpc.so"
+# The library's file names, in the order they are tried. On Windows cargo names the
+# DLL mcpc.dll (its import library is libmcpc.dll.a); libmcpc.dll is a copy renamed
+# the Unix way.
+if sys.platform == "win32":
+    _LIBNAMES = ("mcpc.dll", "libmcpc.dll")
+elif sys.platform == "darwin":
+    _LIBNAMES = ("libmcpc.dylib",)
+else:
+    _LIBNAMES = ("libmcpc.so",)
 
 
 def _candidates() -> List[str]:
     """Where the library is looked for, in order (see load())."""
     here = Path(__file__).resolve().parent
     found: List[str] = []
-    bundled = here / _LIBNAME
-    if bundled.exists():
-        found.append(str(bundled))
+    for name in _LIBNAMES:
+        bundled = here / name
+        if bundled.exists():
+            found.append(str(bundled))
     # Running from the source tree: bindings/python/src/libmcpc -> the repository root.
     if len(here.parents) > 3:
         repo = here.parents[3]
         if (repo / "Cargo.toml").exists() and (repo / "include" / "mcpc.h").exists():
             for profile in ("release", "debug"):
-                p = repo / "target" / profile / _LIBNAME
-                if p.exists():
-                    found.append(str(p))
+                for name in _LIBNAMES:
+                    p = repo / "target" / profile / name
+                    if p.exists():
+                        found.append(str(p))
     system = ctypes.util.find_library("mcpc")
     if system:
         found.append(system)
@@ -71,8 +81,8 @@ def _load() -> "tuple[ctypes.CDLL, str]":
         except OSError as e:
             errors.append("%s: %s" % (path, e))
     raise ImportError(
-        "libmcpc: cannot find libmcpc.so. Set MCPC_LIBRARY to the path of libmcpc.so, install "
-        "the package from a wheel that bundles it, or build it with `cargo build --release`"
+        "libmcpc: cannot find {0}. Set MCPC_LIBRARY to the path of {0}, install "
+        "the package from a wheel that bundles it, or build it with `cargo build --release`".format(_LIBNAMES[0])
         + ("; tried: " + "; ".join(errors) if errors else "")
     )
 

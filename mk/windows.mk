@@ -1,0 +1,101 @@
+# Windows (issue 29): cross-built here with mingw-w64, tested under Wine.
+#   make windows       build/windows/: libmcpc's DLL and its import library
+#                      (libmcpc.dll.a), mcpc.h and mcpc.exe
+#   make test-windows  build/windows/test/: the fake server, the ProcessPrng shim,
+#                      test_windows.exe, the C++ binding's cpp_smoke.exe, the CLI's
+#                      test_cli_platform.exe, mcpc.exe and the DLL; runs them and
+#                      tests/windows/cli.sh under Wine, in a prefix of its own
+#                      (build/windows/wineprefix, made on first use)
+# Both first run tests/windows/setup.sh, which installs mingw-w64, wine64 and the
+# Rust target when they are missing.
+# WIN_DLL_DIR=DIR takes libmcpc.dll.a and its DLL from DIR instead of cargo's
+# output (a DLL built elsewhere); then cargo does not run.
+
+WIN_TARGET   := x86_64-pc-windows-gnu
+WIN_CC       ?= x86_64-w64-mingw32-gcc
+# The posix thread model: std::future and std::thread, which bindings/cpp uses,
+# are missing from mingw's win32 one.
+WIN_CXX      ?= x86_64-w64-mingw32-g++-posix
+WIN_DLLTOOL  ?= x86_64-w64-mingw32-dlltool
+WIN_WINDRES  ?= x86_64-w64-mingw32-windres
+WINE         ?= /usr/lib/wine/wine64
+WIN_OUT      := build/windows
+WIN_TEST_DIR := $(WIN_OUT)/test
+WIN_CARGO_OUT := target/$(WIN_TARGET)/release
+WIN_DLL_DIR  ?= $(WIN_CARGO_OUT)
+WIN_PREFIX   ?= $(CURDIR)/$(WIN_OUT)/wineprefix
+# Same warnings as Linux. __USE_MINGW_ANSI_STDIO: C99 printf (%zu) in mingw's C runtime.
+WIN_CFLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -D__USE_MINGW_ANSI_STDIO=1 $(CWARN) -O2 -Iinclude
+# winpthreads linked in statically, so mcpc.exe needs no libwinpthread-1.dll beside it.
+WIN_CLI_LIBS := -Wl,-Bstatic -lpthread -Wl,-Bdynamic -lws2_32 -lshell32 -lole32 -ladvapi32
+WIN_RUN      := WINEPREFIX='$(WIN_PREFIX)' WINEDEBUG=-all WINEDLLOVERRIDES='mscoree,mshtml=' $(WINE)
+
+WIN_CLI_SRC  := $(filter-out cli/platform_posix.c,$(CLI_SRC)) cli/platform_win.c
+
+.PHONY: windows test-windows windows-deps windows-dll
+
+windows-deps:
+	tests/windows/setup.sh $(if $(filter $(WIN_CARGO_OUT),$(WIN_DLL_DIR)),,--no-rust)
+
+# cargo runs only when the DLL is ours to build; it decides itself what is stale.
+windows-dll: windows-deps
+ifeq ($(WIN_DLL_DIR),$(WIN_CARGO_OUT))
+	$(CARGO) build --release --target $(WIN_TARGET)
+endif
+	@test -f '$(WIN_DLL_DIR)/libmcpc.dll.a' || { echo "windows: no $(WIN_DLL_DIR)/libmcpc.dll.a"; exit 1; }
+	@mkdir -p $(WIN_OUT)
+	cp '$(WIN_DLL_DIR)/libmcpc.dll.a' $(WIN_OUT)/
+	@# The DLL goes under the name its import library records (cargo's is mcpc.dll).
+	dll=$$($(WIN_DLLTOOL) --identify $(WIN_OUT)/libmcpc.dll.a) && cp "$(WIN_DLL_DIR)/$$dll" $(WIN_OUT)/
+	cp include/mcpc.h $(WIN_OUT)/
+
+# Its manifest makes the process code page UTF-8 (cli/mcpc.manifest).
+$(WIN_OUT)/mcpc_res.o: cli/mcpc.rc cli/mcpc.manifest
+	@mkdir -p $(WIN_OUT)
+	$(WIN_WINDRES) $< -O coff -o $@
+
+$(WIN_OUT)/mcpc.exe: $(WIN_CLI_SRC) $(wildcard cli/*.h) include/mcpc.h $(WIN_OUT)/mcpc_res.o windows-dll
+	$(WIN_CC) $(WIN_CFLAGS) $(WIN_CLI_SRC) $(WIN_OUT)/mcpc_res.o -L$(WIN_OUT) -lmcpc $(WIN_CLI_LIBS) -o $@
+
+windows: $(WIN_OUT)/mcpc.exe
+
+$(WIN_TEST_DIR)/fake_server.exe: tests/windows/fake_server.c benches/json_lite.h benches/bench_buf.h
+	@mkdir -p $(WIN_TEST_DIR)
+	$(WIN_CC) $(WIN_CFLAGS) -municode -Ibenches $< -lws2_32 -o $@
+
+# Only in the test folder: beside a shipped program it would shadow Windows' own DLL.
+$(WIN_TEST_DIR)/bcryptprimitives.dll: tests/windows/bcryptprimitives.c tests/windows/bcryptprimitives.def
+	@mkdir -p $(WIN_TEST_DIR)
+	$(WIN_CC) $(WIN_CFLAGS) -shared $^ -ladvapi32 -o $@
+
+$(WIN_TEST_DIR)/test_windows.exe: tests/windows/test_windows.c include/mcpc.h windows-dll
+	@mkdir -p $(WIN_TEST_DIR)
+	$(WIN_CC) $(WIN_CFLAGS) -g $< -L$(WIN_OUT) -lmcpc -o $@
+
+# cli/platform_win.c alone: what the CLI tests cannot reach without an OAuth server.
+$(WIN_TEST_DIR)/test_cli_platform.exe: tests/windows/test_cli_platform.c cli/platform_win.c cli/platform.h
+	@mkdir -p $(WIN_TEST_DIR)
+	$(WIN_CC) $(WIN_CFLAGS) -Icli $< cli/platform_win.c -Wl,-Bstatic -lpthread -Wl,-Bdynamic \
+	    -lws2_32 -lshell32 -lole32 -ladvapi32 -o $@
+
+# The runtimes linked in statically, so the test folder needs no libstdc++-6.dll.
+$(WIN_TEST_DIR)/cpp_smoke.exe: tests/windows/cpp_smoke.cpp bindings/cpp/mcpc.hpp include/mcpc.h windows-dll
+	@mkdir -p $(WIN_TEST_DIR)
+	$(WIN_CXX) -std=c++17 $(CWARN) -O1 -Iinclude -Ibindings/cpp $< -L$(WIN_OUT) -lmcpc \
+	    -static-libgcc -static-libstdc++ -Wl,-Bstatic -lpthread -Wl,-Bdynamic -o $@
+
+$(WIN_PREFIX)/.ready:
+	@mkdir -p '$(WIN_PREFIX)'
+	@echo "making the Wine prefix $(WIN_PREFIX) (once)"
+	@$(WIN_RUN) wineboot -i >'$(WIN_PREFIX)/wineboot.log' 2>&1 || { cat '$(WIN_PREFIX)/wineboot.log'; exit 1; }
+	@touch $@
+
+test-windows: windows $(WIN_TEST_DIR)/fake_server.exe $(WIN_TEST_DIR)/bcryptprimitives.dll \
+              $(WIN_TEST_DIR)/test_windows.exe $(WIN_TEST_DIR)/cpp_smoke.exe \
+              $(WIN_TEST_DIR)/test_cli_platform.exe $(WIN_PREFIX)/.ready
+	dll=$$($(WIN_DLLTOOL) --identify $(WIN_OUT)/libmcpc.dll.a) && cp $(WIN_OUT)/$$dll $(WIN_TEST_DIR)/
+	cp $(WIN_OUT)/mcpc.exe $(WIN_TEST_DIR)/
+	cd $(WIN_TEST_DIR) && $(WIN_RUN) test_windows.exe
+	cd $(WIN_TEST_DIR) && $(WIN_RUN) cpp_smoke.exe
+	cd $(WIN_TEST_DIR) && $(WIN_RUN) test_cli_platform.exe
+	WINE='$(WINE)' WINEPREFIX='$(WIN_PREFIX)' tests/windows/cli.sh $(WIN_TEST_DIR)
