@@ -122,3 +122,101 @@ pub(super) fn spawn(mut cmd: Command, cfg: &StdioConfig) -> Result<(Child, Tree)
     }
     Ok((child, Tree(job)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::transport::stdio::StdioTransport;
+    use crate::transport::{Delivered, Delivery, Outgoing, Sink};
+    use std::sync::{mpsc, Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    /// A directory of its own under the temporary one, made afresh.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mcpc-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn on_path(dir: &Path, program: &str) -> StdioConfig {
+        let mut cfg = StdioConfig::new(program);
+        let path = std::env::join_paths(
+            std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+        )
+        .unwrap();
+        cfg.env.push(("Path".into(), Some(path)));
+        cfg
+    }
+
+    /// `npx` is `npx.cmd`: the file with no extension beside it (npm's shell
+    /// script) is not a program; PATHEXT from the child's environment decides.
+    #[test]
+    fn a_bare_name_finds_its_cmd_with_pathext() {
+        let dir = scratch("pathext");
+        std::fs::write(dir.join("npx"), "#!/bin/sh\n").unwrap();
+        std::fs::write(dir.join("npx.cmd"), "@echo off\r\n").unwrap();
+        let cfg = on_path(&dir, "npx");
+        assert_eq!(find_program(&cfg).unwrap(), dir.join("npx.cmd"));
+        let mut only_exe = on_path(&dir, "npx");
+        only_exe.env.push(("PATHEXT".into(), Some(".EXE".into())));
+        assert!(find_program(&only_exe).is_err());
+        // A path is taken relative to the child's working directory.
+        let mut relative = StdioConfig::new(r".\npx");
+        relative.cwd = Some(dir.clone());
+        assert_eq!(find_program(&relative).unwrap(), dir.join("npx.cmd"));
+        assert!(find_program(&StdioConfig::new("mcpc-no-such-program")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    struct Lines(Mutex<mpsc::Sender<Vec<u8>>>);
+
+    impl Sink for Lines {
+        fn deliver(&self, d: Delivery<'_>) -> crate::error::Result<Delivered> {
+            let _ = self.0.lock().unwrap().send(d.msg.to_vec());
+            Ok(Delivered::Done)
+        }
+        fn fail_request(&self, _id: i64, _err: Error) {}
+        fn is_pending(&self, _id: i64) -> bool {
+            true
+        }
+        fn closed(&self, _err: Error) {}
+    }
+
+    /// A server that is a batch file found on PATH: its lines come back, and at
+    /// close one that ignores its stdin closing is ended after the grace period.
+    #[test]
+    fn a_batch_server_answers_and_is_ended_at_close() {
+        let dir = scratch("batch");
+        // Echoes each line; at the end of its input, waits (as a server that
+        // ignores stdin closing) until its job is terminated. (`echo %line%`:
+        // Wine's cmd.exe prints the `(` of `echo(`.)
+        let script = "@echo off\r\n:loop\r\nset \"line=\"\r\nset /p line=\r\nif not defined line goto hang\r\n\
+                      echo %line%\r\ngoto loop\r\n:hang\r\ngoto hang\r\n";
+        std::fs::write(dir.join("echo-server.cmd"), script).unwrap();
+        let mut cfg = on_path(&dir, "echo-server");
+        cfg.close_grace = Duration::from_millis(500);
+        let (tx, lines) = mpsc::channel();
+        let sink = Arc::new(Lines(Mutex::new(tx)));
+        let transport = {
+            let _runtime = crate::drive::runtime::handle().enter();
+            StdioTransport::spawn(cfg, sink.clone()).expect("the batch file starts")
+        };
+        transport
+            .send(Outgoing::response(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec()))
+            .unwrap();
+        assert_eq!(
+            lines.recv_timeout(Duration::from_secs(20)).expect("a line back"),
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+        );
+        let t0 = Instant::now();
+        crate::drive::runtime::block_on(transport.close()).unwrap();
+        let took = t0.elapsed();
+        assert!(
+            took >= Duration::from_millis(500) && took < Duration::from_secs(10),
+            "the job was terminated after the grace ({took:?})"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
