@@ -76,9 +76,10 @@ pub struct StdioConfig {
     pub cwd: Option<PathBuf>,
     pub stderr: StderrMode,
     pub max_message_size: usize,
-    /// How long the child has to exit after its stdin closes, before SIGTERM.
+    /// How long the child has to exit after its stdin closes, before SIGTERM (on
+    /// Windows, before its job is terminated).
     pub close_grace: Duration,
-    /// How long after SIGTERM before SIGKILL.
+    /// How long after SIGTERM before SIGKILL (Windows has no SIGTERM: unused).
     pub term_grace: Duration,
 }
 
