@@ -2,7 +2,9 @@
 //! calls (`pwritev2`) fall back to portable ones where they fail, and are built
 //! only on Linux, as are the driven socket's (`drive/socket.rs`).
 
+#[cfg(target_os = "linux")]
 use std::os::fd::AsRawFd;
+#[cfg(target_os = "linux")]
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::errno::Errno;
@@ -181,9 +183,9 @@ pub fn read_into(fd: std::os::fd::BorrowedFd<'_>, buf: &mut tokio::io::ReadBuf<'
     }
 }
 
-/// Sends on a connected socket (the caller's driven socket, Linux's). A peer that has gone gives EPIPE, never SIGPIPE:
-/// the send may run on a host's thread (a blocked caller's), where SIGPIPE would
-/// end the process. Retries on EINTR.
+/// Sends on a connected socket (Linux's driven socket). A peer that has gone gives
+/// EPIPE, never SIGPIPE: the send may run on a host's thread (a blocked caller's),
+/// where SIGPIPE would end the process. Retries on EINTR.
 #[cfg(target_os = "linux")]
 pub fn send_nosignal(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
     use nix::sys::socket::{sendmsg, MsgFlags};
@@ -217,7 +219,7 @@ mod tests {
     use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler};
     use std::io::IoSlice;
     use std::os::fd::AsFd;
-    use std::sync::atomic::AtomicUsize;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     static SIGPIPES: AtomicUsize = AtomicUsize::new(0);
 
