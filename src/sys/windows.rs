@@ -68,12 +68,14 @@ impl Job {
             }
             Job(OwnedHandle::from_raw_handle(h as RawHandle))
         };
-        // SAFETY (both blocks below): `limits` is a valid, zeroed (all limits off)
-        // extended limit structure that outlives the call, and its size is given.
         #[allow(unsafe_code)]
+        // SAFETY: a plain C structure of integers, for which all zeroes is valid
+        // (no limits).
         let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { std::mem::zeroed() };
         limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
         #[allow(unsafe_code)]
+        // SAFETY: the job's handle is open; `limits` is the structure this class
+        // of information takes, outlives the call, and its size is given.
         let ok = unsafe {
             SetInformationJobObject(
                 job.handle(),
