@@ -10,8 +10,11 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize};
 #[cfg(mcpc_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 pub(crate) use std::sync::atomic::Ordering;
+// The turns at a stdio server's stdout (their flags) are Linux's.
+#[cfg(all(not(mcpc_loom), target_os = "linux"))]
+pub(crate) use std::sync::atomic::AtomicBool;
 #[cfg(not(mcpc_loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize};
+pub(crate) use std::sync::atomic::{AtomicU8, AtomicUsize};
 #[cfg(not(mcpc_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 

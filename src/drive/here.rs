@@ -11,14 +11,15 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::os::fd::{BorrowedFd, RawFd};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use super::park::Parker;
 use super::BoxFuture;
-use crate::sys::PollFlags;
+// A socket's descriptor under one name on every platform; only Linux's driven
+// socket (`super::socket`) notes waits here.
+use crate::sys::{BorrowedFd, PollFlags, RawFd};
 
 /// A request's whole exchange, as one future.
 pub type Exchange = BoxFuture<'static, ()>;

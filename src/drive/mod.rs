@@ -46,6 +46,11 @@ use park::Parker;
 pub mod here;
 pub mod park;
 pub mod runtime;
+#[cfg(target_os = "linux")]
+pub mod socket;
+/// Elsewhere the socket is tokio's, driven by the reactor: no caller waits on it.
+#[cfg(not(target_os = "linux"))]
+#[path = "socket_reactor.rs"]
 pub mod socket;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

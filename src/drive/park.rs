@@ -3,14 +3,16 @@
 //! transport's pipe), which lets the caller's thread read its own response instead
 //! of being woken by another thread that read it (one cross-thread wake-up less per
 //! call, the largest cost of a sequential call).
+//!
+//! That wait on a descriptor is Linux's (an eventfd and `poll`). Elsewhere the
+//! parker parks its thread and waits on nothing else, and no caller asks it to:
+//! the transports there offer no caller's fast path (ARCHITECTURE.md).
 
-use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::task::Wake;
 
-use nix::poll::PollFlags;
-
 use crate::sync::{AtomicU8, Ordering};
+use crate::sys::{BorrowedFd, PollFlags};
 
 const EMPTY: u8 = 0;
 const PARKED: u8 = 1;
@@ -23,8 +25,11 @@ thread_local! {
 /// One thread's wake-up: an eventfd, written only when the thread actually sleeps.
 /// Used as the waker of the future the thread blocks on.
 pub struct Parker {
-    #[cfg(not(mcpc_loom))]
+    #[cfg(all(not(mcpc_loom), target_os = "linux"))]
     efd: nix::sys::eventfd::EventFd,
+    /// Elsewhere, the thread itself, unparked to wake it.
+    #[cfg(all(not(mcpc_loom), not(target_os = "linux")))]
+    efd: std::thread::Thread,
     #[cfg(mcpc_loom)]
     efd: crate::sync::ModelEventFd,
     state: AtomicU8,
@@ -32,11 +37,13 @@ pub struct Parker {
 
 impl Parker {
     fn new() -> Option<Arc<Parker>> {
-        #[cfg(not(mcpc_loom))]
+        #[cfg(all(not(mcpc_loom), target_os = "linux"))]
         let efd = {
             use nix::sys::eventfd::{EfdFlags, EventFd};
             EventFd::from_value_and_flags(0, EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC).ok()?
         };
+        #[cfg(all(not(mcpc_loom), not(target_os = "linux")))]
+        let efd = std::thread::current();
         #[cfg(mcpc_loom)]
         let efd = crate::sync::ModelEventFd::new();
         Some(Arc::new(Parker {
@@ -89,7 +96,7 @@ impl Parker {
     }
 
     /// Sleeps on the eventfd and `fd` until either is readable.
-    #[cfg(not(mcpc_loom))]
+    #[cfg(all(not(mcpc_loom), target_os = "linux"))]
     fn sleep(&self, fd: Option<(BorrowedFd<'_>, PollFlags)>) {
         use nix::poll::{poll, PollFd, PollTimeout};
         use std::os::fd::AsFd;
@@ -109,6 +116,15 @@ impl Parker {
         }
     }
 
+    /// Parks the thread until unparked. No descriptor is waited on here (nobody
+    /// asks, see the module doc): given one, it returns at once, spuriously.
+    #[cfg(all(not(mcpc_loom), not(target_os = "linux")))]
+    fn sleep(&self, fd: Option<(BorrowedFd<'_>, PollFlags)>) {
+        if fd.is_none() {
+            std::thread::park();
+        }
+    }
+
     /// The model's sleep: on the eventfd alone (the models wait on no other fd).
     #[cfg(mcpc_loom)]
     fn sleep(&self, fd: Option<(BorrowedFd<'_>, PollFlags)>) {
@@ -118,7 +134,10 @@ impl Parker {
 
     fn unpark(&self) {
         if self.state.swap(NOTIFIED, Ordering::AcqRel) == PARKED {
+            #[cfg(any(mcpc_loom, target_os = "linux"))]
             let _ = self.efd.write(1);
+            #[cfg(all(not(mcpc_loom), not(target_os = "linux")))]
+            self.efd.unpark();
         }
     }
 }
@@ -175,7 +194,7 @@ mod loom_models {
     }
 }
 
-#[cfg(all(test, not(mcpc_loom)))]
+#[cfg(all(test, not(mcpc_loom), target_os = "linux"))]
 mod tests {
     use super::*;
     use std::os::fd::AsFd;

@@ -1,7 +1,10 @@
 //! The POSIX (and Linux) calls the core needs, through safe wrappers. Linux-only
-//! calls (`pwritev2`) fall back to portable ones where they fail.
+//! calls (`pwritev2`) fall back to portable ones where they fail, and are built
+//! only on Linux, as are the driven socket's (`drive/socket.rs`).
 
+#[cfg(target_os = "linux")]
 use std::os::fd::AsRawFd;
+#[cfg(target_os = "linux")]
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::errno::Errno;
@@ -40,9 +43,11 @@ pub fn write_nosigpipe(fd: std::os::fd::BorrowedFd<'_>, buf: &[u8]) -> nix::Resu
 
 /// `RWF_NOSIGNAL` (Linux 6.18): a write that finds no reader fails with EPIPE and
 /// raises no SIGPIPE. Not in the libc crate yet.
+#[cfg(target_os = "linux")]
 const RWF_NOSIGNAL: libc::c_int = 0x100;
 
 /// Cleared the first time `pwritev2` refuses `RWF_NOSIGNAL` (an older kernel).
+#[cfg(target_os = "linux")]
 static RWF_NOSIGNAL_WORKS: AtomicBool = AtomicBool::new(true);
 
 /// As [`write_nosigpipe`], gathering several buffers into one write.
@@ -53,6 +58,7 @@ pub fn writev_nosigpipe(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlic
     if SIGPIPE_BLOCKED.with(|b| b.get()) {
         return writev(fd, bufs);
     }
+    #[cfg(target_os = "linux")]
     if RWF_NOSIGNAL_WORKS.load(Ordering::Relaxed) {
         match pwritev_nosignal(fd, bufs) {
             // Refused before anything was written: the flag is unknown (before
@@ -75,6 +81,7 @@ fn writev(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> nix
 
 /// `pwritev2(fd, bufs, -1, RWF_NOSIGNAL)`: a write at the file's position (a
 /// pipe has none) that raises no SIGPIPE.
+#[cfg(target_os = "linux")]
 fn pwritev_nosignal(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> nix::Result<usize> {
     let count = libc::c_int::try_from(bufs.len()).map_err(|_| Errno::EINVAL)?;
     #[allow(unsafe_code)]
@@ -125,7 +132,11 @@ pub use nix::sys::signal::Signal as Sig;
 /// The events a caller's thread may wait for on a descriptor.
 pub use nix::poll::PollFlags;
 
+/// A descriptor a caller's thread may wait on, and its raw number.
+pub use std::os::fd::{BorrowedFd, RawFd};
+
 /// A descriptor registered with the runtime's reactor.
+#[cfg(target_os = "linux")]
 pub type Watched<T> = tokio::io::unix::AsyncFd<T>;
 
 /// Makes a spawned server start with no blocked signals, whatever the host's
@@ -145,6 +156,7 @@ pub fn unblock_signals_in_child(cmd: &mut tokio::process::Command) {
 
 /// Reads from `fd` into the unfilled part of `buf` (memory not initialized yet, so
 /// it is not zeroed first) and marks what was read filled. Retries on EINTR.
+#[cfg(target_os = "linux")]
 pub fn read_into(fd: std::os::fd::BorrowedFd<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     loop {
@@ -171,9 +183,10 @@ pub fn read_into(fd: std::os::fd::BorrowedFd<'_>, buf: &mut tokio::io::ReadBuf<'
     }
 }
 
-/// Sends on a connected socket. A peer that has gone gives EPIPE, never SIGPIPE:
-/// the send may run on a host's thread (a blocked caller's), where SIGPIPE would
-/// end the process. Retries on EINTR.
+/// Sends on a connected socket (Linux's driven socket). A peer that has gone gives
+/// EPIPE, never SIGPIPE: the send may run on a host's thread (a blocked caller's),
+/// where SIGPIPE would end the process. Retries on EINTR.
+#[cfg(target_os = "linux")]
 pub fn send_nosignal(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
     use nix::sys::socket::{sendmsg, MsgFlags};
     use std::os::fd::AsRawFd;
@@ -187,6 +200,7 @@ pub fn send_nosignal(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'
 
 /// Registers a socket with the runtime's reactor (read and write interest). On
 /// failure, gives the socket back with the error. Call inside the runtime.
+#[cfg(target_os = "linux")]
 pub fn watch(sock: std::net::TcpStream) -> Result<Watched<std::net::TcpStream>, (std::io::Error, std::net::TcpStream)> {
     use tokio::io::{unix::AsyncFd, Interest};
     #[allow(unsafe_code)]
@@ -205,7 +219,7 @@ mod tests {
     use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler};
     use std::io::IoSlice;
     use std::os::fd::AsFd;
-    use std::sync::atomic::AtomicUsize;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     static SIGPIPES: AtomicUsize = AtomicUsize::new(0);
 

@@ -1,38 +1,50 @@
 //! The stdio transport: spawns the server as a child process and exchanges one
 //! JSON-RPC message per line over its stdin and stdout.
 //!
-//! The child belongs to the transport. It runs in its own process group; on close
-//! its stdin is closed, then after a grace period the group gets SIGTERM, then
-//! SIGKILL, and the child is always reaped. Its stderr is always drained.
+//! The child belongs to the transport. It runs in its own process group (a job
+//! object on Windows: `child/`); on close its stdin is closed, then after a grace
+//! period the group gets SIGTERM, then SIGKILL (on Windows the job is terminated),
+//! and the child is always reaped. Its stderr is always drained.
+//!
+//! On Linux a caller blocked in a call reads its own response from the pipe
+//! (`linux.rs`, with `reader`, `turns`, `writer` and `pipe`); elsewhere the
+//! runtime's tasks read and write it (`portable.rs`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
-use std::collections::VecDeque;
-
 use tokio::process::Command;
-use tokio::sync::{watch, Notify};
-use tokio::task::JoinHandle;
 
-use super::{BoxFuture, Outgoing, SinkRef, Transport};
-use crate::drive::park::Parker;
-use crate::drive::Drive;
-use crate::error::{Error, Result, Status};
-use crate::framing::LineFramer;
+use super::SinkRef;
+use crate::error::{Error, Status};
 
 mod child;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
 mod pipe;
+#[cfg(not(target_os = "linux"))]
+mod portable;
+#[cfg(target_os = "linux")]
 mod reader;
+#[cfg(target_os = "linux")]
 mod turns;
+#[cfg(target_os = "linux")]
 mod writer;
 
 use child::*;
+#[cfg(target_os = "linux")]
+pub use linux::StdioTransport;
+#[cfg(target_os = "linux")]
 use pipe::*;
+#[cfg(not(target_os = "linux"))]
+pub use portable::StdioTransport;
+#[cfg(target_os = "linux")]
 use reader::*;
-use turns::Turns;
+#[cfg(target_os = "linux")]
 use writer::*;
 
 /// Called with each line the server writes to stderr (without its line end).
@@ -64,9 +76,10 @@ pub struct StdioConfig {
     pub cwd: Option<PathBuf>,
     pub stderr: StderrMode,
     pub max_message_size: usize,
-    /// How long the child has to exit after its stdin closes, before SIGTERM.
+    /// How long the child has to exit after its stdin closes, before SIGTERM (on
+    /// Windows, before its job is terminated).
     pub close_grace: Duration,
-    /// How long after SIGTERM before SIGKILL.
+    /// How long after SIGTERM before SIGKILL (Windows has no SIGTERM: unused).
     pub term_grace: Duration,
 }
 
@@ -86,291 +99,15 @@ impl StdioConfig {
     }
 }
 
-pub struct StdioTransport {
-    writer: Arc<Writer>,
-    reader: Arc<Reader>,
-    close_tx: watch::Sender<bool>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
-    supervisor: Mutex<Option<JoinHandle<()>>>,
-}
+/// The most read from a pipe at once.
+pub(super) const READ_CHUNK: usize = 64 * 1024;
 
-impl StdioTransport {
-    /// Spawns the server. Must run inside the runtime.
-    pub fn spawn(cfg: StdioConfig, sink: SinkRef) -> Result<Arc<dyn Transport>> {
-        check_spawnable(&cfg)?;
-        let mut cmd = Command::new(&cfg.program);
-        cmd.args(&cfg.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(match cfg.stderr {
-                StderrMode::Inherit => Stdio::inherit(),
-                StderrMode::Discard => Stdio::null(),
-                StderrMode::Lines(_) => Stdio::piped(),
-            })
-            .process_group(0)
-            .kill_on_drop(true);
-        crate::sys::unblock_signals_in_child(&mut cmd);
-        if cfg.clear_env {
-            cmd.env_clear();
-        }
-        for (k, v) in &cfg.env {
-            match v {
-                Some(v) => cmd.env(k, v),
-                None => cmd.env_remove(k),
-            };
-        }
-        if let Some(dir) = &cfg.cwd {
-            cmd.current_dir(dir);
-        }
-        let mut child = cmd.spawn().map_err(|e| {
-            Error::new(
-                Status::MCPC_ERR_SPAWN,
-                format!("cannot start {:?}: {e}", cfg.program.to_string_lossy()),
-            )
-        })?;
-        let pgid = child.id().unwrap_or(0);
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take();
-
-        let fd = nonblocking_async_fd(stdin.into_owned_fd())?;
-        let writer = Arc::new(Writer {
-            state: Mutex::new(WriteState {
-                fd: Some(Arc::new(fd)),
-                queue: VecDeque::new(),
-                front_done: 0,
-                closing: false,
-            }),
-            wake: Notify::new(),
-            growth: PipeGrowth::new(),
-        });
-        let (exit_tx, exit_rx) = watch::channel::<Option<ExitStatus>>(None);
-        let (close_tx, close_rx) = watch::channel(false);
-        let (fd, watch) = watched_pipe(stdout.into_owned_fd())?;
-        let reader = Arc::new(Reader {
-            fd,
-            watch,
-            turns: Turns::new(),
-            handback: Notify::new(),
-            state: Mutex::new(ReadState {
-                framer: LineFramer::new(cfg.max_message_size),
-                buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
-                deferred: VecDeque::new(),
-                too_long: None,
-            }),
-            sink: sink.clone(),
-            replies: writer.clone(),
-            growth: PipeGrowth::new(),
-        });
-        let mut tasks = Vec::new();
-        tasks.push(tokio::spawn(write_loop(writer.clone(), sink.clone(), exit_rx.clone())));
-        let (read_done_tx, read_done_rx) = watch::channel(false);
-        let task_reader = reader.clone();
-        tasks.push(tokio::spawn(async move {
-            read_loop(task_reader, exit_rx).await;
-            let _ = read_done_tx.send(true);
-        }));
-        if let (Some(err), StderrMode::Lines(cb)) = (stderr, &cfg.stderr) {
-            tasks.push(tokio::spawn(stderr_loop(err, cb.clone(), cfg.max_message_size)));
-        }
-        let supervisor = tokio::spawn(supervise(
-            child,
-            pgid,
-            cfg.clone(),
-            sink,
-            exit_tx,
-            close_rx,
-            read_done_rx,
-        ));
-        Ok(Arc::new(StdioTransport {
-            writer,
-            reader,
-            close_tx,
-            tasks: Mutex::new(tasks),
-            supervisor: Mutex::new(Some(supervisor)),
-        }))
-    }
-}
-
-/// A caller's thread blocked in a call reads the pipe itself (see [`Reader`]).
-impl Drive for StdioTransport {
-    fn claim(&self, parker: &Parker) -> bool {
-        self.reader.claim(parker)
-    }
-
-    fn drive(&self, parker: &Parker) -> bool {
-        self.reader.read_here(parker)
-    }
-
-    fn release(&self, parker: &Parker) {
-        if self.reader.turns.unclaim(parker_id(parker)) {
-            crate::drive::runtime::handle().spawn(rearm_later(Arc::downgrade(&self.reader)));
-        }
-    }
-}
-
-impl Transport for StdioTransport {
-    fn probe_kind(&self) -> super::ProbeKind {
-        super::ProbeKind::Stream { restartable: true }
-    }
-
-    fn driver(&self) -> Option<&dyn Drive> {
-        Some(self)
-    }
-
-    fn send(&self, msg: Outgoing) -> Result<()> {
-        // A message sent while the watch is left off after a blocking call (an
-        // asynchronous call's request, say) has its answer read by the reader task:
-        // arm the watch now rather than at the next check.
-        self.reader.turns.rearm_for_send(&*self.reader);
-        let mut body = msg.body;
-        body.push(b'\n');
-        self.writer.send(body)
-    }
-
-    fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            // The writer drains what is queued, then closes the child's stdin.
-            self.writer.close();
-            let _ = self.close_tx.send(true);
-            let supervisor = self.supervisor.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(s) = supervisor {
-                let _ = s.await;
-            }
-            let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
-            for t in tasks {
-                t.abort();
-                let _ = t.await;
-            }
-        })
-    }
-}
-
-impl Drop for StdioTransport {
-    fn drop(&mut self) {
-        // Without close(), the runtime still reaps: the writer closes stdin, the
-        // supervisor runs the shutdown sequence, and the tasks end with their pipes.
-        self.writer.close();
-        let _ = self.close_tx.send(true);
-    }
-}
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-    use std::sync::atomic::Ordering;
-
-    fn pipe_size(fd: &OwnedFd) -> usize {
-        nix::fcntl::fcntl(fd.as_raw_fd(), nix::fcntl::FcntlArg::F_GETPIPE_SZ).expect("F_GETPIPE_SZ") as usize
-    }
-
-    /// A pipe grows once, and no more than MAX_GROWN_PIPES grown pipes are open at
-    /// once; closing one makes room for the next. (No other test here grows pipes.)
-    #[test]
-    fn pipes_grow_within_the_budget() {
-        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok());
-        if max.map_or(true, |m| m < PIPE_SIZE) {
-            return; // this system does not allow the size at all
-        }
-        let pipes: Vec<(OwnedFd, OwnedFd, PipeGrowth)> = (0..MAX_GROWN_PIPES + 1)
-            .map(|_| {
-                let (r, w) = nix::unistd::pipe().expect("pipe");
-                (r, w, PipeGrowth::new())
-            })
-            .collect();
-        for (r, _, g) in &pipes {
-            g.grow(r.as_fd());
-            g.grow(r.as_fd());
-        }
-        let grown = pipes.iter().filter(|(r, _, _)| pipe_size(r) == PIPE_SIZE).count();
-        assert_eq!(grown, MAX_GROWN_PIPES);
-        assert_eq!(GROWN_PIPES.load(Ordering::Acquire), MAX_GROWN_PIPES);
-        let last = &pipes[MAX_GROWN_PIPES];
-        assert!(pipe_size(&last.0) < PIPE_SIZE);
-        // The last one already had its try; a fresh pipe grows once one is closed.
-        let mut pipes = pipes;
-        drop(pipes.remove(0));
-        let (r, _w) = nix::unistd::pipe().expect("pipe");
-        let g = PipeGrowth::new();
-        g.grow(r.as_fd());
-        assert_eq!(pipe_size(&r), PIPE_SIZE);
-        drop(g);
-        drop(pipes);
-        assert_eq!(GROWN_PIPES.load(Ordering::Acquire), 0);
-    }
-
-    /// A caller that claims the pipe before it sends reads its own response even
-    /// when the response arrives before the caller's first turn at reading: the
-    /// reader task (on a runtime thread) is never woken for it. The window is made
-    /// wide on purpose: the future waits 50 ms after sending before it yields, and
-    /// `cat` answers at once. Without the claim the reader task reads every line.
-    #[test]
-    fn a_fast_response_is_read_by_its_caller() {
-        use std::sync::atomic::AtomicUsize;
-        use std::task::{Poll, Waker};
-        #[derive(Default)]
-        struct Record {
-            by_task: AtomicUsize,
-            by_caller: AtomicUsize,
-            waker: Mutex<Option<Waker>>,
-        }
-        impl Record {
-            fn seen(&self) -> usize {
-                self.by_task.load(Ordering::SeqCst) + self.by_caller.load(Ordering::SeqCst)
-            }
-            fn wake(&self) {
-                if let Some(w) = self.waker.lock().unwrap().take() {
-                    w.wake();
-                }
-            }
-        }
-        impl super::super::Sink for Record {
-            fn deliver(&self, d: super::super::Delivery<'_>) -> Result<super::super::Delivered> {
-                if d.on_caller {
-                    self.by_caller.fetch_add(1, Ordering::SeqCst);
-                } else {
-                    self.by_task.fetch_add(1, Ordering::SeqCst);
-                }
-                self.wake();
-                Ok(super::super::Delivered::Done)
-            }
-            fn fail_request(&self, _id: i64, _err: Error) {}
-            fn is_pending(&self, _id: i64) -> bool {
-                true
-            }
-            fn closed(&self, _err: Error) {}
-        }
-        let sink = Arc::new(Record::default());
-        let transport = {
-            let _runtime = crate::drive::runtime::handle().enter();
-            StdioTransport::spawn(StdioConfig::new("cat"), sink.clone()).expect("cat runs")
-        };
-        for round in 1..=3 {
-            let mut sent = false;
-            let answered = std::future::poll_fn(|cx| {
-                *sink.waker.lock().unwrap() = Some(cx.waker().clone());
-                if sink.seen() == round {
-                    return Poll::Ready(());
-                }
-                if !sent {
-                    sent = true;
-                    transport.send(Outgoing::response(b"{}".to_vec())).expect("sent");
-                    // The response arrives now, before the caller's turn at reading.
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Poll::Pending
-            });
-            crate::drive::block_on_driven(std::pin::pin!(answered), transport.driver()).expect("not a runtime thread");
-        }
-        assert_eq!(
-            (
-                sink.by_caller.load(Ordering::SeqCst),
-                sink.by_task.load(Ordering::SeqCst)
-            ),
-            (3, 0)
-        );
-        crate::drive::runtime::block_on(transport.close()).expect("not a runtime thread");
-    }
+pub(super) fn too_long_error(too_long: crate::framing::LineTooLong) -> Error {
+    Error::new(
+        Status::MCPC_ERR_MESSAGE_TOO_LARGE,
+        format!(
+            "the server sent a message longer than the {} byte limit",
+            too_long.limit
+        ),
+    )
 }

@@ -18,8 +18,6 @@ use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::{watch, Notify};
 
-pub(super) const READ_CHUNK: usize = 64 * 1024;
-
 /// A parker's identity: one per thread, alive as long as its thread.
 pub(super) fn parker_id(parker: &Parker) -> usize {
     std::ptr::from_ref(parker) as usize
@@ -226,16 +224,6 @@ impl PipeWatch for Reader {
     fn hand_back(&self) {
         self.handback.notify_one();
     }
-}
-
-pub(super) fn too_long_error(too_long: LineTooLong) -> Error {
-    Error::new(
-        Status::MCPC_ERR_MESSAGE_TOO_LARGE,
-        format!(
-            "the server sent a message longer than the {} byte limit",
-            too_long.limit
-        ),
-    )
 }
 
 pub(super) async fn read_loop(reader: Arc<Reader>, mut exit_rx: watch::Receiver<Option<ExitStatus>>) {
