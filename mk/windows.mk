@@ -5,7 +5,9 @@
 #                      test_windows.exe, the C++ binding's cpp_smoke.exe, the CLI's
 #                      test_cli_platform.exe, mcpc.exe and the DLL; runs them and
 #                      tests/windows/cli.sh under Wine, in a prefix of its own
-#                      (build/windows/wineprefix, made on first use)
+#                      (build/windows/wineprefix, made on first use); and first
+#                      python-wheel-windows: the win_amd64 wheel with mcpc.dll inside,
+#                      in build/python/windows-wheel (built and checked, not loaded)
 # Both first run tests/windows/setup.sh, which installs mingw-w64, wine64 and the
 # Rust target when they are missing.
 # WIN_DLL_DIR=DIR takes libmcpc.dll.a and its DLL from DIR instead of cargo's
@@ -32,7 +34,7 @@ WIN_RUN      := WINEPREFIX='$(WIN_PREFIX)' WINEDEBUG=-all WINEDLLOVERRIDES='msco
 
 WIN_CLI_SRC  := $(filter-out cli/platform_posix.c,$(CLI_SRC)) cli/platform_win.c
 
-.PHONY: windows test-windows windows-deps windows-dll
+.PHONY: windows test-windows windows-deps windows-dll python-wheel-windows
 
 windows-deps:
 	tests/windows/setup.sh $(if $(filter $(WIN_CARGO_OUT),$(WIN_DLL_DIR)),,--no-rust)
@@ -90,9 +92,30 @@ $(WIN_PREFIX)/.ready:
 	@$(WIN_RUN) wineboot -i >'$(WIN_PREFIX)/wineboot.log' 2>&1 || { cat '$(WIN_PREFIX)/wineboot.log'; exit 1; }
 	@touch $@
 
+# The win_amd64 wheel: the Python package with mcpc.dll inside (bindings/python/setup.py
+# says how), tagged py3-none-win_amd64, checked for both. Built, not loaded: no Windows
+# Python runs here.
+PY_WIN_WHEEL := $(PY_BUILD)/windows-wheel
+
+python-wheel-windows: windows $(PY_VENV)/.pins
+	rm -rf $(PY_BUILD)/windows-pkg $(PY_WIN_WHEEL)
+	mkdir -p $(PY_BUILD)/windows-pkg
+	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src \
+	    $(PY_BUILD)/windows-pkg/
+	dll=$$($(WIN_DLLTOOL) --identify $(WIN_OUT)/libmcpc.dll.a) && cd $(PY_BUILD)/windows-pkg && \
+	    MCPC_BUNDLE_LIBRARY=$(CURDIR)/$(WIN_OUT)/$$dll $(CURDIR)/$(PY_VENV)/bin/python setup.py -q bdist_wheel \
+	    --plat-name win_amd64 -d $(CURDIR)/$(PY_WIN_WHEEL) >$(CURDIR)/$(PY_BUILD)/windows-wheel.log 2>&1 || \
+	    { cat $(CURDIR)/$(PY_BUILD)/windows-wheel.log; exit 1; }
+	$(PY_VENV)/bin/python -c 'import sys, zipfile, glob; \
+	    w = glob.glob(sys.argv[1] + "/libmcpc-*-py3-none-win_amd64.whl"); \
+	    assert len(w) == 1, "no py3-none-win_amd64 wheel"; \
+	    names = zipfile.ZipFile(w[0]).namelist(); \
+	    assert "libmcpc/mcpc.dll" in names, names; \
+	    print("python-wheel-windows:", w[0])' $(PY_WIN_WHEEL)
+
 test-windows: windows $(WIN_TEST_DIR)/fake_server.exe $(WIN_TEST_DIR)/bcryptprimitives.dll \
               $(WIN_TEST_DIR)/test_windows.exe $(WIN_TEST_DIR)/cpp_smoke.exe \
-              $(WIN_TEST_DIR)/test_cli_platform.exe $(WIN_PREFIX)/.ready
+              $(WIN_TEST_DIR)/test_cli_platform.exe $(WIN_PREFIX)/.ready python-wheel-windows
 	dll=$$($(WIN_DLLTOOL) --identify $(WIN_OUT)/libmcpc.dll.a) && cp $(WIN_OUT)/$$dll $(WIN_TEST_DIR)/
 	cp $(WIN_OUT)/mcpc.exe $(WIN_TEST_DIR)/
 	cd $(WIN_TEST_DIR) && $(WIN_RUN) test_windows.exe
