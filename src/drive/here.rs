@@ -57,9 +57,9 @@ struct Here {
     /// Set by an exchange that must move to the runtime.
     moving: Cell<bool>,
     /// The socket the exchange waits for, and whether to read (else write).
-    wait: Cell<Option<(RawFd, bool)>>,
-    /// The socket (and direction) that ended the last wait.
-    woke: Cell<Option<(RawFd, bool)>>,
+    wait: Cell<Option<(RawFd, Dirs)>>,
+    /// The socket (and directions) that ended the last wait.
+    woke: Cell<Option<(RawFd, Dirs)>>,
 }
 
 thread_local! {
@@ -74,20 +74,45 @@ thread_local! {
     };
 }
 
-/// What a socket waits for: to read (if `read`) or to write.
-fn events(read: bool) -> PollFlags {
+/// The directions a socket waits for: [`READ`], [`WRITE`] or both.
+type Dirs = u8;
+const READ: Dirs = 1;
+const WRITE: Dirs = 2;
+
+fn dir(read: bool) -> Dirs {
     if read {
-        PollFlags::POLLIN
+        READ
     } else {
-        PollFlags::POLLOUT
+        WRITE
+    }
+}
+
+/// What a socket waits for, as `poll` flags.
+fn events(dirs: Dirs) -> PollFlags {
+    match dirs {
+        READ => PollFlags::POLLIN,
+        WRITE => PollFlags::POLLOUT,
+        #[cfg(target_os = "linux")]
+        _ => PollFlags::POLLIN | PollFlags::POLLOUT,
+        // Off Linux no caller's thread waits on a socket itself.
+        #[cfg(not(target_os = "linux"))]
+        _ => PollFlags::POLLIN,
     }
 }
 
 /// Called by a socket that would block, polled by a caller's thread: the thread
-/// may wait on `fd` itself (readable if `read`, else writable).
+/// may wait on `fd` itself (readable if `read`, else writable). A connection that
+/// would block both ways in one poll (HTTP/2's reads, then its writes) waits for
+/// either, so that a blocked write never keeps it from reading.
 pub fn note_wait(fd: RawFd, read: bool) {
     if HERE.with(|h| h.polling.get()) {
-        HERE.with(|h| h.wait.set(Some((fd, read))));
+        HERE.with(|h| {
+            let dirs = match h.wait.get() {
+                Some((w, d)) if w == fd => d | dir(read),
+                _ => dir(read),
+            };
+            h.wait.set(Some((fd, dirs)));
+        });
     }
 }
 
@@ -106,20 +131,29 @@ pub fn wait_in_place(fd: BorrowedFd<'_>, read: bool) -> bool {
         return false;
     }
     Parker::with_current(|parker| {
-        parker.wait_for(Some((fd, events(read))));
+        parker.wait_for(Some((fd, events(dir(read)))));
         !parker.is_notified()
     })
     .unwrap_or(false)
 }
 
-/// True, once, after this thread was woken by socket `fd`, which it waited on
-/// (to read if `read`, else to write).
+/// True, once for each direction, after this thread was woken by socket `fd`,
+/// which it waited on (to read if `read`, else to write; a wait for both may have
+/// ended by either, so both are tried).
 pub fn woken_by(fd: RawFd, read: bool) -> bool {
-    if HERE.with(|h| h.woke.get()) == Some((fd, read)) {
-        HERE.with(|h| h.woke.set(None));
-        return true;
-    }
-    false
+    HERE.with(|h| match h.woke.get() {
+        None => false,
+        // The usual case: the one direction waited for.
+        Some(w) if w == (fd, dir(read)) => {
+            h.woke.set(None);
+            true
+        }
+        Some((w, d)) if w == fd && d == READ | WRITE => {
+            h.woke.set(Some((fd, d & !dir(read))));
+            true
+        }
+        Some(_) => false,
+    })
 }
 
 /// Called when the socket `fd` is closed or leaves its exchange: no wait on it.
@@ -205,7 +239,7 @@ pub fn run(owner: Owner, parker: &Parker) -> Ran {
 
 /// Polls `fut` as this thread's own exchange: what the socket would wait for comes
 /// back with the result.
-fn poll_here<F: Future + ?Sized>(fut: Pin<&mut F>, waker: &Waker) -> (Poll<F::Output>, Option<(RawFd, bool)>) {
+fn poll_here<F: Future + ?Sized>(fut: Pin<&mut F>, waker: &Waker) -> (Poll<F::Output>, Option<(RawFd, Dirs)>) {
     struct Polling;
     impl Drop for Polling {
         // Also when the poll panics: the thread is not polling any more.
@@ -224,12 +258,12 @@ fn poll_here<F: Future + ?Sized>(fut: Pin<&mut F>, waker: &Waker) -> (Poll<F::Ou
 
 /// Sleeps until woken, or until the socket the exchange waits for is ready.
 /// `wait` must come from [`poll_here`] of a future this thread still holds.
-fn wait_here(parker: &Parker, wait: Option<(RawFd, bool)>) {
+fn wait_here(parker: &Parker, wait: Option<(RawFd, Dirs)>) {
     #[allow(unsafe_code)]
     // SAFETY: the socket belongs to a connection that the polled future (held
     // by this thread until the wait ends) owns: a connection that is dropped or
     // put back in the pool forgets its note first.
-    let fd = wait.map(|(fd, read)| (unsafe { BorrowedFd::borrow_raw(fd) }, events(read)));
+    let fd = wait.map(|(fd, dirs)| (unsafe { BorrowedFd::borrow_raw(fd) }, events(dirs)));
     parker.wait_for(fd);
     if !parker.is_notified() {
         HERE.with(|h| h.woke.set(wait));
@@ -295,4 +329,34 @@ pub fn release(owner: Owner) -> Option<Moved> {
         }
     });
     claim.and_then(|c| c.task)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// A connection that would block both ways in one poll waits for either, and a
+    /// wake-up lets each direction try again once.
+    #[test]
+    fn a_wait_both_ways_is_one_wait_for_either() {
+        HERE.with(|h| h.polling.set(true));
+        HERE.with(|h| h.wait.set(None));
+        note_wait(7, true);
+        note_wait(7, false);
+        assert_eq!(HERE.with(|h| h.wait.get()), Some((7, READ | WRITE)));
+        assert_eq!(events(READ | WRITE), PollFlags::POLLIN | PollFlags::POLLOUT);
+        // Another socket's wait replaces it.
+        note_wait(8, true);
+        assert_eq!(HERE.with(|h| h.wait.get()), Some((8, READ)));
+        HERE.with(|h| h.woke.set(Some((7, READ | WRITE))));
+        assert!(!woken_by(8, true));
+        assert!(woken_by(7, false));
+        assert!(woken_by(7, true));
+        assert!(!woken_by(7, true), "once each");
+        HERE.with(|h| h.woke.set(Some((7, READ))));
+        assert!(!woken_by(7, false));
+        assert!(woken_by(7, true));
+        HERE.with(|h| h.polling.set(false));
+        HERE.with(|h| h.wait.set(None));
+    }
 }

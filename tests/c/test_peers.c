@@ -1173,8 +1173,6 @@ static int log_connections(const char *log, const char *needle, const char *vers
     return n;
 }
 
-/* 64 echo calls in flight at once, and a sleep among them that is cancelled: the
- * cancelled call ends at once, the others complete with their own results. */
 /* Starts an echo of "<what> <i>" whose completion counts in `all`. */
 static void h2_echo_async(mcpc_client_t *c, struct h2_call *call, struct h2_calls *all, const char *what, int i) {
     call->all = all;
@@ -1184,6 +1182,8 @@ static void h2_echo_async(mcpc_client_t *c, struct h2_call *call, struct h2_call
     CHECK_STATUS(mcpc_client_call_tool_async(c, "echo", args, NULL, on_h2_done, call, NULL), MCPC_OK);
 }
 
+/* 64 echo calls in flight at once, and a sleep among them that is cancelled: the
+ * cancelled call ends at once, the others complete with their own results. */
 static void h2_calls_in_flight(mcpc_client_t *c, const char *stderr_file) {
     struct h2_calls all = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
     static struct h2_call calls[65];

@@ -1,7 +1,7 @@
-//! The connection's future, polled by its task on the runtime or, while a caller's
-//! thread is blocked on one of its streams, by that thread (the drive model of
-//! [`crate::drive`]): a sequential call then reads and writes the socket itself,
-//! as over HTTP/1.1, instead of waking the task and being woken by it.
+//! The connection's future, polled by its task on the runtime or, on Linux while a
+//! caller's thread is blocked on one of its streams, by that thread (the drive
+//! model of [`crate::drive`]): a sequential call then reads and writes the socket
+//! itself, as over HTTP/1.1, instead of waking the task and being woken by it.
 //!
 //! One caller's thread at a time may claim the connection; while it holds the
 //! claim, it alone polls the connection and the task stays asleep (the wakes that
@@ -13,7 +13,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 use bytes::Bytes;
@@ -22,12 +22,13 @@ use crate::drive::here;
 use crate::transport::net::Stream;
 
 type Conn = h2::client::Connection<Stream, Bytes>;
+type Slot = Option<Pin<Box<Conn>>>;
 
 /// The connection, shared by its task and the callers that drive it.
 pub struct Driven {
     /// Locked for one poll at a time, by the task or the claim's holder; neither
     /// waits inside a poll, so a lock is held briefly.
-    conn: Mutex<Option<Pin<Box<Conn>>>>,
+    conn: Mutex<Slot>,
     /// Set while a caller's thread holds the claim.
     claimed: AtomicBool,
     /// The task's waker, set before it looks at `claimed`, so that the end of a
@@ -36,6 +37,11 @@ pub struct Driven {
     /// The waker the task polls the connection with: it wakes the task unless a
     /// caller holds the claim (that caller polls the connection instead).
     task_wake: Waker,
+    /// The socket, whose wait a caller's thread forgets when its claim ends: the
+    /// stream is the connection's, not the caller's exchange's, so nothing else
+    /// would (the fd lifetime rule, `drive`'s module doc).
+    #[cfg(target_os = "linux")]
+    fd: std::os::fd::RawFd,
 }
 
 struct TaskWake(Weak<Driven>);
@@ -56,12 +62,14 @@ impl Wake for TaskWake {
 
 impl Driven {
     /// Starts the connection's task.
-    pub fn spawn(conn: Conn) -> Arc<Driven> {
+    pub fn spawn(conn: Conn, #[cfg(target_os = "linux")] fd: std::os::fd::RawFd) -> Arc<Driven> {
         let driven = Arc::new_cyclic(|me| Driven {
             conn: Mutex::new(Some(Box::pin(conn))),
             claimed: AtomicBool::new(false),
             task: Mutex::new(None),
             task_wake: Waker::from(Arc::new(TaskWake(me.clone()))),
+            #[cfg(target_os = "linux")]
+            fd,
         });
         let task = driven.clone();
         crate::drive::runtime::handle().spawn(std::future::poll_fn(move |cx| task.poll_task(cx)));
@@ -78,10 +86,17 @@ impl Driven {
         if self.claimed.load(Ordering::SeqCst) {
             return Poll::Pending;
         }
-        // Held only by a claim's holder, which wakes this task when the claim ends.
-        let Ok(mut slot) = self.conn.try_lock() else {
-            return Poll::Pending;
+        let mut slot = match self.conn.try_lock() {
+            Ok(s) => s,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            // Held only by a claim's holder, which wakes this task when the claim ends.
+            Err(TryLockError::WouldBlock) => return Poll::Pending,
         };
+        // Claimed between the look above and the lock: the holder polls it now (its
+        // claim was set before it locked, so a lock taken after its poll sees it).
+        if self.claimed.load(Ordering::SeqCst) {
+            return Poll::Pending;
+        }
         poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake))
     }
 
@@ -91,11 +106,15 @@ impl Driven {
             w.wake();
         }
     }
+
+    fn lock(&self) -> MutexGuard<'_, Slot> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// Polls the connection; when it has ended, it is dropped (its streams have their
 /// errors by then).
-fn poll_conn(slot: &mut Option<Pin<Box<Conn>>>, cx: &mut Context<'_>) -> Poll<()> {
+fn poll_conn(slot: &mut Slot, cx: &mut Context<'_>) -> Poll<()> {
     let Some(conn) = slot.as_mut() else {
         return Poll::Ready(());
     };
@@ -112,23 +131,26 @@ fn poll_conn(slot: &mut Option<Pin<Box<Conn>>>, cx: &mut Context<'_>) -> Poll<()
 }
 
 /// Waits for a stream (its response, its send window, its body), during which a
-/// caller's thread may claim the connection and poll it. The claim ends, and the
-/// task is woken, when the wait is dropped or moved to the runtime.
-pub struct Wait<'a> {
-    driven: &'a Driven,
+/// caller's thread may claim the connection and poll it. One wait serves a request
+/// from its head to its body's end, so the claim is not given back in between. The
+/// claim ends, and the task is woken, when the wait ends: at the body's end, when
+/// dropped, or when polled off a caller's thread (moved to the runtime).
+pub struct Wait {
+    driven: Arc<Driven>,
     claimed: bool,
 }
 
-impl<'a> Wait<'a> {
-    pub fn new(driven: &'a Driven) -> Wait<'a> {
+impl Wait {
+    pub fn new(driven: Arc<Driven>) -> Wait {
         Wait { driven, claimed: false }
     }
 
     /// Claims the connection for this caller's thread, if it is one and no other
     /// holds the claim. Taken before a request goes out, it keeps the request's
-    /// wake from reaching the task.
+    /// wake from reaching the task. Only on Linux, where a caller's thread waits on
+    /// a socket itself; elsewhere the task drives every stream.
     pub fn claim(&mut self) {
-        if !self.claimed && here::polling() {
+        if cfg!(target_os = "linux") && !self.claimed && here::polling() {
             self.claimed = self
                 .driven
                 .claimed
@@ -153,22 +175,22 @@ impl<'a> Wait<'a> {
             // Another caller or the task drives: the stream wakes this thread.
             return Poll::Pending;
         }
-        {
-            let mut slot = self.driven.conn.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = poll_conn(&mut slot, cx);
-        }
+        let _ = poll_conn(&mut self.driven.lock(), cx);
         inner(cx)
     }
 
-    fn end(&mut self) {
+    /// Ends the claim, if this wait holds it: the task drives from now on.
+    pub fn end(&mut self) {
         if std::mem::take(&mut self.claimed) {
+            #[cfg(target_os = "linux")]
+            here::forget_wait(self.driven.fd);
             self.driven.claimed.store(false, Ordering::SeqCst);
             self.driven.wake_task();
         }
     }
 }
 
-impl Drop for Wait<'_> {
+impl Drop for Wait {
     fn drop(&mut self) {
         self.end();
     }

@@ -144,6 +144,8 @@ impl Client {
             self.refused.store(true, Ordering::Relaxed);
             return Ok(Err(Some((io, recheck))));
         }
+        #[cfg(target_os = "linux")]
+        let fd = io.raw_fd();
         let (send, conn) = h2::client::Builder::new()
             .initial_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
@@ -153,7 +155,11 @@ impl Client {
             .handshake::<_, Bytes>(io)
             .await
             .map_err(h2_failure)?;
-        let driven = Driven::spawn(conn);
+        let driven = Driven::spawn(
+            conn,
+            #[cfg(target_os = "linux")]
+            fd,
+        );
         let n = self.opened.fetch_add(1, Ordering::Relaxed);
         *slot = Some((n, send.clone(), driven.clone()));
         Ok(Ok((n, send, driven)))
@@ -185,7 +191,7 @@ impl Client {
             };
             // Claimed before the request goes out: this thread then sends it and
             // reads its answer, rather than the connection's task.
-            let mut wait = Wait::new(&driven);
+            let mut wait = Wait::new(driven.clone());
             wait.claim();
             let (mut response, mut out) = match ready.send_request(req, body.is_empty()) {
                 Ok(r) => r,
@@ -200,18 +206,21 @@ impl Client {
                     // A server may answer before the whole request arrived and
                     // reset the rest with NO_ERROR (RFC 9113, section 8.1): its
                     // answer stands. A stream that failed has none, at once.
-                    if let Ok(resp) = wait_response(&mut response, &mut wait).await {
-                        return Ok(Sent::Reply(Reply::of(resp, driven.clone())));
-                    }
-                    if again && refused(&e) {
+                    let answer = match wait_response(&mut response, &mut wait).await {
+                        Ok(resp) => return Ok(Sent::Reply(Reply::of(resp, wait))),
+                        Err(answer) => answer,
+                    };
+                    // The stream's own error says more than the send's (which
+                    // only saw it closed): a refusal there goes again too.
+                    if again && (refused(&answer) || refused(&e)) {
                         stale = Some(n);
                         continue;
                     }
-                    return Err(h2_failure(e));
+                    return Err(h2_failure(answer));
                 }
             }
             match wait_response(&mut response, &mut wait).await {
-                Ok(resp) => return Ok(Sent::Reply(Reply::of(resp, driven.clone()))),
+                Ok(resp) => return Ok(Sent::Reply(Reply::of(resp, wait))),
                 Err(e) if again && refused(&e) => {
                     stale = Some(n);
                     continue;
@@ -230,6 +239,8 @@ impl Client {
                     let mut r = clone_request(req);
                     if body_len > 0 || method == Method::POST {
                         r.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body_len));
+                    } else {
+                        r.headers_mut().remove(CONTENT_LENGTH);
                     }
                     return Ok(r);
                 }
@@ -310,13 +321,13 @@ fn refused(e: &h2::Error) -> bool {
 /// The response head, the connection driven meanwhile on a caller's thread.
 async fn wait_response(
     response: &mut h2::client::ResponseFuture,
-    wait: &mut Wait<'_>,
+    wait: &mut Wait,
 ) -> Result<http::Response<RecvStream>, h2::Error> {
     std::future::poll_fn(|cx| wait.poll(cx, |cx| Pin::new(&mut *response).poll(cx))).await
 }
 
 /// Sends `body` as the server's window for it allows, and ends the stream.
-async fn send_body(out: &mut h2::SendStream<Bytes>, body: &[u8], wait: &mut Wait<'_>) -> Result<(), h2::Error> {
+async fn send_body(out: &mut h2::SendStream<Bytes>, body: &[u8], wait: &mut Wait) -> Result<(), h2::Error> {
     let mut rest = Bytes::copy_from_slice(body);
     while !rest.is_empty() {
         out.reserve_capacity(rest.len());
@@ -336,7 +347,9 @@ async fn send_body(out: &mut h2::SendStream<Bytes>, body: &[u8], wait: &mut Wait
 /// A response whose body is still to be read. Dropped before its end, it resets
 /// its stream.
 pub struct Reply {
-    driven: Arc<Driven>,
+    /// The request's wait, whose claim on the connection (if this thread holds
+    /// it) goes on until the body's end.
+    wait: Wait,
     status: StatusCode,
     headers: HeaderMap,
     body: RecvStream,
@@ -348,7 +361,7 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn of(resp: http::Response<RecvStream>, driven: Arc<Driven>) -> Reply {
+    fn of(resp: http::Response<RecvStream>, wait: Wait) -> Reply {
         let (parts, body) = resp.into_parts();
         let length = parts
             .headers
@@ -356,7 +369,7 @@ impl Reply {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok());
         Reply {
-            driven,
+            wait,
             status: parts.status,
             headers: parts.headers,
             body,
@@ -384,10 +397,12 @@ impl Reply {
     /// to the server's window at once.
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, Failure> {
         loop {
-            let body = &mut self.body;
-            let mut wait = Wait::new(&self.driven);
+            let (body, wait) = (&mut self.body, &mut self.wait);
             match std::future::poll_fn(|cx| wait.poll(cx, |cx| body.poll_data(cx))).await {
-                None => return Ok(None),
+                None => {
+                    self.wait.end();
+                    return Ok(None);
+                }
                 Some(Err(e)) => return Err(h2_failure(e)),
                 Some(Ok(piece)) => {
                     let _ = self.body.flow_control().release_capacity(piece.len());

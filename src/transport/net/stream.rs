@@ -26,6 +26,17 @@ impl Stream {
         }
     }
 
+    /// The socket's descriptor, for forgetting a caller's thread's wait on it
+    /// (`drive::here::forget_wait`) where nothing drops the stream.
+    #[cfg(target_os = "linux")]
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            Stream::Plain(tcp) => tcp.raw_fd(),
+            Stream::Tls(tls) => tls.get_ref().0.raw_fd(),
+            Stream::TlsInTls(tls) => tls.get_ref().0.get_ref().0.raw_fd(),
+        }
+    }
+
     /// The connection leaves its exchange (see [`Tcp::leave_exchange`]).
     pub fn leave_exchange(&self) {
         match self {
