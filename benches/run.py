@@ -105,10 +105,12 @@ def wait_port(port, p, what):
             raise SystemExit(f"{what} exited at start ({p.returncode})")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
+            if p.poll() is None:
+                return
+            # Another program took the port first: this one has exited.
+            raise SystemExit(f"{what} exited at start ({p.returncode})")
         except OSError:
             time.sleep(0.05)
-    p.kill()
     raise SystemExit(f"{what} did not listen on port {port}")
 
 
@@ -118,7 +120,7 @@ def start_front(program, backend):
     port = free_port()
     tmp = tempfile.mkdtemp(prefix="mcpc-bench-")
     if program == "nghttpx":
-        args = [find("nghttpx"), "--conf=/dev/null", f"--frontend=127.0.0.1,{port};no-tls",
+        args = [find("nghttpx"), "--conf=/dev/null", "--single-process", f"--frontend=127.0.0.1,{port};no-tls",
                 f"--backend=127.0.0.1,{backend}", "--workers=1", "--backend-connections-per-host=256",
                 "--no-via", "--no-server-rewrite", "--no-location-rewrite", "--no-ocsp",
                 f"--errorlog-file={tmp}/error.log", "--frontend-http2-window-size=8388608",
@@ -142,7 +144,11 @@ forwarded_for delete
 """)
         args = [find("squid"), "-N", "-f", conf]
     p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_port(port, p, program)
+    try:
+        wait_port(port, p, program)
+    except BaseException:
+        stop_front((p, port, tmp))
+        raise
     return p, port, tmp
 
 
@@ -171,7 +177,11 @@ def run_one(bench, server, transport, mode, client, env, timeout):
     elif transport in FRONTED:
         program, version = FRONTED[transport]
         srv, port = start_http_server(server, False, [])
-        front = start_front(program, port)
+        try:
+            front = start_front(program, port)
+        except BaseException:
+            stop_http_server(srv)
+            raise
         env = dict(env)
         if version:
             env["BENCH_MCPC_HTTP"] = version
