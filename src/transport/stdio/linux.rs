@@ -7,7 +7,6 @@ use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{watch, Notify};
-use tokio::task::JoinHandle;
 
 use super::turns::Turns;
 use super::*;
@@ -21,8 +20,7 @@ pub struct StdioTransport {
     writer: Arc<Writer>,
     reader: Arc<Reader>,
     close_tx: watch::Sender<bool>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
-    supervisor: Mutex<Option<JoinHandle<()>>>,
+    running: Running,
 }
 
 impl StdioTransport {
@@ -31,7 +29,6 @@ impl StdioTransport {
         let (mut child, tree) = start(&cfg)?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take();
 
         let fd = nonblocking_async_fd(stdin.into_owned_fd())?;
         let writer = Arc::new(Writer {
@@ -70,24 +67,12 @@ impl StdioTransport {
             read_loop(task_reader, exit_rx).await;
             let _ = read_done_tx.send(true);
         }));
-        if let (Some(err), StderrMode::Lines(cb)) = (stderr, &cfg.stderr) {
-            tasks.push(tokio::spawn(stderr_loop(err, cb.clone(), cfg.max_message_size)));
-        }
-        let supervisor = tokio::spawn(supervise(
-            child,
-            tree,
-            cfg.clone(),
-            sink,
-            exit_tx,
-            close_rx,
-            read_done_rx,
-        ));
+        let running = Running::start(tasks, child, tree, &cfg, sink, exit_tx, close_rx, read_done_rx);
         Ok(Arc::new(StdioTransport {
             writer,
             reader,
             close_tx,
-            tasks: Mutex::new(tasks),
-            supervisor: Mutex::new(Some(supervisor)),
+            running,
         }))
     }
 }
@@ -133,15 +118,7 @@ impl Transport for StdioTransport {
             // The writer drains what is queued, then closes the child's stdin.
             self.writer.close();
             let _ = self.close_tx.send(true);
-            let supervisor = self.supervisor.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(s) = supervisor {
-                let _ = s.await;
-            }
-            let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
-            for t in tasks {
-                t.abort();
-                let _ = t.await;
-            }
+            self.running.finish().await;
         })
     }
 }

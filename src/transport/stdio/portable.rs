@@ -5,12 +5,11 @@
 //! `linux.rs`, with one hand-off between threads more per call.
 
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinHandle;
 
 use super::*;
 use crate::error::Result;
@@ -21,8 +20,7 @@ pub struct StdioTransport {
     /// Messages (with their `\n`) for the writer task, in order.
     out: mpsc::UnboundedSender<Vec<u8>>,
     close_tx: watch::Sender<bool>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
-    supervisor: Mutex<Option<JoinHandle<()>>>,
+    running: Running,
 }
 
 fn stdin_closed() -> Error {
@@ -35,7 +33,6 @@ impl StdioTransport {
         let (mut child, tree) = start(&cfg)?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take();
         let (out, out_rx) = mpsc::unbounded_channel();
         let (exit_tx, exit_rx) = watch::channel::<Option<ExitStatus>>(None);
         let (close_tx, close_rx) = watch::channel(false);
@@ -52,24 +49,8 @@ impl StdioTransport {
             read_loop(stdout, read_sink, replies, max, exit_rx).await;
             let _ = read_done_tx.send(true);
         }));
-        if let (Some(err), StderrMode::Lines(cb)) = (stderr, &cfg.stderr) {
-            tasks.push(tokio::spawn(stderr_loop(err, cb.clone(), cfg.max_message_size)));
-        }
-        let supervisor = tokio::spawn(supervise(
-            child,
-            tree,
-            cfg.clone(),
-            sink,
-            exit_tx,
-            close_rx,
-            read_done_rx,
-        ));
-        Ok(Arc::new(StdioTransport {
-            out,
-            close_tx,
-            tasks: Mutex::new(tasks),
-            supervisor: Mutex::new(Some(supervisor)),
-        }))
+        let running = Running::start(tasks, child, tree, &cfg, sink, exit_tx, close_rx, read_done_rx);
+        Ok(Arc::new(StdioTransport { out, close_tx, running }))
     }
 }
 
@@ -91,15 +72,7 @@ impl Transport for StdioTransport {
         Box::pin(async move {
             // The writer drains what is queued, then closes the child's stdin.
             let _ = self.close_tx.send(true);
-            let supervisor = self.supervisor.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(s) = supervisor {
-                let _ = s.await;
-            }
-            let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
-            for t in tasks {
-                t.abort();
-                let _ = t.await;
-            }
+            self.running.finish().await;
         })
     }
 }

@@ -6,10 +6,12 @@ use super::SinkRef;
 use super::*;
 use crate::error::{Error, Result, Status};
 use std::process::ExitStatus;
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStderr};
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 #[cfg(unix)]
 mod unix;
@@ -22,6 +24,53 @@ use windows as os;
 
 pub(super) use os::describe;
 use os::Tree;
+
+/// What runs beside a server: the transport's tasks (its reader's and writer's,
+/// and the stderr one added here) and the supervisor, which runs the shutdown
+/// sequence. One for both transports (`linux.rs`, `portable.rs`).
+pub(super) struct Running {
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    supervisor: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Running {
+    /// Adds the stderr task (when its lines go to a callback) to the transport's
+    /// `tasks`, and spawns the supervisor ([`supervise`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn start(
+        mut tasks: Vec<JoinHandle<()>>,
+        mut child: Child,
+        tree: Tree,
+        cfg: &StdioConfig,
+        sink: SinkRef,
+        exit_tx: watch::Sender<Option<ExitStatus>>,
+        close_rx: watch::Receiver<bool>,
+        read_done: watch::Receiver<bool>,
+    ) -> Running {
+        if let (Some(err), StderrMode::Lines(cb)) = (child.stderr.take(), &cfg.stderr) {
+            tasks.push(tokio::spawn(stderr_loop(err, cb.clone(), cfg.max_message_size)));
+        }
+        let supervisor = tokio::spawn(supervise(child, tree, cfg.clone(), sink, exit_tx, close_rx, read_done));
+        Running {
+            tasks: Mutex::new(tasks),
+            supervisor: Mutex::new(Some(supervisor)),
+        }
+    }
+
+    /// Once the close is signalled: waits for the shutdown sequence, then ends the
+    /// tasks.
+    pub(super) async fn finish(&self) {
+        let supervisor = self.supervisor.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(s) = supervisor {
+            let _ = s.await;
+        }
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
+        for t in tasks {
+            t.abort();
+            let _ = t.await;
+        }
+    }
+}
 
 /// After stdout ends, how long to wait for the exit status to name it in the error.
 pub(super) const EXIT_STATUS_WAIT: Duration = Duration::from_millis(200);
