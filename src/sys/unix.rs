@@ -213,6 +213,19 @@ pub fn watch(sock: std::net::TcpStream) -> Result<Watched<std::net::TcpStream>, 
     })
 }
 
+/// True when `fd` has something to read, its end included, right now (a poll that
+/// does not wait). An error says true too: the read that follows finds it.
+#[cfg(target_os = "linux")]
+pub fn has_input(fd: std::os::fd::RawFd) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    #[allow(unsafe_code)]
+    // SAFETY: the caller's fd is open for the call (the connection that owns it
+    // is held by the caller).
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+    !matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,8 +7,13 @@
 //! claim, it alone polls the connection and the task stays asleep (the wakes that
 //! would reach the task are dropped). The socket follows its poller
 //! (`drive::socket::Tcp` leaves the reactor on a caller's thread and joins it
-//! again on the runtime), so a claim always ends by waking the task, which polls
-//! again and from then on is woken by the reactor and the other streams.
+//! again on the runtime), so a claim ends by waking the task, which polls again
+//! and from then on is woken by the reactor and the other streams; except when the
+//! claim's stream ended cleanly and no other stream is open: then the connection
+//! is parked, outside the reactor and unpolled, until the next request (or the
+//! client's end) takes it up again, polling it first for what the server sent
+//! meanwhile (as HTTP/1.1 rechecks a kept-alive connection). A sequential call so
+//! wakes no runtime thread at all.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -31,6 +36,13 @@ pub struct Driven {
     conn: Mutex<Slot>,
     /// Set while a caller's thread holds the claim.
     claimed: AtomicBool,
+    /// The requests under way and whether the connection is parked, changed
+    /// together so that a request that starts as a claim ends either finds the
+    /// connection parked or keeps it from being parked.
+    book: Mutex<Book>,
+    /// The socket's recheck flag: its next read tries the socket whatever is
+    /// known of it (set when a parked connection is taken up again).
+    recheck: Arc<AtomicBool>,
     /// The task's waker, set before it looks at `claimed`, so that the end of a
     /// claim always finds it.
     task: Mutex<Option<Waker>>,
@@ -42,6 +54,15 @@ pub struct Driven {
     /// would (the fd lifetime rule, `drive`'s module doc).
     #[cfg(target_os = "linux")]
     fd: std::os::fd::RawFd,
+}
+
+#[derive(Default)]
+struct Book {
+    /// The [`Wait`]s alive: one a request, from its head to its reply's drop.
+    open: usize,
+    /// Nothing polls the connection and its socket is outside the reactor: the
+    /// next request (or [`Driven::unpark`]) must take it up.
+    parked: bool,
 }
 
 struct TaskWake(Weak<Driven>);
@@ -62,10 +83,16 @@ impl Wake for TaskWake {
 
 impl Driven {
     /// Starts the connection's task.
-    pub fn spawn(conn: Conn, #[cfg(target_os = "linux")] fd: std::os::fd::RawFd) -> Arc<Driven> {
+    pub fn spawn(
+        conn: Conn,
+        recheck: Arc<AtomicBool>,
+        #[cfg(target_os = "linux")] fd: std::os::fd::RawFd,
+    ) -> Arc<Driven> {
         let driven = Arc::new_cyclic(|me| Driven {
             conn: Mutex::new(Some(Box::pin(conn))),
             claimed: AtomicBool::new(false),
+            book: Mutex::new(Book::default()),
+            recheck,
             task: Mutex::new(None),
             task_wake: Waker::from(Arc::new(TaskWake(me.clone()))),
             #[cfg(target_os = "linux")]
@@ -83,6 +110,12 @@ impl Driven {
                 *w = Some(cx.waker().clone());
             }
         }
+        self.poll_as_task()
+    }
+
+    /// Polls the connection as its task does (with the task's waker), unless a
+    /// caller holds the claim.
+    fn poll_as_task(&self) -> Poll<()> {
         if self.claimed.load(Ordering::SeqCst) {
             return Poll::Pending;
         }
@@ -98,6 +131,25 @@ impl Driven {
             return Poll::Pending;
         }
         poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake))
+    }
+
+    /// Takes up a parked connection: the task drives it again. For the client's
+    /// end, when its handle for requests goes: the connection must then be polled
+    /// to close.
+    pub fn unpark(&self) {
+        let parked = std::mem::take(&mut self.book().parked);
+        if parked {
+            self.wake_task();
+        }
+    }
+
+    #[cfg(test)]
+    pub fn is_parked(&self) -> bool {
+        self.book().parked
+    }
+
+    fn book(&self) -> MutexGuard<'_, Book> {
+        self.book.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn wake_task(&self) {
@@ -138,11 +190,42 @@ fn poll_conn(slot: &mut Slot, cx: &mut Context<'_>) -> Poll<()> {
 pub struct Wait {
     driven: Arc<Driven>,
     claimed: bool,
+    /// This request took up a parked connection, to be polled first by this
+    /// thread if it claims it (only on Linux, where connections are parked).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    unparked: bool,
+    /// The request's body as handed to h2, which lets go of it once it is all
+    /// written: until then the connection is not parked.
+    body: Option<Bytes>,
 }
 
 impl Wait {
+    /// A request's wait, counted as under way until dropped. A request that finds
+    /// the connection parked takes it up: a caller's thread that claims it polls
+    /// it first (see [`poll`](Self::poll)); any other polls it once as the task,
+    /// which then drives it.
     pub fn new(driven: Arc<Driven>) -> Wait {
-        Wait { driven, claimed: false }
+        let unparked = {
+            let mut book = driven.book();
+            book.open += 1;
+            std::mem::take(&mut book.parked)
+        };
+        let here = cfg!(target_os = "linux") && here::polling();
+        if unparked && !here {
+            driven.recheck.store(true, Ordering::Relaxed);
+            let _ = driven.poll_as_task();
+        }
+        Wait {
+            driven,
+            claimed: false,
+            unparked: unparked && here,
+            body: None,
+        }
+    }
+
+    /// Keeps a handle on the request's body (see the field).
+    pub fn keep_body(&mut self, body: Bytes) {
+        self.body = Some(body);
     }
 
     /// Claims the connection for this caller's thread, if it is one and no other
@@ -162,6 +245,13 @@ impl Wait {
     /// Polls `inner` and, while it waits on a caller's thread holding the claim,
     /// the connection too.
     pub fn poll<T>(&mut self, cx: &mut Context<'_>, mut inner: impl FnMut(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
+        #[cfg(target_os = "linux")]
+        if std::mem::take(&mut self.unparked) && self.claimed && crate::sys::has_input(self.driven.fd) {
+            // What the server sent while the connection was parked (a GOAWAY, its
+            // end) is read before this request goes out.
+            self.driven.recheck.store(true, Ordering::Relaxed);
+            let _ = poll_conn(&mut self.driven.lock(), cx);
+        }
         if let Poll::Ready(v) = inner(cx) {
             return Poll::Ready(v);
         }
@@ -181,17 +271,38 @@ impl Wait {
 
     /// Ends the claim, if this wait holds it: the task drives from now on.
     pub fn end(&mut self) {
-        if std::mem::take(&mut self.claimed) {
-            #[cfg(target_os = "linux")]
-            here::forget_wait(self.driven.fd);
-            self.driven.claimed.store(false, Ordering::SeqCst);
-            self.driven.wake_task();
+        self.end_claim(false);
+    }
+
+    /// Ends the claim at the response body's end. When the request's body is all
+    /// written and no other request is under way, the connection has nothing to
+    /// do until the next request: it is parked rather than handed to the task.
+    pub fn finish(&mut self) {
+        let written = self.body.as_ref().map_or(true, Bytes::is_unique);
+        self.end_claim(written);
+    }
+
+    fn end_claim(&mut self, may_park: bool) {
+        if !std::mem::take(&mut self.claimed) {
+            return;
         }
+        #[cfg(target_os = "linux")]
+        here::forget_wait(self.driven.fd);
+        {
+            let mut book = self.driven.book();
+            self.driven.claimed.store(false, Ordering::SeqCst);
+            if may_park && book.open == 1 {
+                book.parked = true;
+                return;
+            }
+        }
+        self.driven.wake_task();
     }
 }
 
 impl Drop for Wait {
     fn drop(&mut self) {
         self.end();
+        self.driven.book().open -= 1;
     }
 }

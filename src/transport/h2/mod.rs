@@ -116,7 +116,10 @@ impl Client {
     /// Drops the connection's handle: it closes (GOAWAY) once its streams end.
     pub fn close_idle(&self) {
         if let Ok(mut c) = self.conn.try_lock() {
-            *c = None;
+            if let Some((_, send, driven)) = c.take() {
+                drop(send);
+                driven.unpark();
+            }
         }
     }
 
@@ -157,6 +160,7 @@ impl Client {
             .map_err(h2_failure)?;
         let driven = Driven::spawn(
             conn,
+            recheck,
             #[cfg(target_os = "linux")]
             fd,
         );
@@ -181,19 +185,20 @@ impl Client {
             };
             let again = tries < 2;
             let req = self.request_kept(method, head, body.len())?;
-            let mut ready = match sender.ready().await {
-                Ok(r) => r,
+            // Claimed before the request goes out: this thread then sends it and
+            // reads its answer, rather than the connection's task.
+            let mut wait = Wait::new(driven.clone());
+            wait.claim();
+            let mut sender = sender;
+            match std::future::poll_fn(|cx| wait.poll(cx, |cx| sender.poll_ready(cx))).await {
+                Ok(()) => {}
                 Err(_) if again => {
                     stale = Some(n);
                     continue;
                 }
                 Err(e) => return Err(h2_failure(e)),
-            };
-            // Claimed before the request goes out: this thread then sends it and
-            // reads its answer, rather than the connection's task.
-            let mut wait = Wait::new(driven.clone());
-            wait.claim();
-            let (mut response, mut out) = match ready.send_request(req, body.is_empty()) {
+            }
+            let (mut response, mut out) = match sender.send_request(req, body.is_empty()) {
                 Ok(r) => r,
                 Err(_) if again => {
                     stale = Some(n);
@@ -202,7 +207,11 @@ impl Client {
                 Err(e) => return Err(h2_failure(e)),
             };
             if !body.is_empty() {
-                if let Err(e) = send_body(&mut out, body, &mut wait).await {
+                // Handed over whole, to go out with the head; h2 sends what the
+                // server's windows allow and the rest as they open.
+                let body = Bytes::copy_from_slice(body);
+                wait.keep_body(body.clone());
+                if let Err(e) = out.send_data(body, true) {
                     // A server may answer before the whole request arrived and
                     // reset the rest with NO_ERROR (RFC 9113, section 8.1): its
                     // answer stands. A stream that failed has none, at once.
@@ -299,6 +308,17 @@ impl Client {
     }
 }
 
+impl Drop for Client {
+    fn drop(&mut self) {
+        // A parked connection is polled by nobody: its task must see the handle
+        // go, to close it.
+        if let Some((_, send, driven)) = self.conn.get_mut().take() {
+            drop(send);
+            driven.unpark();
+        }
+    }
+}
+
 fn clone_request(req: &Request<()>) -> Request<()> {
     let mut r = Request::new(());
     *r.method_mut() = req.method().clone();
@@ -324,24 +344,6 @@ async fn wait_response(
     wait: &mut Wait,
 ) -> Result<http::Response<RecvStream>, h2::Error> {
     std::future::poll_fn(|cx| wait.poll(cx, |cx| Pin::new(&mut *response).poll(cx))).await
-}
-
-/// Sends `body` as the server's window for it allows, and ends the stream.
-async fn send_body(out: &mut h2::SendStream<Bytes>, body: &[u8], wait: &mut Wait) -> Result<(), h2::Error> {
-    let mut rest = Bytes::copy_from_slice(body);
-    while !rest.is_empty() {
-        out.reserve_capacity(rest.len());
-        let room = match std::future::poll_fn(|cx| wait.poll(cx, |cx| out.poll_capacity(cx))).await {
-            Some(r) => r?,
-            None => return Err(h2::Error::from(Reason::STREAM_CLOSED)),
-        };
-        if room == 0 {
-            continue;
-        }
-        let piece = rest.split_to(room.min(rest.len()));
-        out.send_data(piece, rest.is_empty())?;
-    }
-    Ok(())
 }
 
 /// A response whose body is still to be read. Dropped before its end, it resets
@@ -400,7 +402,7 @@ impl Reply {
             let (body, wait) = (&mut self.body, &mut self.wait);
             match std::future::poll_fn(|cx| wait.poll(cx, |cx| body.poll_data(cx))).await {
                 None => {
-                    self.wait.end();
+                    self.wait.finish();
                     return Ok(None);
                 }
                 Some(Err(e)) => return Err(h2_failure(e)),

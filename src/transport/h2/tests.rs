@@ -27,6 +27,39 @@ fn server(answer: Answer) -> (u16, Arc<AtomicUsize>) {
 /// The same, but each connection goes away (GOAWAY, then closed) after `per_conn`
 /// requests.
 fn server_closing_after(answer: Answer, per_conn: usize) -> (u16, Arc<AtomicUsize>) {
+    let (port, conns, _) = server_watched(answer, per_conn);
+    (port, conns)
+}
+
+/// The same, and a message each time a connection has ended.
+fn server_watched(answer: Answer, per_conn: usize) -> (u16, Arc<AtomicUsize>, mpsc::UnboundedReceiver<()>) {
+    let (ended_tx, ended) = mpsc::unbounded_channel();
+    let (port, conns) = accept_each(move |tcp| {
+        let answer = answer.clone();
+        let ended = ended_tx.clone();
+        Box::pin(async move {
+            let Ok(mut conn) = h2::server::handshake(tcp).await else {
+                return;
+            };
+            let mut served = 0;
+            while let Some(Ok((req, respond))) = conn.accept().await {
+                tokio::spawn(answer(req, respond));
+                served += 1;
+                if served == per_conn {
+                    conn.graceful_shutdown();
+                }
+            }
+            let _ = ended.send(());
+        })
+    });
+    (port, conns, ended)
+}
+
+/// A loopback listener that runs `serve` on a task for each connection; with how
+/// many connections it has accepted.
+fn accept_each(
+    serve: impl Fn(tokio::net::TcpStream) -> BoxFuture<'static, ()> + Send + 'static,
+) -> (u16, Arc<AtomicUsize>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -36,20 +69,7 @@ fn server_closing_after(answer: Answer, per_conn: usize) -> (u16, Arc<AtomicUsiz
         let listener = tokio::net::TcpListener::from_std(listener).unwrap();
         while let Ok((tcp, _)) = listener.accept().await {
             counted.fetch_add(1, Ordering::SeqCst);
-            let answer = answer.clone();
-            tokio::spawn(async move {
-                let Ok(mut conn) = h2::server::handshake(tcp).await else {
-                    return;
-                };
-                let mut served = 0;
-                while let Some(Ok((req, respond))) = conn.accept().await {
-                    tokio::spawn(answer(req, respond));
-                    served += 1;
-                    if served == per_conn {
-                        conn.graceful_shutdown();
-                    }
-                }
-            });
+            tokio::spawn(serve(tcp));
         }
     });
     (port, conns)
@@ -293,6 +313,137 @@ fn a_connection_gone_away_is_replaced() {
         assert_eq!(r.rest().await.unwrap(), b"{}");
     });
     assert_eq!(conns.load(Ordering::SeqCst), 2);
+}
+
+/// An echo server whose connection is dropped, without a GOAWAY, at each message
+/// on the first channel; the second says when it is closed.
+fn server_dropping() -> (
+    u16,
+    Arc<AtomicUsize>,
+    mpsc::UnboundedSender<()>,
+    mpsc::UnboundedReceiver<()>,
+) {
+    let (drop_tx, drop_rx) = mpsc::unbounded_channel::<()>();
+    let (done_tx, done) = mpsc::unbounded_channel();
+    let drops = Arc::new(tokio::sync::Mutex::new(drop_rx));
+    let (port, conns) = accept_each(move |tcp| {
+        let (drops, done) = (drops.clone(), done_tx.clone());
+        Box::pin(async move {
+            let Ok(mut conn) = h2::server::handshake(tcp).await else {
+                return;
+            };
+            let mut drops = drops.lock().await;
+            loop {
+                tokio::select! {
+                    got = conn.accept() => match got {
+                        Some(Ok((req, respond))) => {
+                            tokio::spawn(echo()(req, respond));
+                        }
+                        _ => return,
+                    },
+                    _ = drops.recv() => break,
+                }
+            }
+            drop(conn);
+            let _ = done.send(());
+        })
+    });
+    (port, conns, drop_tx, done)
+}
+
+/// Whether the connection is parked (see `driven`).
+fn parked(c: &Client) -> bool {
+    let slot = c.conn.try_lock().unwrap();
+    slot.as_ref().is_some_and(|(_, _, d)| d.is_parked())
+}
+
+/// One call on this thread as a blocked caller's runs: it drives the connection.
+fn call_here(c: &Client, port: u16, body: &[u8]) -> Vec<u8> {
+    crate::drive::here::block_here(async {
+        let mut r = post(c, port, "/mcp", body).await;
+        r.rest().await.unwrap().to_vec()
+    })
+}
+
+/// Sequential calls on a caller's thread leave the connection parked between
+/// them (no task woken); a call from the runtime takes it up again, and the calls
+/// after it park it again, all on one connection.
+#[cfg(target_os = "linux")]
+#[test]
+fn sequential_calls_park_the_connection_between_them() {
+    let (port, conns) = server(echo());
+    let c = Arc::new(client(port));
+    for i in 0..20 {
+        let body = format!("{{\"n\":{i}}}");
+        assert_eq!(call_here(&c, port, body.as_bytes()), body.as_bytes());
+        assert!(parked(&c), "parked after call {i}");
+    }
+    let async_call = {
+        let c = c.clone();
+        handle().spawn(async move {
+            let mut r = post(&c, port, "/mcp", b"{\"on\":\"runtime\"}").await;
+            r.rest().await.unwrap().to_vec()
+        })
+    };
+    let got = handle().block_on(async_call).unwrap();
+    assert_eq!(got, b"{\"on\":\"runtime\"}");
+    assert!(!parked(&c), "taken up by the call from the runtime");
+    assert_eq!(call_here(&c, port, b"{}"), b"{}");
+    assert!(parked(&c));
+    assert_eq!(conns.load(Ordering::SeqCst), 1);
+}
+
+/// A parked connection the server sent away (GOAWAY, then closed) is found so by
+/// the next call, which goes on a new one; a client dropped with its connection
+/// parked closes it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_parked_connection_gone_away_is_replaced_and_closed_at_the_end() {
+    let (port, conns, mut ended) = server_watched(echo(), 1);
+    let c = client(port);
+    for i in 0..4 {
+        let body = format!("{{\"n\":{i}}}");
+        assert_eq!(call_here(&c, port, body.as_bytes()), body.as_bytes());
+    }
+    assert_eq!(conns.load(Ordering::SeqCst), 4, "one connection a call");
+    let (port, _, mut ended_here) = server_watched(echo(), usize::MAX);
+    let c2 = client(port);
+    assert_eq!(call_here(&c2, port, b"{}"), b"{}");
+    assert!(parked(&c2));
+    drop((c, c2));
+    handle().block_on(async {
+        let wait = Duration::from_secs(10);
+        tokio::time::timeout(wait, ended_here.recv())
+            .await
+            .expect("the parked connection closed");
+        for _ in 0..4 {
+            tokio::time::timeout(wait, ended.recv())
+                .await
+                .expect("every connection closed");
+        }
+    });
+}
+
+/// A parked connection whose server closed it without a word (no GOAWAY) is found
+/// closed before the next call goes out on it: that call goes on a new one.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_parked_connection_closed_meanwhile_is_replaced() {
+    let (port, conns, drop_conn, mut dropped) = server_dropping();
+    let c = client(port);
+    for i in 0..3 {
+        let body = format!("{{\"n\":{i}}}");
+        assert_eq!(call_here(&c, port, body.as_bytes()), body.as_bytes());
+        assert!(parked(&c));
+        drop_conn.send(()).unwrap();
+        handle().block_on(dropped.recv()).unwrap();
+    }
+    assert_eq!(call_here(&c, port, b"{}"), b"{}");
+    assert_eq!(
+        conns.load(Ordering::SeqCst),
+        4,
+        "a connection for each call after a close"
+    );
 }
 
 #[test]
