@@ -356,7 +356,7 @@ pub struct Reply {
     headers: HeaderMap,
     body: RecvStream,
     length: Option<u64>,
-    /// The piece `chunk_lent` lent.
+    /// The piece `chunk_lent` lent, or the body `rest` lent when it came in one.
     piece: Bytes,
     /// The body `rest` gathered.
     whole: BytesMut,
@@ -431,15 +431,35 @@ impl Reply {
     /// for it is made at once, so the caller checks the length first.
     pub async fn rest(&mut self) -> Result<&[u8], Failure> {
         let want = usize::try_from(self.length.unwrap_or(0)).unwrap_or(usize::MAX);
-        self.whole.reserve(want.saturating_sub(self.whole.len()));
+        // A body that comes in one piece (the usual one) is kept as it came.
+        self.piece = Bytes::new();
+        let mut first = None;
         while let Some(piece) = self.chunk().await? {
-            self.whole.extend_from_slice(&piece);
+            match first.take() {
+                None if self.whole.is_empty() => first = Some(piece),
+                earlier => {
+                    if self.whole.is_empty() {
+                        self.whole.reserve(want.max(piece.len()));
+                    }
+                    if let Some(earlier) = earlier {
+                        self.whole.extend_from_slice(&earlier);
+                    }
+                    self.whole.extend_from_slice(&piece);
+                }
+            }
+        }
+        if let Some(only) = first {
+            self.piece = only;
+            return Ok(&self.piece[..]);
         }
         Ok(&self.whole[..])
     }
 
     /// The body that [`rest`](Self::rest) lent, taken out whole (no copy).
     pub fn take_rest(&mut self) -> Bytes {
+        if self.whole.is_empty() {
+            return std::mem::take(&mut self.piece);
+        }
         std::mem::take(&mut self.whole).freeze()
     }
 }

@@ -154,6 +154,7 @@ fn calls_in_flight_share_one_connection() {
                 assert_eq!(r.header("x-path"), Some(format!("/mcp/{i}").as_bytes()));
                 assert_eq!(r.content_length(), Some(body.len() as u64));
                 assert_eq!(r.rest().await.unwrap(), body.as_bytes());
+                assert_eq!(r.take_rest(), body.as_bytes(), "a body in one piece, taken whole");
             }));
         }
         for t in tasks {
