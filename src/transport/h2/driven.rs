@@ -223,9 +223,12 @@ impl Wait {
         }
     }
 
-    /// Keeps a handle on the request's body (see the field).
-    pub fn keep_body(&mut self, body: Bytes) {
-        self.body = Some(body);
+    /// Keeps a handle on the request's body (see the field), on a caller's thread
+    /// (elsewhere the connection is never parked).
+    pub fn keep_body(&mut self, body: &Bytes) {
+        if cfg!(target_os = "linux") && here::polling() {
+            self.body = Some(body.clone());
+        }
     }
 
     /// Claims the connection for this caller's thread, if it is one and no other

@@ -210,7 +210,7 @@ impl Client {
                 // Handed over whole, to go out with the head; h2 sends what the
                 // server's windows allow and the rest as they open.
                 let body = Bytes::copy_from_slice(body);
-                wait.keep_body(body.clone());
+                wait.keep_body(&body);
                 if let Err(e) = out.send_data(body, true) {
                     // A server may answer before the whole request arrived and
                     // reset the rest with NO_ERROR (RFC 9113, section 8.1): its
@@ -242,23 +242,23 @@ impl Client {
     /// [`request_of`](Self::request_of), from the last request when its head was
     /// the same.
     fn request_kept(&self, method: &Method, head: &[u8], body_len: usize) -> Result<Request<()>, Failure> {
-        if let Ok(mut last) = self.last.try_lock() {
-            if let Some((h, req)) = last.as_ref() {
-                if h == head && req.method() == method {
-                    let mut r = clone_request(req);
-                    if body_len > 0 || method == Method::POST {
-                        r.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body_len));
-                    } else {
-                        r.headers_mut().remove(CONTENT_LENGTH);
-                    }
-                    return Ok(r);
+        // Locked, not tried: with calls in flight, a request built afresh for
+        // want of the lock would cost more than the wait for it.
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((h, req)) = last.as_ref() {
+            if h == head && req.method() == method {
+                let mut r = clone_request(req);
+                if body_len > 0 || method == Method::POST {
+                    r.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body_len));
+                } else {
+                    r.headers_mut().remove(CONTENT_LENGTH);
                 }
+                return Ok(r);
             }
-            let req = self.request_of(method, head, body_len)?;
-            *last = Some((head.to_vec(), clone_request(&req)));
-            return Ok(req);
         }
-        self.request_of(method, head, body_len)
+        let req = self.request_of(method, head, body_len)?;
+        *last = Some((head.to_vec(), clone_request(&req)));
+        Ok(req)
     }
 
     /// The request an HTTP/1.1 head describes: its request line and fields, with
