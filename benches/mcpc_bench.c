@@ -9,6 +9,10 @@
  * (1..1024 calls in flight), clients (1..100 clients in one process), sizes (echo
  * of 32 B .. 16 MiB). Curve modes print one JSON line per client and point.
  *
+ * BENCH_BASE_HTTP=1.1 (or 2) makes the second client mcpc too, speaking that HTTP
+ * version (its lines say "client":"base"): mcpc's HTTP versions side by side, in one
+ * run, interleaved as mcpc and the floor are.
+ *
  * Each client runs in its own forked child (forked before any mcpc call), so peak
  * RSS (VmHWM) and CPU (getrusage) are that client's own. The parent only sequences
  * the blocks and never touches libmcpc. See benches/README.md.
@@ -1453,7 +1457,12 @@ static double pct(double *sorted, long n, double p) {
     return sorted[i];
 }
 
-static const char *client_name(const child_t *ch) { return ch->cl.is_mcpc ? "mcpc" : "raw"; }
+/* Set in the child that stands for the floor when BENCH_BASE_HTTP asks for mcpc there. */
+static int g_is_base;
+
+static const char *client_name(const child_t *ch) {
+    return g_is_base ? "base" : ch->cl.is_mcpc ? "mcpc" : "raw";
+}
 
 static void print_head(const child_t *ch, const char *curve) {
     if (curve)
@@ -1714,7 +1723,13 @@ static int child_op(child_t *ch, const cmd_t *cmd) {
 }
 
 static void child_main(int is_mcpc, int cmd_fd, int ack_fd) {
-    g_who = is_mcpc ? "mcpc_bench[mcpc]" : "mcpc_bench[raw]";
+    const char *base = getenv("BENCH_BASE_HTTP");
+    if (!is_mcpc && base && *base) {
+        if (setenv("BENCH_MCPC_HTTP", base, 1) != 0) die("setenv: %s", strerror(errno));
+        is_mcpc = 1;
+        g_is_base = 1;
+    }
+    g_who = g_is_base ? "mcpc_bench[base]" : is_mcpc ? "mcpc_bench[mcpc]" : "mcpc_bench[raw]";
     child_t ch;
     memset(&ch, 0, sizeof ch);
     ch.cl.is_mcpc = is_mcpc;

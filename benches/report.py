@@ -8,15 +8,16 @@ import json
 import sys
 
 # (key, label, better, goal per transport or None). better: "low" or "high".
-# Goals are ratios mcpc/raw from issue 9 (RSS: an absolute bound).
+# Goals are ratios mcpc/raw from issue 9 (RSS: an absolute bound); "versus" rows
+# (mcpc over HTTP/2 beside mcpc over HTTP/1.1, in one run) have issue 28's.
 STD_ROWS = [
     ("init_ms", "init: spawn/connect + handshake (ms, median)", "low", None),
     ("init_first_ms", "init, the first in the process (ms)", "low", None),
-    ("w1_mean_us", "W1 sequential call, mean (µs)", "low", {"stdio": 1.3, "http": 1.5}),
+    ("w1_mean_us", "W1 sequential call, mean (µs)", "low", {"stdio": 1.3, "http": 1.5, "versus": 1.2}),
     ("w1_p50_us", "W1 p50 (µs)", "low", None),
     ("w1_p99_us", "W1 p99 (µs)", "low", None),
     ("w1_calls_s", "W1 calls/s", "high", None),
-    ("w2_calls_s", "W2 64 in flight, calls/s", "high", {"stdio": 0.7, "http": 0.6}),
+    ("w2_calls_s", "W2 64 in flight, calls/s", "high", {"stdio": 0.7, "http": 0.6, "versus": 1.0}),
     ("w3_ms_per_list", "W3 list 1000 tools (ms per listing)", "low", {"stdio": 1.5, "http": 1.5}),
     ("w4_mib_s", "W4 1 MiB echo (MiB/s)", "high", {"stdio": 0.85, "http": 0.85}),
     ("w4_ms_per_call", "W4 ms per 1 MiB call", "low", None),
@@ -49,6 +50,8 @@ def fmt(v):
 
 
 def family(transport):
+    if "-vs-" in transport:
+        return "versus"
     return "stdio" if transport.startswith("stdio") else "http"
 
 
@@ -71,9 +74,12 @@ def std_tables(rows, out):
             transports.append(r["transport"])
     for t in transports:
         m = next((r for r in std if r["transport"] == t and r["client"] == "mcpc"), None)
-        w = next((r for r in std if r["transport"] == t and r["client"] == "raw"), None)
+        w = next((r for r in std if r["transport"] == t and r["client"] in ("raw", "base")), None)
         out.append(f"\n#### {t}\n")
-        out.append("| figure | mcpc | raw floor | mcpc/raw | goal |")
+        if w and w["client"] == "base":
+            out.append("| figure | mcpc, HTTP/2 | mcpc, HTTP/1.1 | HTTP/2 / HTTP/1.1 | goal |")
+        else:
+            out.append("| figure | mcpc | raw floor | mcpc/raw | goal |")
         out.append("|---|---:|---:|---:|---|")
         for key, label, better, goals in STD_ROWS:
             mv = m.get(key) if m else None
@@ -104,7 +110,7 @@ def std_tables(rows, out):
                         extra = f"; HTTP/1.1 pipelined on one connection {fmt(w['w2_pipelined_calls_s'])}"
                     if "w2_unbatched_calls_s" in w:
                         extra = f"; a write per request {fmt(w['w2_unbatched_calls_s'])}"
-                    modes.append(f"raw {w['w2_mode']}{extra}")
+                    modes.append(f"{w['client']} {w['w2_mode']}{extra}")
                 if modes:
                     label2 += " (" + "; ".join(modes) + ")"
             out.append(f"| {label2} | {fmt(mv)} | {fmt(rv)} | "

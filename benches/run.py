@@ -12,8 +12,10 @@ http-json-1cpu pins the HTTP server and the client to CPU 0.
 http1-nghttpx and http2-nghttpx put nghttpx (a real HTTP/2 front end, h2c and HTTP/1.1
 on one port) before bench_server, which speaks only HTTP/1.1: mcpc speaks HTTP/1.1 or
 HTTP/2 with prior knowledge to it, the raw floor HTTP/1.1. http-proxy puts squid (a real
-forward proxy with kept-alive connections) between both clients and bench_server. Each
-is skipped, with a note, when its program is not installed.
+forward proxy with kept-alive connections) between both clients and bench_server.
+http2-vs-http1-nghttpx is http2-nghttpx with mcpc over HTTP/1.1 in the floor's place, so
+that the two versions are compared in one interleaved run (W1..W6 only). Each is
+skipped, with a note, when its program is not installed.
 
 Sizes come from the BENCH_* variables (see benches/README.md); --quick sets small
 defaults for the ones not set. Exit status 1 if any run fails or prints bad output.
@@ -84,7 +86,12 @@ def stop_http_server(p):
 
 # The transports that put a real program between the clients and bench_server: the
 # program, and for mcpc's options the HTTP version (nghttpx) or the proxy (squid).
-FRONTED = {"http1-nghttpx": ("nghttpx", "1.1"), "http2-nghttpx": ("nghttpx", "2"), "http-proxy": ("squid", None)}
+FRONTED = {"http1-nghttpx": ("nghttpx", "1.1"), "http2-nghttpx": ("nghttpx", "2"), "http-proxy": ("squid", None),
+           "http2-vs-http1-nghttpx": ("nghttpx", "2")}
+# The transports whose second client is mcpc over HTTP/1.1 (BENCH_BASE_HTTP), not the
+# floor: HTTP/2 and HTTP/1.1 measured in one run, interleaved, whatever the machine
+# does meanwhile.
+VERSUS = {"http2-vs-http1-nghttpx": "1.1"}
 
 
 def find(program):
@@ -186,6 +193,8 @@ def run_one(bench, server, transport, mode, client, env, timeout):
         if version:
             env["BENCH_MCPC_HTTP"] = version
             port = front[1]
+            if transport in VERSUS:
+                env["BENCH_BASE_HTTP"] = VERSUS[transport]
         else:
             env["BENCH_PROXY"] = f"127.0.0.1:{front[1]}"
         args = [bench, "http", f"http://127.0.0.1:{port}/mcp"]
@@ -206,7 +215,8 @@ def run_one(bench, server, transport, mode, client, env, timeout):
     if r.returncode != 0:
         raise SystemExit(f"FAILED: {' '.join(args)} (exit {r.returncode})")
     lines = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
-    want = {"both": {"mcpc", "raw"}}.get(client, {client})
+    floor = "base" if transport in VERSUS else "raw"
+    want = {"both": {"mcpc", floor}}.get(client, {client})
     if mode == "std":
         if {l["client"] for l in lines} != want or len(lines) != len(want):
             raise SystemExit(f"FAILED: {transport}: expected one line per client, got {r.stdout!r}")
@@ -248,7 +258,7 @@ def main():
     ap.add_argument("--curves", action="store_true", help="the growth curves instead of W1..W6")
     ap.add_argument("--out", default=None)
     ap.add_argument("--transports", default="stdio,stdio-1cpu,stdio-2cpu,http-json,http-json-1cpu,http-sse,"
-                                            "http1-nghttpx,http2-nghttpx,http-proxy")
+                                            "http1-nghttpx,http2-nghttpx,http2-vs-http1-nghttpx,http-proxy")
     ap.add_argument("--client", default="both", choices=["both", "mcpc", "raw"])
     ap.add_argument("--repeat", type=int, default=1,
                     help="W1..W6 runs per transport, the clients' start order taking turns; figures are their medians")
@@ -280,7 +290,7 @@ def main():
             print(f"# {t} skipped: needs taskset and two CPUs", file=sys.stderr)
             continue
         for m in modes:
-            if pinned and m != "std":
+            if (pinned or t in VERSUS) and m != "std":
                 continue
             if m == "std" and a.repeat > 1:
                 # Which client's process starts first is not neutral (see kids_start in
