@@ -27,30 +27,34 @@ fn proof_claims(proof: &str) -> serde_json::Value {
         .claims
 }
 
+/// The claims of the DPoP proof that goes with `r`'s DPoP-bound token, checked to be
+/// for this request (htm, htu, and ath for the token), its jti added to `jtis`; the
+/// 401 that starts authorization when `r` has no token.
+fn bound_proof(r: &Seen, base: &str, jtis: &Mutex<Vec<String>>) -> Result<serde_json::Value, Reply> {
+    let Some(auth) = r.headers.get("authorization") else {
+        return Err(unauthorized(base));
+    };
+    let token = auth
+        .strip_prefix("DPoP ")
+        .expect("a DPoP-bound token is never sent as bearer");
+    let c = proof_claims(&r.headers["dpop"]);
+    assert_eq!(c["htm"], "POST");
+    assert_eq!(c["htu"], format!("{base}/mcp"));
+    let hash = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+    assert_eq!(
+        c["ath"],
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(hash.as_ref())
+    );
+    jtis.lock().unwrap().push(c["jti"].as_str().unwrap().to_string());
+    Ok(c)
+}
+
 #[test]
 fn a_dpop_bound_token_goes_only_with_a_fresh_proof() {
-    use base64::Engine;
     let (a, _) = auth_server(Fault::Dpop);
     let jtis = Arc::new(Mutex::new(Vec::new()));
     let seen = jtis.clone();
-    let gate: Gatekeeper = Arc::new(move |r: &Seen, base: &str| {
-        let Some(auth) = r.headers.get("authorization") else {
-            return Some(unauthorized(base));
-        };
-        let token = auth
-            .strip_prefix("DPoP ")
-            .expect("a DPoP-bound token is never sent as bearer");
-        let c = proof_claims(&r.headers["dpop"]);
-        assert_eq!(c["htm"], "POST");
-        assert_eq!(c["htu"], format!("{base}/mcp"));
-        let hash = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
-        assert_eq!(
-            c["ath"],
-            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(hash.as_ref())
-        );
-        seen.lock().unwrap().push(c["jti"].as_str().unwrap().to_string());
-        None
-    });
+    let gate: Gatekeeper = Arc::new(move |r: &Seen, base: &str| bound_proof(r, base, &seen).err());
     let m = mcp_server(a.url.clone(), gate, None);
     let (st, msg, c) = connect(&m.url, &host(User::Approve), false);
     assert_eq!(st, Status::MCPC_OK, "{msg}");
@@ -389,4 +393,56 @@ fn private_key_jwt_assertions_are_signed_by_the_hosts_signer() {
     assert_eq!(claims["sub"], "the-client");
     assert_eq!(key.calls.load(Ordering::SeqCst), 1);
     assert!(t.form("client_secret").is_none());
+}
+
+/// Over HTTP/2 (prior knowledge, h2c): the 401 that starts authorization, the
+/// DPoP proofs, a nonce the server asks for and the calls all go on the HTTP/2
+/// connection, each proof for this request (htm, htu, ath) and never used twice;
+/// the authorization server is asked over HTTP/1.1.
+#[test]
+fn dpop_and_its_nonce_over_http2() {
+    let (a, _) = auth_server(Fault::Dpop);
+    let jtis = Arc::new(Mutex::new(Vec::new()));
+    let seen = jtis.clone();
+    let gate: Gatekeeper = Arc::new(move |r: &Seen, base: &str| {
+        let c = match bound_proof(r, base, &seen) {
+            Ok(c) => c,
+            Err(refused) => return Some(refused),
+        };
+        if c["nonce"] != "h2-nonce" {
+            let mut rep = json(401, serde_json::json!({"error": "use_dpop_nonce"}));
+            rep.headers
+                .push(("www-authenticate".into(), "DPoP error=\"use_dpop_nonce\"".into()));
+            rep.headers.push(("dpop-nonce".into(), "h2-nonce".into()));
+            return Some(rep);
+        }
+        None
+    });
+    let m = mcp_server(a.url.clone(), gate, None);
+    let prior_knowledge = |o| unsafe {
+        assert_eq!(
+            mcpc_options_set_http_version(o, MCPC_HTTP_VERSION_2_PRIOR_KNOWLEDGE),
+            Status::MCPC_OK
+        );
+    };
+    let h = host(User::Approve);
+    let (st, msg, c) = connect_using(&m.url, 10_000, prior_knowledge, oauth_of(&h, false, |_| {}));
+    assert_eq!(st, Status::MCPC_OK, "{msg}");
+    for _ in 0..3 {
+        assert_eq!(call(c.as_ref().unwrap()), (Status::MCPC_OK, "ok".to_string()));
+    }
+    drop(c);
+    let mcp: Vec<Seen> = m.seen().into_iter().filter(|s| s.path() == "/mcp").collect();
+    assert!(mcp.iter().all(|s| s.version == "2"), "every MCP request over HTTP/2");
+    let with_nonce = mcp.iter().filter(|s| {
+        s.headers
+            .get("dpop")
+            .is_some_and(|p| proof_claims(p)["nonce"] == "h2-nonce")
+    });
+    assert!(with_nonce.count() >= 4, "the nonce kept once given");
+    assert!(a.seen().iter().all(|s| s.version == "1.1"));
+    let jtis = jtis.lock().unwrap();
+    let unique: HashSet<_> = jtis.iter().collect();
+    assert_eq!(unique.len(), jtis.len(), "a proof was used twice");
+    token_stayed(&[&a]);
 }

@@ -22,6 +22,8 @@ struct Seen {
     target: String,
     headers: HashMap<String, String>,
     body: String,
+    /// "1.1", or "2" for a request that came over HTTP/2.
+    version: &'static str,
 }
 
 impl Seen {
@@ -50,8 +52,12 @@ fn json(status: u16, v: serde_json::Value) -> Reply {
 }
 
 type Handler = Arc<dyn Fn(&Seen) -> Reply + Send + Sync>;
+/// A handler that also logs what it saw.
+type Answer = Arc<dyn Fn(Seen) -> Reply + Send + Sync>;
 
-/// A loopback HTTP/1.1 server: one thread per connection, one request each.
+/// A loopback server: one thread per connection, over HTTP/1.1 one request each;
+/// a connection that opens with HTTP/2's preface is served over HTTP/2 (h2c),
+/// every request on it.
 struct Server {
     url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
@@ -65,51 +71,18 @@ impl Server {
         let log = seen.clone();
         std::thread::spawn(move || {
             for conn in l.incoming() {
-                let Ok(mut conn) = conn else { return };
+                let Ok(conn) = conn else { return };
                 let (handler, log) = (handler.clone(), log.clone());
-                std::thread::spawn(move || {
-                    let mut r = BufReader::new(conn.try_clone().unwrap());
-                    let mut line = String::new();
-                    if r.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let mut parts = line.split_whitespace();
-                    let (method, target) = (
-                        parts.next().unwrap_or("").to_string(),
-                        parts.next().unwrap_or("").to_string(),
-                    );
-                    let mut headers = HashMap::new();
-                    loop {
-                        let mut h = String::new();
-                        if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                            break;
-                        }
-                        if let Some((k, v)) = h.split_once(':') {
-                            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-                        }
-                    }
-                    let n: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
-                    let mut body = vec![0; n];
-                    let _ = r.read_exact(&mut body);
-                    let seen = Seen {
-                        method,
-                        target,
-                        headers,
-                        body: String::from_utf8_lossy(&body).into_owned(),
-                    };
+                let answer: Answer = Arc::new(move |seen: Seen| {
                     log.lock().unwrap().push(seen.clone());
-                    let reply = handler(&seen);
-                    let mut out = format!(
-                        "HTTP/1.1 {} X\r\ncontent-length: {}\r\nconnection: close\r\n",
-                        reply.status,
-                        reply.body.len()
-                    );
-                    for (k, v) in &reply.headers {
-                        out.push_str(&format!("{k}: {v}\r\n"));
+                    handler(&seen)
+                });
+                std::thread::spawn(move || {
+                    if opens_http2(&conn) {
+                        serve_http2(conn, answer);
+                    } else {
+                        serve_http11(conn, answer);
                     }
-                    out.push_str("\r\n");
-                    let _ = conn.write_all(out.as_bytes());
-                    let _ = conn.write_all(&reply.body);
                 });
             }
         });
@@ -123,6 +96,112 @@ impl Server {
     fn count(&self, path: &str) -> usize {
         self.seen().iter().filter(|s| s.path() == path).count()
     }
+}
+
+/// True when the connection starts with HTTP/2's preface ("PRI * HTTP/2.0...").
+fn opens_http2(conn: &std::net::TcpStream) -> bool {
+    let mut buf = [0u8; 3];
+    loop {
+        match conn.peek(&mut buf) {
+            Ok(n) if n < buf.len() && buf[..n] == b"PRI"[..n] && n > 0 => continue,
+            Ok(n) => return n == buf.len() && &buf == b"PRI",
+            Err(_) => return false,
+        }
+    }
+}
+
+/// One HTTP/1.1 request, answered by `answer`, then the connection closes.
+fn serve_http11(mut conn: std::net::TcpStream, answer: Answer) {
+    let mut r = BufReader::new(conn.try_clone().unwrap());
+    let mut line = String::new();
+    if r.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let (method, target) = (
+        parts.next().unwrap_or("").to_string(),
+        parts.next().unwrap_or("").to_string(),
+    );
+    let mut headers = HashMap::new();
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    let n: usize = headers.get("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let mut body = vec![0; n];
+    let _ = r.read_exact(&mut body);
+    let reply = answer(Seen {
+        method,
+        target,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+        version: "1.1",
+    });
+    let mut out = format!(
+        "HTTP/1.1 {} X\r\ncontent-length: {}\r\nconnection: close\r\n",
+        reply.status,
+        reply.body.len()
+    );
+    for (k, v) in &reply.headers {
+        out.push_str(&format!("{k}: {v}\r\n"));
+    }
+    out.push_str("\r\n");
+    let _ = conn.write_all(out.as_bytes());
+    let _ = conn.write_all(&reply.body);
+}
+
+/// Every request of an HTTP/2 connection (h2c), each on a task of its own, answered
+/// by `answer`.
+fn serve_http2(conn: std::net::TcpStream, answer: Answer) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        conn.set_nonblocking(true).unwrap();
+        let tcp = tokio::net::TcpStream::from_std(conn).unwrap();
+        let Ok(mut h2) = h2::server::handshake(tcp).await else {
+            return;
+        };
+        while let Some(Ok((req, mut respond))) = h2.accept().await {
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let (parts, mut recv) = req.into_parts();
+                let mut body = Vec::new();
+                while let Some(Ok(piece)) = recv.data().await {
+                    let _ = recv.flow_control().release_capacity(piece.len());
+                    body.extend_from_slice(&piece);
+                }
+                let headers = parts
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+                    .collect();
+                let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
+                let reply = answer(Seen {
+                    method: parts.method.to_string(),
+                    target,
+                    headers,
+                    body: String::from_utf8_lossy(&body).into_owned(),
+                    version: "2",
+                });
+                let mut head = http::Response::builder()
+                    .status(reply.status)
+                    .header("content-length", reply.body.len());
+                for (k, v) in &reply.headers {
+                    head = head.header(k.as_str(), v.as_str());
+                }
+                let Ok(mut out) = respond.send_response(head.body(()).unwrap(), reply.body.is_empty()) else {
+                    return;
+                };
+                if !reply.body.is_empty() {
+                    let _ = out.send_data(bytes::Bytes::from(reply.body), true);
+                }
+            });
+        }
+    });
 }
 
 /// How the authorization server misbehaves.
@@ -394,7 +473,17 @@ fn connect_as(
     headless: bool,
     more: impl FnOnce(*mut mcpc_oauth_t),
 ) -> (Status, String, Option<Client>) {
-    connect_with(url, |a| unsafe {
+    connect_with(url, oauth_of(host, headless, more))
+}
+
+/// The OAuth settings a host makes: its authorize callback and store, `headless`,
+/// and what `more` adds.
+fn oauth_of<'a>(
+    host: &'a Arc<Host>,
+    headless: bool,
+    more: impl FnOnce(*mut mcpc_oauth_t) + 'a,
+) -> impl FnOnce(*mut mcpc_oauth_t) + 'a {
+    move |a| unsafe {
         let redirect = CString::new("http://127.0.0.1:9/callback").unwrap();
         mcpc_oauth_set_redirect_uri(a, redirect.as_ptr());
         mcpc_oauth_set_authorize_callback(a, Some(on_authorize), Arc::as_ptr(host) as *mut c_void, None);
@@ -407,7 +496,7 @@ fn connect_as(
         );
         mcpc_oauth_set_headless(a, headless as i32);
         more(a);
-    })
+    }
 }
 
 /// Connects to `url` with the OAuth settings `configure` makes.
@@ -421,9 +510,20 @@ fn connect_within(
     timeout_ms: i64,
     configure: impl FnOnce(*mut mcpc_oauth_t),
 ) -> (Status, String, Option<Client>) {
+    connect_using(url, timeout_ms, |_| {}, configure)
+}
+
+/// As `connect_within`, with more client options set by `options`.
+fn connect_using(
+    url: &str,
+    timeout_ms: i64,
+    options: impl FnOnce(*mut mcpc_options_t),
+    configure: impl FnOnce(*mut mcpc_oauth_t),
+) -> (Status, String, Option<Client>) {
     unsafe {
         let o = mcpc_options_new();
         mcpc_options_set_timeout_ms(o, timeout_ms);
+        options(o);
         let a = mcpc_oauth_new();
         configure(a);
         assert_eq!(mcpc_options_set_oauth(o, a), Status::MCPC_OK);
