@@ -9,7 +9,7 @@
 # already, only checks them (offline, a few seconds). A missing peer fails the tests.
 # Neither runs under valgrind: both measure timeouts, retry delays and progress
 # timing with real servers, and the library is under valgrind and ASan in test-c
-# and test-asan.
+# and test-asan (and the HTTP/2 peer tests under ASan, below).
 
 MCPC_PEERS_DIR ?= $(HOME)/.cache/mcpc-peers
 PEERS_ENV := $(MCPC_PEERS_DIR)/peers.env
@@ -23,9 +23,12 @@ build/conformance_client: tests/conformance/client.c cli/json_scan.h include/mcp
 	@mkdir -p build
 	$(CC) $(CFLAGS_C) $< -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../$(DEBUG)' -o $@
 
-# build/test_peers comes from the Makefile's build/test_% rule.
-test-peers: peers build/test_peers build/debug/mcpc
+# build/test_peers comes from the Makefile's build/test_% rule. The HTTP/2 tests run
+# once more with the test built under AddressSanitizer: the results they read came
+# over HTTP/2, whose replies lend and hand over buffers of their own.
+test-peers: peers build/test_peers build/asan/test_peers build/debug/mcpc
 	. '$(PEERS_ENV)' && MCPC=build/debug/mcpc build/test_peers
+	. '$(PEERS_ENV)' && MCPC=build/debug/mcpc build/asan/test_peers test_py2_http2
 
 test-conformance: peers build/conformance_client
 	MCPC_PEERS_DIR='$(MCPC_PEERS_DIR)' tests/conformance/run.sh build/conformance_client build/conformance

@@ -1297,6 +1297,37 @@ static void h2_through_tunnel(const struct server *s, const char *ca) {
     proxy_stop(&p);
 }
 
+/* The standalone GET stream over HTTP/2 (the older revision, which has it): a
+ * notification outside any request comes on it, and calls beside it share its
+ * connection, which none of them parks while the stream is open. `o` is left as
+ * it came. */
+static void h2_standalone_stream(const struct server *s, mcpc_options_t *o) {
+    struct lines notes = LINES_INIT;
+    const char *get = "\"http\": \"GET\", \"status\": 200";
+    int gets = LINES(s->log, get, "\"http_version\": \"2\"");
+    mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_LEGACY);
+    mcpc_options_set_notification_callback(o, on_notification, &notes, NULL);
+    CHECK_STATUS(mcpc_options_set_standalone_stream(o, true), MCPC_OK);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_http(s->url, o, &c), MCPC_OK);
+    if (c) {
+        /* The stream is open once the server has answered its GET. */
+        CHECK(WAIT_LINES(gets + 1, s->log, get, "\"http_version\": \"2\"") == gets + 1);
+        for (int i = 0; i < 20; i++) call_ok(c, "echo", "{\"text\":\"beside\"}", "beside");
+        call_ok(c, "announce", NULL, "announced");
+        CHECK(wait_lines(&notes, "notifications/tools/list_changed", 1, 10000));
+        for (int i = 0; i < 5; i++) call_ok(c, "echo", "{\"text\":\"after\"}", "after");
+    }
+    double t0 = now_ms();
+    mcpc_client_free(c); /* with the GET stream open: bounded */
+    CHECK(now_ms() - t0 < 3000);
+    CHECK(lines_count_with(&notes, "notifications/tools/list_changed") == 1);
+    mcpc_options_set_notification_callback(o, NULL, NULL, NULL);
+    CHECK_STATUS(mcpc_options_set_standalone_stream(o, false), MCPC_OK);
+    mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_AUTO);
+    lines_free(&notes);
+}
+
 /* HTTP/2 against hypercorn: by ALPN over TLS (the default), and with prior
  * knowledge over plain TCP; every call of a client on one connection, a cancel
  * that ends only its own call, a result beyond the default windows. HTTP/1.1 when
@@ -1306,8 +1337,8 @@ static void test_py2_http2(void) {
     if (!tls_files(&f)) return;
     const char *cert = f.cert, *key = f.key, *ca = f.ca;
     for (int plain = 0; plain < 2; plain++) {
-        const char *tls_args[] = {"--hypercorn", "--big", "--certfile", cert, "--keyfile", key, NULL};
-        const char *plain_args[] = {"--hypercorn", "--big", NULL};
+        const char *tls_args[] = {"--hypercorn", "--big", "--announce", "--certfile", cert, "--keyfile", key, NULL};
+        const char *plain_args[] = {"--hypercorn", "--big", "--announce", NULL};
         struct server s;
         if (py_http_start(&s, "MCPC_PEERS_PY", 0, plain ? plain_args : tls_args) != 0) {
             CHECK(0);
@@ -1338,6 +1369,7 @@ static void test_py2_http2(void) {
             h2_large_result(c);
         }
         mcpc_client_free(c);
+        h2_standalone_stream(&s, o);
         /* HTTP/1.1 when asked for; hypercorn speaks both. */
         mcpc_options_set_negotiation(o, MCPC_NEGOTIATE_AUTO);
         CHECK_STATUS(mcpc_options_set_http_version(o, MCPC_HTTP_VERSION_1_1), MCPC_OK);

@@ -53,6 +53,7 @@ ap.add_argument("--page-size", type=int, default=0)
 ap.add_argument("--log")
 ap.add_argument("--hypercorn", action="store_true")
 ap.add_argument("--big", action="store_true")
+ap.add_argument("--announce", action="store_true")
 args = ap.parse_args()
 
 http_opts = dict(stateless_http=args.stateless, json_response=args.json_response)
@@ -138,6 +139,17 @@ if args.page_size > 0:  # the SDK never paginates tools/list: replace the handle
         @srv._mcp_server.list_tools()
         async def list_tools_v1(req: types.ListToolsRequest) -> types.ListToolsResult:
             return page(req.params.cursor if req.params else None, await srv.list_tools())
+
+
+async def announce(ctx: Context = None) -> str:
+    """Sends notifications/tools/list_changed outside any request: over HTTP it goes
+    to the standalone GET stream (and nowhere when none is open)."""
+    await ctx.session.send_tool_list_changed()
+    return "announced"
+
+
+if args.announce:
+    srv.tool()(announce)
 
 
 def logged(app, path):
