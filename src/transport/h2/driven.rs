@@ -231,12 +231,15 @@ impl Wait {
         }
     }
 
-    /// Claims the connection for this caller's thread, if it is one and no other
-    /// holds the claim. Taken before a request goes out, it keeps the request's
+    /// Claims the connection for this caller's thread, if it is one, no other
+    /// holds the claim and this is the only request under way (with others, the
+    /// task drives). Taken before a request goes out, it keeps the request's
     /// wake from reaching the task. Only on Linux, where a caller's thread waits on
     /// a socket itself; elsewhere the task drives every stream.
     pub fn claim(&mut self) {
-        if cfg!(target_os = "linux") && !self.claimed && here::polling() {
+        // With other requests under way the task drives: claimed by turns, the
+        // connection went back and forth between the waiting threads.
+        if cfg!(target_os = "linux") && !self.claimed && here::polling() && self.driven.book().open == 1 {
             self.claimed = self
                 .driven
                 .claimed
