@@ -148,6 +148,11 @@ impl Driven {
         self.book().parked
     }
 
+    #[cfg(test)]
+    pub fn driven_by_a_caller(&self) -> bool {
+        self.claimed.load(Ordering::SeqCst)
+    }
+
     fn book(&self) -> MutexGuard<'_, Book> {
         self.book.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -201,26 +206,39 @@ pub struct Wait {
 
 impl Wait {
     /// A request's wait, counted as under way until dropped. A request that finds
-    /// the connection parked takes it up: a caller's thread that claims it polls
-    /// it first (see [`poll`](Self::poll)); any other polls it once as the task,
-    /// which then drives it.
+    /// the connection parked takes it up: a caller's thread claims it, whatever
+    /// else is under way, and polls it first (see [`poll`](Self::poll)); any other
+    /// polls it once as the task, which then drives it.
     pub fn new(driven: Arc<Driven>) -> Wait {
         let unparked = {
             let mut book = driven.book();
             book.open += 1;
             std::mem::take(&mut book.parked)
         };
-        let here = cfg!(target_os = "linux") && here::polling();
-        if unparked && !here {
-            driven.recheck.store(true, Ordering::Relaxed);
-            let _ = driven.poll_as_task();
-        }
-        Wait {
+        let mut wait = Wait {
             driven,
             claimed: false,
-            unparked: unparked && here,
+            unparked: false,
             body: None,
+        };
+        if unparked {
+            // Whoever takes up a parked connection sees that it is driven: a
+            // caller's thread by claiming it, whatever else has started since
+            // (those that did found it taken up, and do not claim it); anything
+            // else by polling it as the task.
+            let here = cfg!(target_os = "linux") && here::polling();
+            if here && wait.try_claim() {
+                wait.unparked = true;
+            } else {
+                wait.driven.recheck.store(true, Ordering::Relaxed);
+                if here {
+                    wait.driven.wake_task();
+                } else {
+                    let _ = wait.driven.poll_as_task();
+                }
+            }
         }
+        wait
     }
 
     /// Keeps a handle on the request's body (see the field), on a caller's thread
@@ -240,12 +258,18 @@ impl Wait {
         // With other requests under way the task drives: claimed by turns, the
         // connection went back and forth between the waiting threads.
         if cfg!(target_os = "linux") && !self.claimed && here::polling() && self.driven.book().open == 1 {
-            self.claimed = self
-                .driven
-                .claimed
-                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok();
+            self.try_claim();
         }
+    }
+
+    /// Claims the connection if no other thread holds the claim.
+    fn try_claim(&mut self) -> bool {
+        self.claimed = self
+            .driven
+            .claimed
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok();
+        self.claimed
     }
 
     /// Polls `inner` and, while it waits on a caller's thread holding the claim,

@@ -394,6 +394,61 @@ fn sequential_calls_park_the_connection_between_them() {
     assert_eq!(conns.load(Ordering::SeqCst), 1);
 }
 
+/// A caller's thread that takes up a parked connection claims it even when another
+/// request started meanwhile (which, finding it taken up, does not claim it): else
+/// nothing would drive the connection.
+#[cfg(target_os = "linux")]
+#[test]
+fn who_takes_up_a_parked_connection_drives_it() {
+    let (port, _) = server(echo());
+    let c = client(port);
+    assert_eq!(call_here(&c, port, b"{}"), b"{}");
+    assert!(parked(&c));
+    let driven = c.conn.try_lock().unwrap().as_ref().unwrap().2.clone();
+    crate::drive::here::block_here(async {
+        let mut first = Wait::new(driven.clone());
+        let mut second = Wait::new(driven.clone());
+        second.claim();
+        first.claim();
+        assert!(
+            driven.driven_by_a_caller(),
+            "the parked connection was taken up by nobody"
+        );
+        drop((first, second));
+    });
+    assert!(!driven.driven_by_a_caller());
+    assert_eq!(call_here(&c, port, b"{\"after\":1}"), b"{\"after\":1}");
+}
+
+/// Many callers' threads starting at once on a parked connection: the first takes
+/// it up and drives it, whatever the others do meanwhile, and every call ends.
+#[cfg(target_os = "linux")]
+#[test]
+fn callers_that_start_at_once_on_a_parked_connection_all_end() {
+    let (port, conns) = server(echo());
+    let c = Arc::new(client(port));
+    for round in 0..20 {
+        assert_eq!(call_here(&c, port, b"{}"), b"{}");
+        assert!(parked(&c));
+        let start = Arc::new(std::sync::Barrier::new(8));
+        let (done_tx, done) = std::sync::mpsc::channel();
+        for i in 0..8 {
+            let (c, start, done) = (c.clone(), start.clone(), done_tx.clone());
+            std::thread::spawn(move || {
+                let body = format!("{{\"round\":{round},\"n\":{i}}}");
+                start.wait();
+                let got = call_here(&c, port, body.as_bytes());
+                done.send(got == body.as_bytes()).unwrap();
+            });
+        }
+        for _ in 0..8 {
+            let ok = done.recv_timeout(Duration::from_secs(10));
+            assert_eq!(ok, Ok(true), "round {round}: a call stalled or came back wrong");
+        }
+    }
+    assert_eq!(conns.load(Ordering::SeqCst), 1);
+}
+
 /// A parked connection the server sent away (GOAWAY, then closed) is found so by
 /// the next call, which goes on a new one; a client dropped with its connection
 /// parked closes it.
