@@ -17,7 +17,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -36,6 +36,10 @@ pub struct Driven {
     conn: Mutex<Slot>,
     /// Set while a caller's thread holds the claim.
     claimed: AtomicBool,
+    /// Which thread holds the claim ([`thread_number`]; 0 for none): another
+    /// request of that thread, made while its claimed reply is kept, polls the
+    /// connection too, as the claim's holder is not polled meanwhile.
+    claimer: AtomicU64,
     /// The requests under way and whether the connection is parked, changed
     /// together so that a request that starts as a claim ends either finds the
     /// connection parked or keeps it from being parked.
@@ -61,8 +65,11 @@ struct Book {
     /// The [`Wait`]s alive: one a request, from its head to its reply's drop.
     open: usize,
     /// Nothing polls the connection and its socket is outside the reactor: the
-    /// next request (or [`Driven::unpark`]) must take it up.
+    /// next request (or [`Driven::retire`]) must take it up.
     parked: bool,
+    /// The client no longer hands the connection out (closed, replaced, or the
+    /// client gone): it must be polled to its end, so it is never parked again.
+    retired: bool,
 }
 
 struct TaskWake(Weak<Driven>);
@@ -91,6 +98,7 @@ impl Driven {
         let driven = Arc::new_cyclic(|me| Driven {
             conn: Mutex::new(Some(Box::pin(conn))),
             claimed: AtomicBool::new(false),
+            claimer: AtomicU64::new(0),
             book: Mutex::new(Book::default()),
             recheck,
             task: Mutex::new(None),
@@ -133,11 +141,15 @@ impl Driven {
         poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake))
     }
 
-    /// Takes up a parked connection: the task drives it again. For the client's
-    /// end, when its handle for requests goes: the connection must then be polled
-    /// to close.
-    pub fn unpark(&self) {
-        let parked = std::mem::take(&mut self.book().parked);
+    /// The client no longer hands the connection out (its handle for requests is
+    /// gone): a parked connection is taken up, and none is parked from now on, so
+    /// that the task polls it to its end (GOAWAY, then closed once its streams end).
+    pub fn retire(&self) {
+        let parked = {
+            let mut book = self.book();
+            book.retired = true;
+            std::mem::take(&mut book.parked)
+        };
         if parked {
             self.wake_task();
         }
@@ -262,36 +274,44 @@ impl Wait {
         }
     }
 
-    /// Claims the connection if no other thread holds the claim.
+    /// Claims the connection if no other wait holds the claim.
     fn try_claim(&mut self) -> bool {
         self.claimed = self
             .driven
             .claimed
             .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok();
+        if self.claimed {
+            self.driven.claimer.store(thread_number(), Ordering::SeqCst);
+        }
         self.claimed
     }
 
     /// Polls `inner` and, while it waits on a caller's thread holding the claim,
     /// the connection too.
     pub fn poll<T>(&mut self, cx: &mut Context<'_>, mut inner: impl FnMut(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
+        if !here::polling() {
+            // Moved to the runtime: the task drives from now on.
+            self.end();
+            return inner(cx);
+        }
         #[cfg(target_os = "linux")]
-        if std::mem::take(&mut self.unparked) && self.claimed && crate::sys::has_input(self.driven.fd) {
+        if std::mem::take(&mut self.unparked) && self.claimed {
             // What the server sent while the connection was parked (a GOAWAY, its
-            // end) is read before this request goes out.
-            self.driven.recheck.store(true, Ordering::Relaxed);
-            let _ = poll_conn(&mut self.driven.lock(), cx);
+            // end) is read before this request goes out. Looked for only while the
+            // connection (and so its socket) is there.
+            let mut slot = self.driven.lock();
+            if slot.is_some() && crate::sys::has_input(self.driven.fd) {
+                self.driven.recheck.store(true, Ordering::Relaxed);
+                let _ = poll_conn(&mut slot, cx);
+            }
         }
         if let Poll::Ready(v) = inner(cx) {
             return Poll::Ready(v);
         }
-        if !here::polling() {
-            // Moved to the runtime mid-wait: the task drives from now on.
-            self.end();
-            return Poll::Pending;
-        }
         self.claim();
-        if !self.claimed {
+        let claimed_here = self.claimed || self.driven.claimer.load(Ordering::SeqCst) == thread_number();
+        if !claimed_here {
             // Another caller or the task drives: the stream wakes this thread.
             return Poll::Pending;
         }
@@ -318,14 +338,19 @@ impl Wait {
         }
         #[cfg(target_os = "linux")]
         here::forget_wait(self.driven.fd);
+        // Only the claim's holder polls the connection, so whether it is still
+        // there cannot change before the claim is given up below.
+        let alive = may_park && self.driven.lock().is_some();
         {
             let mut book = self.driven.book();
+            self.driven.claimer.store(0, Ordering::SeqCst);
             self.driven.claimed.store(false, Ordering::SeqCst);
-            if may_park && book.open == 1 {
+            if alive && book.open == 1 && !book.retired {
                 book.parked = true;
                 return;
             }
         }
+        // Polled by the task from now on; one that has ended ends the task.
         self.driven.wake_task();
     }
 }
@@ -335,4 +360,13 @@ impl Drop for Wait {
         self.end();
         self.driven.book().open -= 1;
     }
+}
+
+/// A number for this thread, never 0 and never reused in the process.
+fn thread_number() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static NUMBER: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    NUMBER.with(|n| *n)
 }

@@ -118,7 +118,7 @@ impl Client {
         if let Ok(mut c) = self.conn.try_lock() {
             if let Some((_, send, driven)) = c.take() {
                 drop(send);
-                driven.unpark();
+                driven.retire();
             }
         }
     }
@@ -135,7 +135,10 @@ impl Client {
             if stale != Some(*n) {
                 return Ok(Ok((*n, s.clone(), d.clone())));
             }
-            *slot = None;
+            if let Some((_, send, old)) = slot.take() {
+                drop(send);
+                old.retire();
+            }
         }
         let (io, recheck) = net::open(&self.origin, self.connect_timeout).await?;
         if !self.prior_knowledge && !io.is_h2() {
@@ -314,7 +317,7 @@ impl Drop for Client {
         // go, to close it.
         if let Some((_, send, driven)) = self.conn.get_mut().take() {
             drop(send);
-            driven.unpark();
+            driven.retire();
         }
     }
 }
@@ -349,9 +352,6 @@ async fn wait_response(
 /// A response whose body is still to be read. Dropped before its end, it resets
 /// its stream.
 pub struct Reply {
-    /// The request's wait, whose claim on the connection (if this thread holds
-    /// it) goes on until the body's end.
-    wait: Wait,
     status: StatusCode,
     headers: HeaderMap,
     body: RecvStream,
@@ -360,6 +360,10 @@ pub struct Reply {
     piece: Bytes,
     /// The body `rest` gathered.
     whole: BytesMut,
+    /// The request's wait, whose claim on the connection (if this thread holds
+    /// it) goes on until the body's end. Dropped last: the body's drop may queue
+    /// a reset, which the connection must not be parked before.
+    wait: Wait,
 }
 
 impl Reply {

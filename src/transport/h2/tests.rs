@@ -394,6 +394,56 @@ fn sequential_calls_park_the_connection_between_them() {
     assert_eq!(conns.load(Ordering::SeqCst), 1);
 }
 
+/// A request made on a caller's thread while its earlier reply, which holds the
+/// claim, is kept unread (as a 404 is while the session is renewed): the thread
+/// drives the connection for the later request too.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_request_beside_a_kept_claimed_reply_goes_through() {
+    let (port, _) = server(echo());
+    let c = Arc::new(client(port));
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let caller = c.clone();
+    std::thread::spawn(move || {
+        let got = crate::drive::here::block_here(async {
+            let mut first = post(&caller, port, "/mcp", b"{\"n\":1}").await;
+            let mut second = post(&caller, port, "/mcp", b"{\"n\":2}").await;
+            let two = second.rest().await.unwrap().to_vec();
+            let one = first.rest().await.unwrap().to_vec();
+            (one, two)
+        });
+        done_tx.send(got).unwrap();
+    });
+    let got = done
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the second request stalled");
+    assert_eq!(got, (b"{\"n\":1}".to_vec(), b"{\"n\":2}".to_vec()));
+}
+
+/// A connection closed by the client (`close_idle`) while a caller's claimed reply
+/// is read is not parked at the reply's end: the task polls it to its close.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_connection_closed_under_a_claim_is_not_parked() {
+    let (port, conns, mut ended) = server_watched(echo(), usize::MAX);
+    let c = client(port);
+    let driven = crate::drive::here::block_here(async {
+        let mut r = post(&c, port, "/mcp", b"{}").await;
+        let driven = c.conn.try_lock().unwrap().as_ref().unwrap().2.clone();
+        c.close_idle();
+        assert_eq!(r.rest().await.unwrap(), b"{}");
+        driven
+    });
+    assert!(!driven.is_parked());
+    handle().block_on(async {
+        let wait = Duration::from_secs(10);
+        tokio::time::timeout(wait, ended.recv())
+            .await
+            .expect("the connection closed");
+    });
+    assert_eq!(conns.load(Ordering::SeqCst), 1);
+}
+
 /// A caller's thread that takes up a parked connection claims it even when another
 /// request started meanwhile (which, finding it taken up, does not claim it): else
 /// nothing would drive the connection.
