@@ -118,27 +118,35 @@ impl Driven {
                 *w = Some(cx.waker().clone());
             }
         }
-        self.poll_as_task()
+        match self.poll_as_task() {
+            Some(polled) => polled,
+            None => {
+                // Another thread has the connection for a moment (taking it up, or
+                // about to claim it): polled again, so that the wake that brought
+                // the task here is not lost; a claim found then keeps it asleep.
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }
     }
 
     /// Polls the connection as its task does (with the task's waker), unless a
-    /// caller holds the claim.
-    fn poll_as_task(&self) -> Poll<()> {
+    /// caller holds the claim; None when another thread holds the connection.
+    fn poll_as_task(&self) -> Option<Poll<()>> {
         if self.claimed.load(Ordering::SeqCst) {
-            return Poll::Pending;
+            return Some(Poll::Pending);
         }
         let mut slot = match self.conn.try_lock() {
             Ok(s) => s,
             Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            // Held only by a claim's holder, which wakes this task when the claim ends.
-            Err(TryLockError::WouldBlock) => return Poll::Pending,
+            Err(TryLockError::WouldBlock) => return None,
         };
         // Claimed between the look above and the lock: the holder polls it now (its
         // claim was set before it locked, so a lock taken after its poll sees it).
         if self.claimed.load(Ordering::SeqCst) {
-            return Poll::Pending;
+            return Some(Poll::Pending);
         }
-        poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake))
+        Some(poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake)))
     }
 
     /// The client no longer hands the connection out (its handle for requests is
@@ -218,9 +226,9 @@ pub struct Wait {
 
 impl Wait {
     /// A request's wait, counted as under way until dropped. A request that finds
-    /// the connection parked takes it up: a caller's thread claims it, whatever
-    /// else is under way, and polls it first (see [`poll`](Self::poll)); any other
-    /// polls it once as the task, which then drives it.
+    /// the connection parked takes it up: a caller's thread claims it and polls it
+    /// first (see [`poll`](Self::poll)); any other polls it once as the task,
+    /// which then drives it.
     pub fn new(driven: Arc<Driven>) -> Wait {
         let unparked = {
             let mut book = driven.book();
@@ -235,9 +243,8 @@ impl Wait {
         };
         if unparked {
             // Whoever takes up a parked connection sees that it is driven: a
-            // caller's thread by claiming it, whatever else has started since
-            // (those that did found it taken up, and do not claim it); anything
-            // else by polling it as the task.
+            // caller's thread by claiming it at once (a claim taken later could
+            // find another's), anything else by polling it as the task.
             let here = cfg!(target_os = "linux") && here::polling();
             if here && wait.try_claim() {
                 wait.unparked = true;
@@ -261,15 +268,12 @@ impl Wait {
         }
     }
 
-    /// Claims the connection for this caller's thread, if it is one, no other
-    /// holds the claim and this is the only request under way (with others, the
-    /// task drives). Taken before a request goes out, it keeps the request's
+    /// Claims the connection for this caller's thread, if it is one and no other
+    /// holds the claim. Taken before a request goes out, it keeps the request's
     /// wake from reaching the task. Only on Linux, where a caller's thread waits on
     /// a socket itself; elsewhere the task drives every stream.
     pub fn claim(&mut self) {
-        // With other requests under way the task drives: claimed by turns, the
-        // connection went back and forth between the waiting threads.
-        if cfg!(target_os = "linux") && !self.claimed && here::polling() && self.driven.book().open == 1 {
+        if cfg!(target_os = "linux") && !self.claimed && here::polling() {
             self.try_claim();
         }
     }
