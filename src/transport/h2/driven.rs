@@ -34,11 +34,10 @@ pub struct Driven {
     /// Locked for one poll at a time, by the task or the claim's holder; neither
     /// waits inside a poll, so a lock is held briefly.
     conn: Mutex<Slot>,
-    /// Set while a caller's thread holds the claim.
-    claimed: AtomicBool,
-    /// Which thread holds the claim ([`thread_number`]; 0 for none): another
-    /// request of that thread, made while its claimed reply is kept, polls the
-    /// connection too, as the claim's holder is not polled meanwhile.
+    /// The caller's thread that holds the claim ([`thread_number`]), 0 while none
+    /// does. Another request of that thread, made while its claimed reply is
+    /// kept, polls the connection too, as the claim's holder is not polled
+    /// meanwhile.
     claimer: AtomicU64,
     /// The requests under way and whether the connection is parked, changed
     /// together so that a request that starts as a claim ends either finds the
@@ -47,7 +46,7 @@ pub struct Driven {
     /// The socket's recheck flag: its next read tries the socket whatever is
     /// known of it (set when a parked connection is taken up again).
     recheck: Arc<AtomicBool>,
-    /// The task's waker, set before it looks at `claimed`, so that the end of a
+    /// The task's waker, set before it looks at `claimer`, so that the end of a
     /// claim always finds it.
     task: Mutex<Option<Waker>>,
     /// The waker the task polls the connection with: it wakes the task unless a
@@ -81,7 +80,7 @@ impl Wake for TaskWake {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if let Some(d) = self.0.upgrade() {
-            if !d.claimed.load(Ordering::SeqCst) {
+            if d.claimer.load(Ordering::SeqCst) == 0 {
                 d.wake_task();
             }
         }
@@ -97,7 +96,6 @@ impl Driven {
     ) -> Arc<Driven> {
         let driven = Arc::new_cyclic(|me| Driven {
             conn: Mutex::new(Some(Box::pin(conn))),
-            claimed: AtomicBool::new(false),
             claimer: AtomicU64::new(0),
             book: Mutex::new(Book::default()),
             recheck,
@@ -133,7 +131,7 @@ impl Driven {
     /// Polls the connection as its task does (with the task's waker), unless a
     /// caller holds the claim; None when another thread holds the connection.
     fn poll_as_task(&self) -> Option<Poll<()>> {
-        if self.claimed.load(Ordering::SeqCst) {
+        if self.claimer.load(Ordering::SeqCst) != 0 {
             return Some(Poll::Pending);
         }
         let mut slot = match self.conn.try_lock() {
@@ -143,7 +141,7 @@ impl Driven {
         };
         // Claimed between the look above and the lock: the holder polls it now (its
         // claim was set before it locked, so a lock taken after its poll sees it).
-        if self.claimed.load(Ordering::SeqCst) {
+        if self.claimer.load(Ordering::SeqCst) != 0 {
             return Some(Poll::Pending);
         }
         Some(poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake)))
@@ -170,7 +168,7 @@ impl Driven {
 
     #[cfg(test)]
     pub fn driven_by_a_caller(&self) -> bool {
-        self.claimed.load(Ordering::SeqCst)
+        self.claimer.load(Ordering::SeqCst) != 0
     }
 
     fn book(&self) -> MutexGuard<'_, Book> {
@@ -282,12 +280,9 @@ impl Wait {
     fn try_claim(&mut self) -> bool {
         self.claimed = self
             .driven
-            .claimed
-            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .claimer
+            .compare_exchange(0, thread_number(), Ordering::SeqCst, Ordering::SeqCst)
             .is_ok();
-        if self.claimed {
-            self.driven.claimer.store(thread_number(), Ordering::SeqCst);
-        }
         self.claimed
     }
 
@@ -314,8 +309,8 @@ impl Wait {
             return Poll::Ready(v);
         }
         self.claim();
-        let claimed_here = self.claimed || self.driven.claimer.load(Ordering::SeqCst) == thread_number();
-        if !claimed_here {
+        // This wait's claim, or its thread's in a reply it keeps.
+        if self.driven.claimer.load(Ordering::SeqCst) != thread_number() {
             // Another caller or the task drives: the stream wakes this thread.
             return Poll::Pending;
         }
@@ -348,7 +343,6 @@ impl Wait {
         {
             let mut book = self.driven.book();
             self.driven.claimer.store(0, Ordering::SeqCst);
-            self.driven.claimed.store(false, Ordering::SeqCst);
             if alive && book.open == 1 && !book.retired {
                 book.parked = true;
                 return;

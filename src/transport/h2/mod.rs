@@ -116,10 +116,7 @@ impl Client {
     /// Drops the connection's handle: it closes (GOAWAY) once its streams end.
     pub fn close_idle(&self) {
         if let Ok(mut c) = self.conn.try_lock() {
-            if let Some((_, send, driven)) = c.take() {
-                drop(send);
-                driven.retire();
-            }
+            let_go(c.take());
         }
     }
 
@@ -135,10 +132,7 @@ impl Client {
             if stale != Some(*n) {
                 return Ok(Ok((*n, s.clone(), d.clone())));
             }
-            if let Some((_, send, old)) = slot.take() {
-                drop(send);
-                old.retire();
-            }
+            let_go(slot.take());
         }
         let (io, recheck) = net::open(&self.origin, self.connect_timeout).await?;
         if !self.prior_knowledge && !io.is_h2() {
@@ -313,12 +307,17 @@ impl Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        // A parked connection is polled by nobody: its task must see the handle
-        // go, to close it.
-        if let Some((_, send, driven)) = self.conn.get_mut().take() {
-            drop(send);
-            driven.retire();
-        }
+        let_go(self.conn.get_mut().take());
+    }
+}
+
+/// Lets go of a connection the client no longer hands out: its handle for
+/// requests is dropped first, then it is retired, so that its task (even that of
+/// a parked connection, polled by nobody) sees the handle gone and closes it.
+fn let_go(conn: Option<Conn>) {
+    if let Some((_, send, driven)) = conn {
+        drop(send);
+        driven.retire();
     }
 }
 
