@@ -1,7 +1,8 @@
-//! The connection's future, polled by its task on the runtime or, on Linux while a
-//! caller's thread is blocked on one of its streams, by that thread (the drive
-//! model of [`crate::drive`]): a sequential call then reads and writes the socket
-//! itself, as over HTTP/1.1, instead of waking the task and being woken by it.
+//! The connection's future and its streams ([`super::exchange`]), polled by its
+//! task on the runtime or, on Linux while a caller's thread is blocked on one of
+//! its streams, by that thread (the drive model of [`crate::drive`]): a sequential
+//! call then reads and writes the socket itself, as over HTTP/1.1, instead of
+//! waking the task and being woken by it.
 //!
 //! One caller's thread at a time may claim the connection; while it holds the
 //! claim, it alone polls the connection and the task stays asleep (the wakes that
@@ -22,18 +23,36 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 use bytes::Bytes;
+use h2::client::SendRequest;
 
+use super::exchange::{Exchange, Lists, Streams};
 use crate::drive::here;
 use crate::transport::net::Stream;
 
 type Conn = h2::client::Connection<Stream, Bytes>;
-type Slot = Option<Pin<Box<Conn>>>;
+
+/// The connection and its streams, polled together.
+pub struct Actor {
+    conn: Pin<Box<Conn>>,
+    streams: Streams,
+}
+
+type Slot = Option<Actor>;
 
 /// The connection, shared by its task and the callers that drive it.
 pub struct Driven {
     /// Locked for one poll at a time, by the task or the claim's holder; neither
     /// waits inside a poll, so a lock is held briefly.
     conn: Mutex<Slot>,
+    /// The requests to send and the streams to poll, handed to whoever polls.
+    lists: Lists,
+    /// Set while the connection is polled: what is handed over meanwhile is taken
+    /// in before that poll ends, with no wake.
+    busy: AtomicBool,
+    /// The client no longer hands the connection out: its handle for requests goes.
+    retiring: AtomicBool,
+    /// The claim's holder's waker, for what other threads hand over meanwhile.
+    claim_waker: Mutex<Option<Waker>>,
     /// The caller's thread that holds the claim ([`thread_number`]), 0 while none
     /// does. Another request of that thread, made while its claimed reply is
     /// kept, polls the connection too, as the claim's holder is not polled
@@ -88,14 +107,22 @@ impl Wake for TaskWake {
 }
 
 impl Driven {
-    /// Starts the connection's task.
+    /// Starts the connection's task; `send` is its handle for requests.
     pub fn spawn(
         conn: Conn,
+        send: SendRequest<Bytes>,
         recheck: Arc<AtomicBool>,
         #[cfg(target_os = "linux")] fd: std::os::fd::RawFd,
     ) -> Arc<Driven> {
         let driven = Arc::new_cyclic(|me| Driven {
-            conn: Mutex::new(Some(Box::pin(conn))),
+            conn: Mutex::new(Some(Actor {
+                conn: Box::pin(conn),
+                streams: Streams::new(send),
+            })),
+            lists: Lists::default(),
+            busy: AtomicBool::new(false),
+            retiring: AtomicBool::new(false),
+            claim_waker: Mutex::new(None),
             claimer: AtomicU64::new(0),
             book: Mutex::new(Book::default()),
             recheck,
@@ -144,13 +171,83 @@ impl Driven {
         if self.claimer.load(Ordering::SeqCst) != 0 {
             return Some(Poll::Pending);
         }
-        Some(poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake)))
+        Some(self.poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake)))
+    }
+
+    /// Hands a request to whoever polls the connection; false when it has ended
+    /// (the request is told so).
+    pub fn submit(&self, ex: &Arc<Exchange>) -> bool {
+        if !self.lists.submit(ex) {
+            return false;
+        }
+        self.wake_poller();
+        true
+    }
+
+    /// Puts a stream that has something to do on the ready list (h2's waker for
+    /// it, or its request letting go or taking what was held).
+    pub fn ready(&self, ex: Arc<Exchange>) {
+        if self.lists.push_ready(ex) {
+            self.wake_poller();
+        }
+    }
+
+    /// Has the connection polled: by the poll under way, if one is, else by the
+    /// claim's holder or the task.
+    fn wake_poller(&self) {
+        if self.busy.load(Ordering::SeqCst) {
+            return;
+        }
+        if self.claimer.load(Ordering::SeqCst) != 0 {
+            let waker = self.claim_waker.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if let Some(w) = waker {
+                w.wake();
+                return;
+            }
+        }
+        self.wake_task();
+    }
+
+    /// Polls the connection and its streams until neither has anything to do; when
+    /// the connection has ended, its streams get their ends and it is dropped.
+    fn poll_conn(&self, slot: &mut Slot, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(actor) = slot.as_mut() else {
+            return Poll::Ready(());
+        };
+        loop {
+            self.busy.store(true, Ordering::SeqCst);
+            // The connection first: what the server sent meanwhile (its end, say)
+            // is known before a request goes out on it.
+            if let Poll::Ready(r) = actor.conn.as_mut().poll(cx) {
+                if let Err(e) = r {
+                    log::debug!("an HTTP/2 connection ended: {e}");
+                }
+                actor.streams.close(&self.lists);
+                *slot = None;
+                self.busy.store(false, Ordering::SeqCst);
+                return Poll::Ready(());
+            }
+            let mut worked = actor.streams.submit(&self.lists, cx);
+            worked |= actor.streams.run_ready(&self.lists);
+            if self.retiring.load(Ordering::SeqCst) && actor.streams.retire() {
+                worked = true;
+            }
+            if !worked {
+                // Whatever was handed over after the lists were last looked at
+                // found the poll under way and woke nobody: taken in here.
+                self.busy.store(false, Ordering::SeqCst);
+                if !self.lists.pending() {
+                    return Poll::Pending;
+                }
+            }
+        }
     }
 
     /// The client no longer hands the connection out (its handle for requests is
     /// gone): a parked connection is taken up, and none is parked from now on, so
     /// that the task polls it to its end (GOAWAY, then closed once its streams end).
     pub fn retire(&self) {
+        self.retiring.store(true, Ordering::SeqCst);
         let parked = {
             let mut book = self.book();
             book.retired = true;
@@ -158,12 +255,19 @@ impl Driven {
         };
         if parked {
             self.wake_task();
+        } else {
+            self.wake_poller();
         }
     }
 
     #[cfg(test)]
     pub fn is_parked(&self) -> bool {
         self.book().parked
+    }
+
+    #[cfg(test)]
+    pub fn live_streams(&self) -> usize {
+        self.lock().as_ref().map_or(0, |a| a.streams.live())
     }
 
     #[cfg(test)]
@@ -184,24 +288,6 @@ impl Driven {
 
     fn lock(&self) -> MutexGuard<'_, Slot> {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// Polls the connection; when it has ended, it is dropped (its streams have their
-/// errors by then).
-fn poll_conn(slot: &mut Slot, cx: &mut Context<'_>) -> Poll<()> {
-    let Some(conn) = slot.as_mut() else {
-        return Poll::Ready(());
-    };
-    match conn.as_mut().poll(cx) {
-        Poll::Ready(r) => {
-            if let Err(e) = r {
-                log::debug!("an HTTP/2 connection ended: {e}");
-            }
-            *slot = None;
-            Poll::Ready(())
-        }
-        Poll::Pending => Poll::Pending,
     }
 }
 
@@ -302,7 +388,7 @@ impl Wait {
             let mut slot = self.driven.lock();
             if slot.is_some() && crate::sys::has_input(self.driven.fd) {
                 self.driven.recheck.store(true, Ordering::Relaxed);
-                let _ = poll_conn(&mut slot, cx);
+                let _ = self.driven.poll_conn(&mut slot, cx);
             }
         }
         if let Poll::Ready(v) = inner(cx) {
@@ -314,7 +400,13 @@ impl Wait {
             // Another caller or the task drives: the stream wakes this thread.
             return Poll::Pending;
         }
-        let _ = poll_conn(&mut self.driven.lock(), cx);
+        {
+            let mut w = self.driven.claim_waker.lock().unwrap_or_else(|e| e.into_inner());
+            if !w.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *w = Some(cx.waker().clone());
+            }
+        }
+        let _ = self.driven.poll_conn(&mut self.driven.lock(), cx);
         inner(cx)
     }
 
@@ -340,6 +432,7 @@ impl Wait {
         // Only the claim's holder polls the connection, so whether it is still
         // there cannot change before the claim is given up below.
         let alive = may_park && self.driven.lock().is_some();
+        *self.driven.claim_waker.lock().unwrap_or_else(|e| e.into_inner()) = None;
         {
             let mut book = self.driven.book();
             self.driven.claimer.store(0, Ordering::SeqCst);

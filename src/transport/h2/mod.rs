@@ -10,23 +10,22 @@
 //! resets that stream alone (`RST_STREAM` with `CANCEL`: the h2 crate sends it
 //! when the last handle of an open stream goes), and the other streams go on.
 
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use h2::client::SendRequest;
-use h2::{Reason, RecvStream};
+use h2::Reason;
 use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
 use http::{Method, Request, StatusCode, Uri};
 
 use crate::transport::net::{self, Failure, Origin, Stream};
 use driven::{Driven, Wait};
+use exchange::{End, Exchange, Lost};
 
 mod driven;
+mod exchange;
 
 /// The receive windows mcpc grants. The protocol's default, 64 KiB a stream and
 /// for the whole connection, makes a server stop every 64 KiB until mcpc's
@@ -42,8 +41,8 @@ const MAX_FRAME: u32 = 256 << 10;
 /// The most a response's header block may take, as HTTP/1.1's head limit.
 const MAX_HEADERS: u32 = 256 << 10;
 
-/// An open connection: its number, its handle for requests, and its future.
-type Conn = (u64, SendRequest<Bytes>, Arc<Driven>);
+/// An open connection: its number and its future, which holds its handle for requests.
+type Conn = (u64, Arc<Driven>);
 
 /// A stream on which the server chose HTTP/1.1, for HTTP/1.1 to use.
 type Fallback = Option<(Stream, Arc<AtomicBool>)>;
@@ -128,9 +127,9 @@ impl Client {
         if self.refused.load(Ordering::Relaxed) {
             return Ok(Err(None));
         }
-        if let Some((n, s, d)) = slot.as_ref() {
+        if let Some((n, d)) = slot.as_ref() {
             if stale != Some(*n) {
-                return Ok(Ok((*n, s.clone(), d.clone())));
+                return Ok(Ok((*n, d.clone())));
             }
             let_go(slot.take());
         }
@@ -157,13 +156,14 @@ impl Client {
             .map_err(h2_failure)?;
         let driven = Driven::spawn(
             conn,
+            send,
             recheck,
             #[cfg(target_os = "linux")]
             fd,
         );
         let n = self.opened.fetch_add(1, Ordering::Relaxed);
-        *slot = Some((n, send.clone(), driven.clone()));
-        Ok(Ok((n, send, driven)))
+        *slot = Some((n, driven.clone()));
+        Ok(Ok((n, driven)))
     }
 
     /// Sends one request (`head` as `h1::Client::request_head` writes it, in
@@ -176,62 +176,32 @@ impl Client {
         let mut tries = 0;
         loop {
             tries += 1;
-            let (n, sender, driven) = match self.sender(stale).await? {
+            let (n, driven) = match self.sender(stale).await? {
                 Ok(s) => s,
                 Err(fresh) => return Ok(Sent::Http11(fresh)),
             };
             let again = tries < 2;
             let req = self.request_kept(method, head, body.len())?;
+            let body = Bytes::copy_from_slice(body);
             // Claimed before the request goes out: this thread then sends it and
             // reads its answer, rather than the connection's task.
             let mut wait = Wait::new(driven.clone());
             wait.claim();
-            let mut sender = sender;
-            match std::future::poll_fn(|cx| wait.poll(cx, |cx| sender.poll_ready(cx))).await {
-                Ok(()) => {}
-                Err(_) if again => {
-                    stale = Some(n);
-                    continue;
-                }
-                Err(e) => return Err(h2_failure(e)),
-            }
-            let (mut response, mut out) = match sender.send_request(req, body.is_empty()) {
-                Ok(r) => r,
-                Err(_) if again => {
-                    stale = Some(n);
-                    continue;
-                }
-                Err(e) => return Err(h2_failure(e)),
-            };
             if !body.is_empty() {
-                // Handed over whole, to go out with the head; h2 sends what the
-                // server's windows allow and the rest as they open.
-                let body = Bytes::copy_from_slice(body);
                 wait.keep_body(&body);
-                if let Err(e) = out.send_data(body, true) {
-                    // A server may answer before the whole request arrived and
-                    // reset the rest with NO_ERROR (RFC 9113, section 8.1): its
-                    // answer stands. A stream that failed has none, at once.
-                    let answer = match wait_response(&mut response, &mut wait).await {
-                        Ok(resp) => return Ok(Sent::Reply(Reply::of(resp, wait))),
-                        Err(answer) => answer,
-                    };
-                    // The stream's own error says more than the send's (which
-                    // only saw it closed): a refusal there goes again too.
-                    if again && (refused(&answer) || refused(&e)) {
-                        stale = Some(n);
-                        continue;
-                    }
-                    return Err(h2_failure(answer));
-                }
             }
-            match wait_response(&mut response, &mut wait).await {
-                Ok(resp) => return Ok(Sent::Reply(Reply::of(resp, wait))),
-                Err(e) if again && refused(&e) => {
-                    stale = Some(n);
-                    continue;
+            let held = Held::submit(&driven, req, body);
+            let ex = &held.ex;
+            match std::future::poll_fn(|cx| wait.poll(cx, |cx| ex.poll_head(cx))).await {
+                Ok(parts) => return Ok(Sent::Reply(Reply::of(parts, held, wait))),
+                Err(Lost::Unsent(_)) if again => stale = Some(n),
+                // The stream's own error says more than the body's send (which only
+                // saw it closed): a refusal in either goes again too.
+                Err(Lost::Failed(e, send)) if again && (refused(&e) || send.as_ref().is_some_and(refused)) => {
+                    stale = Some(n)
                 }
-                Err(e) => return Err(h2_failure(e)),
+                Err(Lost::Unsent(Some(e)) | Lost::Failed(e, _)) => return Err(h2_failure(e)),
+                Err(Lost::Unsent(None) | Lost::Closed) => return Err(closed()),
             }
         }
     }
@@ -311,12 +281,11 @@ impl Drop for Client {
     }
 }
 
-/// Lets go of a connection the client no longer hands out: its handle for
-/// requests is dropped first, then it is retired, so that its task (even that of
-/// a parked connection, polled by nobody) sees the handle gone and closes it.
+/// Lets go of a connection the client no longer hands out: it is retired, so that
+/// its handle for requests goes and its task (even that of a parked connection,
+/// polled by nobody) closes it once its streams end.
 fn let_go(conn: Option<Conn>) {
-    if let Some((_, send, driven)) = conn {
-        drop(send);
+    if let Some((_, driven)) = conn {
         driven.retire();
     }
 }
@@ -340,12 +309,37 @@ fn refused(e: &h2::Error) -> bool {
     e.reason() == Some(Reason::REFUSED_STREAM) || (e.is_go_away() && e.is_remote())
 }
 
-/// The response head, the connection driven meanwhile on a caller's thread.
-async fn wait_response(
-    response: &mut h2::client::ResponseFuture,
-    wait: &mut Wait,
-) -> Result<http::Response<RecvStream>, h2::Error> {
-    std::future::poll_fn(|cx| wait.poll(cx, |cx| Pin::new(&mut *response).poll(cx))).await
+fn closed() -> Failure {
+    Failure::Http(io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "the HTTP/2 connection closed before the response ended",
+    ))
+}
+
+/// A request's hold on its exchange: let go before the end, it resets the stream.
+struct Held {
+    ex: Arc<Exchange>,
+    driven: Arc<Driven>,
+}
+
+impl Held {
+    /// Hands the request to the connection's poller.
+    fn submit(driven: &Arc<Driven>, req: Request<()>, body: Bytes) -> Held {
+        let ex = Exchange::new(driven, req, body);
+        driven.submit(&ex);
+        Held {
+            ex,
+            driven: driven.clone(),
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.ex.let_go() {
+            self.driven.ready(self.ex.clone());
+        }
+    }
 }
 
 /// A response whose body is still to be read. Dropped before its end, it resets
@@ -353,7 +347,7 @@ async fn wait_response(
 pub struct Reply {
     status: StatusCode,
     headers: HeaderMap,
-    body: RecvStream,
+    body: Held,
     length: Option<u64>,
     /// The piece `chunk_lent` lent, or the body `rest` lent when it came in one.
     piece: Bytes,
@@ -366,8 +360,7 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn of(resp: http::Response<RecvStream>, wait: Wait) -> Reply {
-        let (parts, body) = resp.into_parts();
+    fn of(parts: http::response::Parts, body: Held, wait: Wait) -> Reply {
         let length = parts
             .headers
             .get(CONTENT_LENGTH)
@@ -401,21 +394,25 @@ impl Reply {
     /// The next piece of the body; `None` at its end. What is read is given back
     /// to the server's window at once.
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, Failure> {
-        loop {
-            let (body, wait) = (&mut self.body, &mut self.wait);
-            match std::future::poll_fn(|cx| wait.poll(cx, |cx| body.poll_data(cx))).await {
-                None => {
-                    self.wait.finish();
-                    return Ok(None);
+        let (body, wait) = (&self.body, &mut self.wait);
+        let next = std::future::poll_fn(|cx| {
+            wait.poll(cx, |cx| {
+                let (next, resume) = body.ex.poll_data(cx);
+                if resume {
+                    body.driven.ready(body.ex.clone());
                 }
-                Some(Err(e)) => return Err(h2_failure(e)),
-                Some(Ok(piece)) => {
-                    let _ = self.body.flow_control().release_capacity(piece.len());
-                    if !piece.is_empty() {
-                        return Ok(Some(piece));
-                    }
-                }
+                next
+            })
+        })
+        .await;
+        match next {
+            None => {
+                self.wait.finish();
+                Ok(None)
             }
+            Some(Ok(piece)) => Ok(Some(piece)),
+            Some(Err(End::Failed(e))) => Err(h2_failure(e)),
+            Some(Err(_)) => Err(closed()),
         }
     }
 

@@ -249,8 +249,12 @@ fn a_cancel_resets_only_its_own_stream() {
         // The connection goes on.
         let mut r = post(&c, port, "/after", b"{}").await;
         assert_eq!(r.chunk().await.unwrap().unwrap(), &b"/after"[..]);
+        assert!(r.chunk().await.unwrap().is_none());
     });
     assert_eq!(conns.load(Ordering::SeqCst), 1);
+    // Every stream, ended or reset, has left the connection's poller.
+    let driven = c.conn.try_lock().unwrap().as_ref().unwrap().1.clone();
+    assert_eq!(driven.live_streams(), 0);
 }
 
 /// A server that answers before the request's body has arrived, and resets the
@@ -355,7 +359,7 @@ fn server_dropping() -> (
 /// Whether the connection is parked (see `driven`).
 fn parked(c: &Client) -> bool {
     let slot = c.conn.try_lock().unwrap();
-    slot.as_ref().is_some_and(|(_, _, d)| d.is_parked())
+    slot.as_ref().is_some_and(|(_, d)| d.is_parked())
 }
 
 /// One call on this thread as a blocked caller's runs: it drives the connection.
@@ -429,7 +433,7 @@ fn a_connection_closed_under_a_claim_is_not_parked() {
     let c = client(port);
     let driven = crate::drive::here::block_here(async {
         let mut r = post(&c, port, "/mcp", b"{}").await;
-        let driven = c.conn.try_lock().unwrap().as_ref().unwrap().2.clone();
+        let driven = c.conn.try_lock().unwrap().as_ref().unwrap().1.clone();
         c.close_idle();
         assert_eq!(r.rest().await.unwrap(), b"{}");
         driven
@@ -454,7 +458,7 @@ fn who_takes_up_a_parked_connection_drives_it() {
     let c = client(port);
     assert_eq!(call_here(&c, port, b"{}"), b"{}");
     assert!(parked(&c));
-    let driven = c.conn.try_lock().unwrap().as_ref().unwrap().2.clone();
+    let driven = c.conn.try_lock().unwrap().as_ref().unwrap().1.clone();
     crate::drive::here::block_here(async {
         let mut first = Wait::new(driven.clone());
         let mut second = Wait::new(driven.clone());
