@@ -76,6 +76,9 @@ pub struct Driven {
     /// would (the fd lifetime rule, `drive`'s module doc).
     #[cfg(target_os = "linux")]
     fd: std::os::fd::RawFd,
+    /// How often the task was polled (tests: sequential calls never wake it).
+    #[cfg(test)]
+    task_polls: std::sync::atomic::AtomicUsize,
 }
 
 #[derive(Default)]
@@ -130,6 +133,8 @@ impl Driven {
             task_wake: Waker::from(Arc::new(TaskWake(me.clone()))),
             #[cfg(target_os = "linux")]
             fd,
+            #[cfg(test)]
+            task_polls: Default::default(),
         });
         let task = driven.clone();
         crate::drive::runtime::handle().spawn(std::future::poll_fn(move |cx| task.poll_task(cx)));
@@ -137,6 +142,8 @@ impl Driven {
     }
 
     fn poll_task(&self, cx: &mut Context<'_>) -> Poll<()> {
+        #[cfg(test)]
+        self.task_polls.fetch_add(1, Ordering::SeqCst);
         {
             let mut w = self.task.lock().unwrap_or_else(|e| e.into_inner());
             if !w.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
@@ -193,7 +200,8 @@ impl Driven {
     }
 
     /// Has the connection polled: by the poll under way, if one is, else by the
-    /// claim's holder or the task.
+    /// claim's holder or the task. A holder that has not polled yet (no waker) is
+    /// about to: it claims before it polls, and takes in the lists when it does.
     fn wake_poller(&self) {
         if self.busy.load(Ordering::SeqCst) {
             return;
@@ -202,8 +210,8 @@ impl Driven {
             let waker = self.claim_waker.lock().unwrap_or_else(|e| e.into_inner()).clone();
             if let Some(w) = waker {
                 w.wake();
-                return;
             }
+            return;
         }
         self.wake_task();
     }
@@ -263,6 +271,11 @@ impl Driven {
     #[cfg(test)]
     pub fn is_parked(&self) -> bool {
         self.book().parked
+    }
+
+    #[cfg(test)]
+    pub fn task_polls(&self) -> usize {
+        self.task_polls.load(Ordering::SeqCst)
     }
 
     #[cfg(test)]
@@ -436,7 +449,9 @@ impl Wait {
         {
             let mut book = self.driven.book();
             self.driven.claimer.store(0, Ordering::SeqCst);
-            if alive && book.open == 1 && !book.retired {
+            // Something handed over that found the claim held and woke nobody (a
+            // reply let go of just before its wait ended, say) keeps it unparked.
+            if alive && book.open == 1 && !book.retired && !self.driven.lists.pending() {
                 book.parked = true;
                 return;
             }

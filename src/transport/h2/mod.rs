@@ -133,6 +133,20 @@ impl Client {
             }
             let_go(slot.take());
         }
+        // Boxed: a connection is opened once, and its future (TLS included) would
+        // otherwise swell every request's future, which is allocated per request.
+        let opened = Box::pin(self.open()).await?;
+        let (n, driven) = match opened {
+            Ok(driven) => (self.opened.fetch_add(1, Ordering::Relaxed), driven),
+            Err(fallback) => return Ok(Err(fallback)),
+        };
+        *slot = Some((n, driven.clone()));
+        Ok(Ok((n, driven)))
+    }
+
+    /// Opens a connection and starts its task; `Err(stream)` when the server chose
+    /// HTTP/1.1 (and it may).
+    async fn open(&self) -> Result<Result<Arc<Driven>, Fallback>, Failure> {
         let (io, recheck) = net::open(&self.origin, self.connect_timeout).await?;
         if !self.prior_knowledge && !io.is_h2() {
             if self.required {
@@ -154,16 +168,13 @@ impl Client {
             .handshake::<_, Bytes>(io)
             .await
             .map_err(h2_failure)?;
-        let driven = Driven::spawn(
+        Ok(Ok(Driven::spawn(
             conn,
             send,
             recheck,
             #[cfg(target_os = "linux")]
             fd,
-        );
-        let n = self.opened.fetch_add(1, Ordering::Relaxed);
-        *slot = Some((n, driven.clone()));
-        Ok(Ok((n, driven)))
+        )))
     }
 
     /// Sends one request (`head` as `h1::Client::request_head` writes it, in

@@ -378,10 +378,16 @@ fn call_here(c: &Client, port: u16, body: &[u8]) -> Vec<u8> {
 fn sequential_calls_park_the_connection_between_them() {
     let (port, conns) = server(echo());
     let c = Arc::new(client(port));
+    let mut task_polls = 0;
     for i in 0..20 {
         let body = format!("{{\"n\":{i}}}");
         assert_eq!(call_here(&c, port, body.as_bytes()), body.as_bytes());
         assert!(parked(&c), "parked after call {i}");
+        let polls = c.conn.try_lock().unwrap().as_ref().unwrap().1.task_polls();
+        if i > 0 {
+            assert_eq!(polls, task_polls, "the task woken by call {i}");
+        }
+        task_polls = polls;
     }
     let async_call = {
         let c = c.clone();
