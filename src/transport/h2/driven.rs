@@ -68,9 +68,12 @@ pub struct Driven {
     /// The task's waker, set before it looks at `claimer`, so that the end of a
     /// claim always finds it.
     task: Mutex<Option<Waker>>,
-    /// The waker the task polls the connection with: it wakes the task unless a
-    /// caller holds the claim (that caller polls the connection instead).
+    /// The waker the connection is polled with, by the task or a claim's holder:
+    /// it notes that h2 wants another poll (a frame queued, say) and has the
+    /// connection polled ([`Driven::wake_poller`]).
     task_wake: Waker,
+    /// Set by `task_wake`: the poll under way polls the connection again.
+    repoll: AtomicBool,
     /// The socket, whose wait a caller's thread forgets when its claim ends: the
     /// stream is the connection's, not the caller's exchange's, so nothing else
     /// would (the fd lifetime rule, `drive`'s module doc).
@@ -102,9 +105,8 @@ impl Wake for TaskWake {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if let Some(d) = self.0.upgrade() {
-            if d.claimer.load(Ordering::SeqCst) == 0 {
-                d.wake_task();
-            }
+            d.repoll.store(true, Ordering::SeqCst);
+            d.wake_poller();
         }
     }
 }
@@ -131,6 +133,7 @@ impl Driven {
             recheck,
             task: Mutex::new(None),
             task_wake: Waker::from(Arc::new(TaskWake(me.clone()))),
+            repoll: AtomicBool::new(false),
             #[cfg(target_os = "linux")]
             fd,
             #[cfg(test)]
@@ -178,7 +181,7 @@ impl Driven {
         if self.claimer.load(Ordering::SeqCst) != 0 {
             return Some(Poll::Pending);
         }
-        Some(self.poll_conn(&mut slot, &mut Context::from_waker(&self.task_wake)))
+        Some(self.poll_conn(&mut slot))
     }
 
     /// Hands a request to whoever polls the connection; false when it has ended
@@ -218,14 +221,21 @@ impl Driven {
 
     /// Polls the connection and its streams until neither has anything to do; when
     /// the connection has ended, its streams get their ends and it is dropped.
-    fn poll_conn(&self, slot: &mut Slot, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll_conn(&self, slot: &mut Slot) -> Poll<()> {
         let Some(actor) = slot.as_mut() else {
             return Poll::Ready(());
         };
+        let cx = &mut Context::from_waker(&self.task_wake);
+        // What came in is sent before the connection is polled, which then writes
+        // it; except on a connection just taken up to be rechecked: what the server
+        // sent meanwhile (its end, say) is known before a request goes out on it.
+        let mut send_first = !self.recheck.load(Ordering::Relaxed);
         loop {
             self.busy.store(true, Ordering::SeqCst);
-            // The connection first: what the server sent meanwhile (its end, say)
-            // is known before a request goes out on it.
+            if std::mem::take(&mut send_first) {
+                actor.streams.submit(&self.lists, cx);
+            }
+            self.repoll.store(false, Ordering::SeqCst);
             if let Poll::Ready(r) = actor.conn.as_mut().poll(cx) {
                 if let Err(e) = r {
                     log::debug!("an HTTP/2 connection ended: {e}");
@@ -235,18 +245,21 @@ impl Driven {
                 self.busy.store(false, Ordering::SeqCst);
                 return Poll::Ready(());
             }
-            let mut worked = actor.streams.submit(&self.lists, cx);
-            worked |= actor.streams.run_ready(&self.lists);
+            actor.streams.submit(&self.lists, cx);
+            actor.streams.run_ready(&self.lists);
             if self.retiring.load(Ordering::SeqCst) && actor.streams.retire() {
-                worked = true;
+                self.repoll.store(true, Ordering::SeqCst);
             }
-            if !worked {
-                // Whatever was handed over after the lists were last looked at
-                // found the poll under way and woke nobody: taken in here.
-                self.busy.store(false, Ordering::SeqCst);
-                if !self.lists.pending() {
-                    return Poll::Pending;
-                }
+            // Polled again only if h2 asked (a frame queued by what was sent, read
+            // or let go): a response taken in asks nothing more of the connection.
+            if self.repoll.load(Ordering::SeqCst) {
+                continue;
+            }
+            // Whatever was handed over after the lists were last looked at found
+            // the poll under way and woke nobody: taken in here.
+            self.busy.store(false, Ordering::SeqCst);
+            if !self.lists.pending() && !self.repoll.load(Ordering::SeqCst) {
+                return Poll::Pending;
             }
         }
     }
@@ -401,7 +414,7 @@ impl Wait {
             let mut slot = self.driven.lock();
             if slot.is_some() && crate::sys::has_input(self.driven.fd) {
                 self.driven.recheck.store(true, Ordering::Relaxed);
-                let _ = self.driven.poll_conn(&mut slot, cx);
+                let _ = self.driven.poll_conn(&mut slot);
             }
         }
         if let Poll::Ready(v) = inner(cx) {
@@ -419,7 +432,7 @@ impl Wait {
                 *w = Some(cx.waker().clone());
             }
         }
-        let _ = self.driven.poll_conn(&mut self.driven.lock(), cx);
+        let _ = self.driven.poll_conn(&mut self.driven.lock());
         inner(cx)
     }
 

@@ -248,24 +248,22 @@ impl Streams {
         }
     }
 
-    /// Sends what came in, in order, as far as h2 takes new streams; true if
-    /// anything was done.
-    pub fn submit(&mut self, lists: &Lists, cx: &mut Context<'_>) -> bool {
+    /// Sends what came in, in order, as far as h2 takes new streams.
+    pub fn submit(&mut self, lists: &Lists, cx: &mut Context<'_>) {
         {
             let mut inc = lock(&lists.incoming);
             if inc.list.is_empty() && self.waiting.is_empty() {
-                return false;
+                return;
             }
             self.waiting.extend(inc.list.drain(..));
         }
-        let mut worked = false;
         while !self.waiting.is_empty() {
             let Some(send) = self.send.as_mut() else {
                 // Its handle gone (retired): what waits goes again elsewhere.
                 for ex in self.waiting.drain(..) {
                     deliver_head(&ex, Err(Lost::Unsent(None)));
                 }
-                return true;
+                return;
             };
             match send.poll_ready(cx) {
                 Poll::Pending => break,
@@ -273,13 +271,11 @@ impl Streams {
                     // The connection is going away; what waits goes again elsewhere.
                     let ex = self.waiting.pop_front().expect("not empty");
                     deliver_head(&ex, Err(Lost::Unsent(Some(e))));
-                    worked = true;
                     continue;
                 }
                 Poll::Ready(Ok(())) => {}
             }
             let ex = self.waiting.pop_front().expect("not empty");
-            worked = true;
             let mut st = ex.state();
             let (req, body) = match std::mem::replace(&mut st.stage, Stage::Over) {
                 Stage::Queued(req, body) if !st.gone => (req, body),
@@ -307,20 +303,15 @@ impl Streams {
             drop(st);
             lists.push_ready(ex);
         }
-        worked
     }
 
-    /// Polls the streams on the ready list; true if there were any.
-    pub fn run_ready(&mut self, lists: &Lists) -> bool {
+    /// Polls the streams on the ready list.
+    pub fn run_ready(&mut self, lists: &Lists) {
         let ready = std::mem::take(&mut *lock(&lists.ready));
-        if ready.is_empty() {
-            return false;
-        }
         for ex in ready {
             ex.queued.store(false, Ordering::SeqCst);
             self.run(&ex);
         }
-        true
     }
 
     fn run(&mut self, ex: &Arc<Exchange>) {
@@ -403,7 +394,7 @@ impl Streams {
             deliver_head(&ex, Err(Lost::Unsent(None)));
         }
         // A stream h2 failed has its error; any other, a plain end.
-        let _ = self.run_ready(lists);
+        self.run_ready(lists);
         for (_, ex) in std::mem::take(&mut self.live) {
             self.run(&ex);
             let mut st = ex.state();

@@ -430,6 +430,61 @@ fn a_request_beside_a_kept_claimed_reply_goes_through() {
     assert_eq!(got, (b"{\"n\":1}".to_vec(), b"{\"n\":2}".to_vec()));
 }
 
+/// A request from the runtime while a caller's thread holds the claim and waits
+/// for a slow answer: it is handed to that thread, which sends it and reads its
+/// answer at once, not when its own answer comes.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_request_beside_a_waiting_claim_is_sent_at_once() {
+    let (release_tx, release) = std::sync::mpsc::channel::<()>();
+    let release = Arc::new(std::sync::Mutex::new(release));
+    let (arrived_tx, arrived) = std::sync::mpsc::channel::<()>();
+    let answer: Answer = Arc::new(move |req, respond| {
+        let release = release.clone();
+        let arrived = arrived_tx.clone();
+        Box::pin(async move {
+            if req.uri().path() == "/slow" {
+                arrived.send(()).unwrap();
+                // Held until the test lets it go (off the runtime's threads).
+                tokio::task::spawn_blocking(move || release.lock().unwrap().recv().unwrap())
+                    .await
+                    .unwrap();
+            }
+            let mut respond = respond;
+            let resp = Response::builder().body(()).unwrap();
+            let mut out = respond.send_response(resp, false).unwrap();
+            out.send_data(Bytes::from(req.uri().path().to_string()), true).unwrap();
+        })
+    });
+    let (port, _) = server(answer);
+    let c = Arc::new(client(port));
+    // The connection settled first (the server's SETTINGS in and acknowledged), so
+    // that nothing but the hand-over may wake the waiting thread.
+    assert_eq!(call_path_here(&c, port, "/warm"), b"/warm");
+    let caller = c.clone();
+    let slow = std::thread::spawn(move || call_path_here(&caller, port, "/slow"));
+    arrived.recv_timeout(Duration::from_secs(10)).unwrap();
+    let fast = handle().block_on(async {
+        let call = async {
+            let mut r = post(&c, port, "/fast", b"{}").await;
+            r.rest().await.unwrap().to_vec()
+        };
+        tokio::time::timeout(Duration::from_secs(10), call).await
+    });
+    // The slow answer is let go only now: before, the fast one had to come alone.
+    release_tx.send(()).unwrap();
+    assert_eq!(fast.expect("the request waited for the claim's answer"), b"/fast");
+    assert_eq!(slow.join().unwrap(), b"/slow");
+}
+
+/// One call to `path` on this thread as a blocked caller's runs.
+fn call_path_here(c: &Client, port: u16, path: &str) -> Vec<u8> {
+    crate::drive::here::block_here(async {
+        let mut r = post(c, port, path, b"{}").await;
+        r.rest().await.unwrap().to_vec()
+    })
+}
+
 /// A connection closed by the client (`close_idle`) while a caller's claimed reply
 /// is read is not parked at the reply's end: the task polls it to its close.
 #[cfg(target_os = "linux")]
