@@ -250,6 +250,10 @@ impl Driven {
             if self.retiring.load(Ordering::SeqCst) && actor.streams.retire() {
                 self.repoll.store(true, Ordering::SeqCst);
             }
+            if actor.streams.may_send_more() {
+                // A stream ended and made room for one held back.
+                continue;
+            }
             // Polled again only if h2 asked (a frame queued by what was sent, read
             // or let go): a response taken in asks nothing more of the connection.
             if self.repoll.load(Ordering::SeqCst) {
@@ -269,6 +273,9 @@ impl Driven {
     /// that the task polls it to its end (GOAWAY, then closed once its streams end).
     pub fn retire(&self) {
         self.retiring.store(true, Ordering::SeqCst);
+        // Seen by a poll under way (which the wake below does not reach) when it
+        // looks at `repoll` before it ends.
+        self.repoll.store(true, Ordering::SeqCst);
         let parked = {
             let mut book = self.book();
             book.retired = true;
@@ -289,6 +296,16 @@ impl Driven {
     #[cfg(test)]
     pub fn task_polls(&self) -> usize {
         self.task_polls.load(Ordering::SeqCst)
+    }
+
+    #[cfg(test)]
+    pub fn held_back(&self) -> usize {
+        self.lock().as_ref().map_or(0, |a| a.streams.held_back())
+    }
+
+    #[cfg(test)]
+    pub fn has_ended(&self) -> bool {
+        self.lock().is_none()
     }
 
     #[cfg(test)]

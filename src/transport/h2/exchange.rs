@@ -119,7 +119,7 @@ impl Lists {
         let mut inc = lock(&self.incoming);
         if inc.closed {
             drop(inc);
-            ex.state().head = Some(Err(Lost::Unsent(None)));
+            deliver_head(ex, Err(Lost::Unsent(None)));
             return false;
         }
         inc.list.push(ex.clone());
@@ -258,13 +258,23 @@ impl Streams {
             self.waiting.extend(inc.list.drain(..));
         }
         while !self.waiting.is_empty() {
-            let Some(send) = self.send.as_mut() else {
+            let Some(shared) = self.send.as_ref() else {
                 // Its handle gone (retired): what waits goes again elsewhere.
                 for ex in self.waiting.drain(..) {
                     deliver_head(&ex, Err(Lost::Unsent(None)));
                 }
                 return;
             };
+            // Held here while the server's limit on streams is reached: h2 would
+            // queue the request and send it once a place frees, even if it was
+            // cancelled meanwhile (then reset at once).
+            if self.live.len() >= shared.current_max_send_streams() {
+                break;
+            }
+            // A handle of its own for each request: h2 keeps, in the handle that
+            // sent it, a stream it queued, and one kept there would outlive the
+            // request's cancel (sent later all the same, and never reset).
+            let mut send = shared.clone();
             match send.poll_ready(cx) {
                 Poll::Pending => break,
                 Poll::Ready(Err(e)) => {
@@ -310,11 +320,13 @@ impl Streams {
         let ready = std::mem::take(&mut *lock(&lists.ready));
         for ex in ready {
             ex.queued.store(false, Ordering::SeqCst);
-            self.run(&ex);
+            self.run(&ex, HELD);
         }
     }
 
-    fn run(&mut self, ex: &Arc<Exchange>) {
+    /// Polls one stream, moving its body into the exchange until `held` bytes wait
+    /// there.
+    fn run(&mut self, ex: &Arc<Exchange>, held: usize) {
         let mut st = ex.state();
         if st.gone {
             // Dropping the stream's handles resets it (CANCEL), if still open.
@@ -339,7 +351,7 @@ impl Streams {
                 }
             }
         }
-        while st.held < HELD {
+        while st.held < held {
             let Stage::Body(body) = &mut st.stage else {
                 break;
             };
@@ -376,6 +388,15 @@ impl Streams {
         }
     }
 
+    /// Whether a request held back by the server's limit on streams may go now.
+    pub fn may_send_more(&self) -> bool {
+        !self.waiting.is_empty()
+            && self
+                .send
+                .as_ref()
+                .is_some_and(|s| self.live.len() < s.current_max_send_streams())
+    }
+
     /// The client no longer hands the connection out: once what waits has gone,
     /// its handle for requests goes, so that h2 closes it when its streams end.
     /// True if the handle went now.
@@ -396,7 +417,8 @@ impl Streams {
         // A stream h2 failed has its error; any other, a plain end.
         self.run_ready(lists);
         for (_, ex) in std::mem::take(&mut self.live) {
-            self.run(&ex);
+            // All that h2 holds of the body came before the end: it is read out.
+            self.run(&ex, usize::MAX);
             let mut st = ex.state();
             match st.stage {
                 Stage::Head(_) => st.head = Some(Err(Lost::Closed)),
@@ -432,5 +454,9 @@ fn wake(mut st: MutexGuard<'_, State>) {
 impl Streams {
     pub fn live(&self) -> usize {
         self.live.len()
+    }
+
+    pub fn held_back(&self) -> usize {
+        self.waiting.len()
     }
 }

@@ -186,6 +186,103 @@ fn large_bodies_flow_past_the_default_windows() {
     });
 }
 
+/// A body larger than what the poller moves ahead of the reader, all of it sent
+/// before the server closed the connection, is read whole after the close.
+#[test]
+fn a_body_that_came_before_the_close_is_read_whole() {
+    let (port, _, mut ended) = server_watched(echo(), 1);
+    let c = client(port);
+    let body: Vec<u8> = (0..4 << 20).map(|i| b'a' + (i % 26) as u8).collect();
+    handle().block_on(async {
+        let mut r = post(&c, port, "/mcp", &body).await;
+        // Unread until the server has gone and the client has seen the end.
+        ended.recv().await.unwrap();
+        let driven = c.conn.lock().await.as_ref().unwrap().1.clone();
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while !driven.has_ended() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await
+        .expect("the client saw the connection end");
+        let got = r.rest().await.unwrap();
+        assert!(got == &body[..], "the body came back whole ({} bytes)", got.len());
+    });
+}
+
+/// A request waiting for a place under the server's limit on streams, cancelled
+/// meanwhile, never goes out; the requests after it do.
+#[test]
+fn a_request_cancelled_while_waiting_for_a_stream_never_goes_out() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let (release_tx, release) = tokio::sync::watch::channel(false);
+    let saw = seen.clone();
+    let (port, _) = accept_each(move |tcp| {
+        let saw = saw.clone();
+        let release = release.clone();
+        Box::pin(async move {
+            let Ok(mut conn) = h2::server::Builder::new()
+                .max_concurrent_streams(1)
+                .handshake(tcp)
+                .await
+            else {
+                return;
+            };
+            while let Some(Ok((req, mut respond))) = conn.accept().await {
+                let path = req.uri().path().to_string();
+                saw.lock().unwrap().push(path.clone());
+                let mut release = release.clone();
+                tokio::spawn(async move {
+                    if path == "/first" {
+                        let _ = release.wait_for(|r| *r).await;
+                    }
+                    let resp = Response::builder().body(()).unwrap();
+                    let mut out = respond.send_response(resp, false).unwrap();
+                    out.send_data(Bytes::from(path), true).unwrap();
+                });
+            }
+        })
+    });
+    let c = Arc::new(client(port));
+    handle().block_on(async {
+        // The connection settled, so that the server's limit is known.
+        let mut warm = post(&c, port, "/warm", b"{}").await;
+        assert_eq!(warm.rest().await.unwrap(), b"/warm");
+        drop(warm);
+        let first = {
+            let c = c.clone();
+            tokio::spawn(async move {
+                let mut r = post(&c, port, "/first", b"{}").await;
+                r.rest().await.unwrap().to_vec()
+            })
+        };
+        while !seen.lock().unwrap().iter().any(|p| p == "/first") {
+            tokio::task::yield_now().await;
+        }
+        let waiting = {
+            let c = c.clone();
+            tokio::spawn(async move { post(&c, port, "/cancelled", b"{}").await })
+        };
+        // Handed over and held back by the limit, then cancelled.
+        let driven = c.conn.lock().await.as_ref().unwrap().1.clone();
+        let held = async {
+            while driven.held_back() == 0 {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), held)
+            .await
+            .expect("held back by the server's limit");
+        waiting.abort();
+        let _ = waiting.await;
+        release_tx.send(true).unwrap();
+        assert_eq!(first.await.unwrap(), b"/first");
+        let mut after = post(&c, port, "/after", b"{}").await;
+        assert_eq!(after.rest().await.unwrap(), b"/after");
+    });
+    assert_eq!(*seen.lock().unwrap(), ["/warm", "/first", "/after"]);
+}
+
 /// A dropped reply, or a request dropped before its answer, resets its own stream
 /// with CANCEL; the calls beside it complete on the same connection.
 #[test]
