@@ -98,6 +98,24 @@ struct Book {
 
 struct TaskWake(Weak<Driven>);
 
+/// The waker h2 holds for one stream.
+struct Ready {
+    exchange: Weak<Exchange>,
+    driven: Weak<Driven>,
+}
+
+impl Wake for Ready {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let (Some(ex), Some(d)) = (self.exchange.upgrade(), self.driven.upgrade()) {
+            d.ready(ex);
+        }
+    }
+}
+
 impl Wake for TaskWake {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
@@ -182,6 +200,13 @@ impl Driven {
             return Some(Poll::Pending);
         }
         Some(self.poll_conn(&mut slot))
+    }
+
+    /// A request to go out on this connection, whose stream's waker puts it on
+    /// the ready list.
+    pub fn exchange(self: &Arc<Self>, req: http::Request<()>, body: Bytes) -> Arc<Exchange> {
+        let driven = Arc::downgrade(self);
+        Exchange::new(req, body, |exchange| Waker::from(Arc::new(Ready { exchange, driven })))
     }
 
     /// Hands a request to whoever polls the connection; false when it has ended

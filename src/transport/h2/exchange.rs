@@ -12,15 +12,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use h2::client::{ResponseFuture, SendRequest};
 use h2::RecvStream;
 use http::Request;
 use slab::Slab;
-
-use super::driven::Driven;
 
 /// What the poller moves from a stream into its exchange before the request's side
 /// takes some: past it, the rest waits in h2, within the stream's window.
@@ -75,28 +73,12 @@ struct State {
 /// One request, from its head to its body's end.
 pub struct Exchange {
     state: Mutex<State>,
-    /// On the poller's ready list (set by [`Ready`], cleared when taken off it).
+    /// On the poller's ready list (set by [`Lists::push_ready`], cleared when taken
+    /// off it).
     queued: AtomicBool,
-    /// Given to h2 for this stream: puts the exchange on the ready list.
+    /// Given to h2 for this stream: puts the exchange on the ready list (the
+    /// poller's, which makes it).
     wake: Waker,
-}
-
-/// The waker h2 holds for one stream.
-struct Ready {
-    exchange: Weak<Exchange>,
-    driven: Weak<Driven>,
-}
-
-impl Wake for Ready {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        if let (Some(ex), Some(d)) = (self.exchange.upgrade(), self.driven.upgrade()) {
-            d.ready(ex);
-        }
-    }
 }
 
 /// The shared lists through which exchanges reach the poller.
@@ -146,8 +128,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Exchange {
-    /// A request to go out on `driven`'s connection.
-    pub fn new(driven: &Arc<Driven>, req: Request<()>, body: Bytes) -> Arc<Exchange> {
+    /// A request to go out; `wake_of` makes the waker h2 is to hold for its stream,
+    /// from the exchange (held weakly: h2 may hold the waker past the exchange).
+    pub fn new(req: Request<()>, body: Bytes, wake_of: impl FnOnce(Weak<Exchange>) -> Waker) -> Arc<Exchange> {
         Arc::new_cyclic(|me| Exchange {
             state: Mutex::new(State {
                 stage: Stage::Queued(req, body),
@@ -162,10 +145,7 @@ impl Exchange {
                 waker: None,
             }),
             queued: AtomicBool::new(false),
-            wake: Waker::from(Arc::new(Ready {
-                exchange: me.clone(),
-                driven: Arc::downgrade(driven),
-            })),
+            wake: wake_of(me.clone()),
         })
     }
 

@@ -336,7 +336,7 @@ struct Held {
 impl Held {
     /// Hands the request to the connection's poller.
     fn submit(driven: &Arc<Driven>, req: Request<()>, body: Bytes) -> Held {
-        let ex = Exchange::new(driven, req, body);
+        let ex = driven.exchange(req, body);
         driven.submit(&ex);
         Held {
             ex,
