@@ -25,7 +25,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use bytes::Bytes;
 use h2::client::SendRequest;
 
-use super::exchange::{Exchange, Lists, Streams};
+use super::exchange::{keep_waker, Exchange, Lists, Streams};
 use crate::drive::here;
 use crate::transport::net::Stream;
 
@@ -165,12 +165,7 @@ impl Driven {
     fn poll_task(&self, cx: &mut Context<'_>) -> Poll<()> {
         #[cfg(test)]
         self.task_polls.fetch_add(1, Ordering::SeqCst);
-        {
-            let mut w = self.task.lock().unwrap_or_else(|e| e.into_inner());
-            if !w.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *w = Some(cx.waker().clone());
-            }
-        }
+        keep_waker(&mut self.task.lock().unwrap_or_else(|e| e.into_inner()), cx);
         match self.poll_as_task() {
             Some(polled) => polled,
             None => {
@@ -468,12 +463,10 @@ impl Wait {
             // Another caller or the task drives: the stream wakes this thread.
             return Poll::Pending;
         }
-        {
-            let mut w = self.driven.claim_waker.lock().unwrap_or_else(|e| e.into_inner());
-            if !w.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *w = Some(cx.waker().clone());
-            }
-        }
+        keep_waker(
+            &mut self.driven.claim_waker.lock().unwrap_or_else(|e| e.into_inner()),
+            cx,
+        );
         let _ = self.driven.poll_conn(&mut self.driven.lock());
         inner(cx)
     }

@@ -206,7 +206,8 @@ impl Exchange {
     }
 }
 
-fn keep_waker(slot: &mut Option<Waker>, cx: &Context<'_>) {
+/// Keeps `cx`'s waker in `slot`, unless the one there wakes the same task.
+pub fn keep_waker(slot: &mut Option<Waker>, cx: &Context<'_>) {
     if !slot.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
         *slot = Some(cx.waker().clone());
     }
