@@ -204,14 +204,12 @@ impl Driven {
         Exchange::new(req, body, |exchange| Waker::from(Arc::new(Ready { exchange, driven })))
     }
 
-    /// Hands a request to whoever polls the connection; false when it has ended
-    /// (the request is told so).
-    pub fn submit(&self, ex: &Arc<Exchange>) -> bool {
-        if !self.lists.submit(ex) {
-            return false;
+    /// Hands a request to whoever polls the connection; one that has ended tells
+    /// the request so at once.
+    pub fn submit(&self, ex: &Arc<Exchange>) {
+        if self.lists.submit(ex) {
+            self.wake_poller();
         }
-        self.wake_poller();
-        true
     }
 
     /// Puts a stream that has something to do on the ready list (h2's waker for
