@@ -4,11 +4,13 @@
 //! HTTP/1.1 to use), or spoken from the first byte over plain TCP (prior
 //! knowledge, for loopback servers and tests).
 //!
-//! The connection is driven by a task of its own on the runtime: every stream's
-//! bytes go through it. A request's future sends its head and body and waits for
-//! the response head; a [`Reply`] reads the body. Dropping either before the end
-//! resets that stream alone (`RST_STREAM` with `CANCEL`: the h2 crate sends it
-//! when the last handle of an open stream goes), and the other streams go on.
+//! The connection is driven by a task of its own on the runtime (or by a blocked
+//! caller's thread, `driven`): every stream's bytes go through it. A request's
+//! future hands its head and body over (`exchange`) and waits for the response
+//! head; a [`Reply`] reads the body. Dropping either before the end resets that
+//! stream alone (`RST_STREAM` with `CANCEL`: the poller drops the stream's h2
+//! handles, and h2 sends it when the last handle of an open stream goes), and the
+//! other streams go on.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
