@@ -199,7 +199,7 @@ impl Driven {
 
     /// A request to go out on this connection, whose stream's waker puts it on
     /// the ready list.
-    pub fn exchange(self: &Arc<Self>, req: http::Request<()>, body: Bytes) -> Arc<Exchange> {
+    pub fn exchange(self: &Arc<Self>, req: Arc<http::Request<()>>, body: Bytes) -> Arc<Exchange> {
         let driven = Arc::downgrade(self);
         Exchange::new(req, body, |exchange| Waker::from(Arc::new(Ready { exchange, driven })))
     }
@@ -365,7 +365,9 @@ pub struct Wait {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     unparked: bool,
     /// The request's body as handed to h2, which lets go of it once it is all
-    /// written: until then the connection is not parked.
+    /// written: until then the connection is not parked. Kept on every thread, so
+    /// that the body's memory is freed here rather than by the poller (see
+    /// [`exchange::request_for`](super::exchange::request_for)).
     body: Option<Bytes>,
 }
 
@@ -405,12 +407,9 @@ impl Wait {
         wait
     }
 
-    /// Keeps a handle on the request's body (see the field), on a caller's thread
-    /// (elsewhere the connection is never parked).
+    /// Keeps a handle on the request's body (see the field).
     pub fn keep_body(&mut self, body: &Bytes) {
-        if cfg!(target_os = "linux") && here::polling() {
-            self.body = Some(body.clone());
-        }
+        self.body = Some(body.clone());
     }
 
     /// Claims the connection for this caller's thread, if it is one and no other

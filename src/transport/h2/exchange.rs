@@ -46,8 +46,9 @@ pub enum End {
 // size costs nothing a boxed one would save.
 #[allow(clippy::large_enum_variant)]
 enum Stage {
-    /// To go out: the request and its body (empty for none).
-    Queued(Request<()>, Bytes),
+    /// To go out: the request it is built from (see [`request_for`]) and its body
+    /// (empty for none).
+    Queued(Arc<Request<()>>, Bytes),
     Head(ResponseFuture),
     Body(RecvStream),
     Over,
@@ -130,7 +131,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Exchange {
     /// A request to go out; `wake_of` makes the waker h2 is to hold for its stream,
     /// from the exchange (held weakly: h2 may hold the waker past the exchange).
-    pub fn new(req: Request<()>, body: Bytes, wake_of: impl FnOnce(Weak<Exchange>) -> Waker) -> Arc<Exchange> {
+    pub fn new(req: Arc<Request<()>>, body: Bytes, wake_of: impl FnOnce(Weak<Exchange>) -> Waker) -> Arc<Exchange> {
         Arc::new_cyclic(|me| Exchange {
             state: Mutex::new(State {
                 stage: Stage::Queued(req, body),
@@ -272,6 +273,7 @@ impl Streams {
                 Stage::Queued(req, body) if !st.gone => (req, body),
                 _ => continue,
             };
+            let req = request_for(&req, body.len());
             let (resp, mut out) = match send.send_request(req, body.is_empty()) {
                 Ok(r) => r,
                 Err(e) => {
@@ -411,6 +413,25 @@ impl Streams {
         }
         self.send = None;
     }
+}
+
+/// The request to send: `template`'s copy, with `body_len` as its length in place
+/// of the template's (none for a GET without a body). Made by the poller, which is
+/// where h2 frees it: memory that one thread takes from malloc and another frees
+/// waits on a lock that the first thread's own allocations take too.
+pub fn request_for(template: &Request<()>, body_len: usize) -> Request<()> {
+    let mut r = Request::new(());
+    *r.method_mut() = template.method().clone();
+    *r.uri_mut() = template.uri().clone();
+    *r.version_mut() = template.version();
+    *r.headers_mut() = template.headers().clone();
+    let headers = r.headers_mut();
+    if body_len > 0 || template.method() == http::Method::POST {
+        headers.insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(body_len));
+    } else {
+        headers.remove(http::header::CONTENT_LENGTH);
+    }
+    r
 }
 
 fn deliver_head(ex: &Exchange, head: Result<http::response::Parts, Lost>) {

@@ -46,6 +46,10 @@ const MAX_HEADERS: u32 = 256 << 10;
 /// An open connection: its number and its future, which holds its handle for requests.
 type Conn = (u64, Arc<Driven>);
 
+/// A request head and the request built from it, which every request with that
+/// head is sent as.
+type Kept = (Vec<u8>, Arc<Request<()>>);
+
 /// A stream on which the server chose HTTP/1.1, for HTTP/1.1 to use.
 type Fallback = Option<(Stream, Arc<AtomicBool>)>;
 
@@ -79,7 +83,7 @@ pub struct Client {
     /// The last request built and its head: a client sends the same head call
     /// after call, and building the request from it costs more than the rest of
     /// the call's own work.
-    last: std::sync::Mutex<Option<(Vec<u8>, Request<()>)>>,
+    last: std::sync::Mutex<Option<Kept>>,
 }
 
 fn failed(e: h2::Error) -> Failure {
@@ -194,7 +198,7 @@ impl Client {
                 Err(fresh) => return Ok(Sent::Http11(fresh)),
             };
             let again = tries < 2;
-            let req = self.request_kept(method, head, body.len())?;
+            let req = self.request_kept(method, head)?;
             let body = Bytes::copy_from_slice(body);
             // Claimed before the request goes out: this thread then sends it and
             // reads its answer, rather than the connection's task.
@@ -219,32 +223,29 @@ impl Client {
         }
     }
 
-    /// [`request_of`](Self::request_of), from the last request when its head was
-    /// the same.
-    fn request_kept(&self, method: &Method, head: &[u8], body_len: usize) -> Result<Request<()>, Failure> {
+    /// [`request_of`](Self::request_of), the last request's when its head was the
+    /// same: shared, for the poller to build each request from (see
+    /// [`exchange::request_for`]).
+    fn request_kept(&self, method: &Method, head: &[u8]) -> Result<Arc<Request<()>>, Failure> {
         // Locked, not tried: with calls in flight, a request built afresh for
         // want of the lock would cost more than the wait for it.
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((h, req)) = last.as_ref() {
             if h == head && req.method() == method {
-                let mut r = clone_request(req);
-                if body_len > 0 || method == Method::POST {
-                    r.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(body_len));
-                } else {
-                    r.headers_mut().remove(CONTENT_LENGTH);
-                }
-                return Ok(r);
+                return Ok(req.clone());
             }
         }
-        let req = self.request_of(method, head, body_len)?;
-        *last = Some((head.to_vec(), clone_request(&req)));
+        let req = Arc::new(self.request_of(method, head)?);
+        *last = Some((head.to_vec(), req.clone()));
         Ok(req)
     }
 
     /// The request an HTTP/1.1 head describes: its request line and fields, with
     /// `Host` as the URI's authority and the fields HTTP/2 forbids left out (RFC
-    /// 9113, section 8.2.2). The head is mcpc's own, so each line is well formed.
-    fn request_of(&self, method: &Method, head: &[u8], body_len: usize) -> Result<Request<()>, Failure> {
+    /// 9113, section 8.2.2), with a length of 0 that each request's body replaces
+    /// (see [`exchange::request_for`]). The head is mcpc's own, so each line is
+    /// well formed.
+    fn request_of(&self, method: &Method, head: &[u8]) -> Result<Request<()>, Failure> {
         let bad = |what: &str| Failure::Http(io::Error::new(io::ErrorKind::InvalidInput, what.to_string()));
         let mut lines = head.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
         let line = lines.next().ok_or_else(|| bad("an empty request head"))?;
@@ -277,13 +278,12 @@ impl Client {
                 name.as_str(),
                 "host" | "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade"
             ) || (name == http::header::TE && value != "trailers");
-            if !connection_specific {
+            if !connection_specific && name != CONTENT_LENGTH {
                 headers.append(name, value);
             }
         }
-        if body_len > 0 || method == Method::POST {
-            headers.insert(CONTENT_LENGTH, HeaderValue::from(body_len));
-        }
+        // A place for each request's own length: set there, it grows nothing.
+        headers.insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
         Ok(req)
     }
 }
@@ -301,15 +301,6 @@ fn let_go(conn: Option<Conn>) {
     if let Some((_, driven)) = conn {
         driven.retire();
     }
-}
-
-fn clone_request(req: &Request<()>) -> Request<()> {
-    let mut r = Request::new(());
-    *r.method_mut() = req.method().clone();
-    *r.uri_mut() = req.uri().clone();
-    *r.version_mut() = req.version();
-    *r.headers_mut() = req.headers().clone();
-    r
 }
 
 /// True for a stream the server refused before processing it: reset with
@@ -337,7 +328,7 @@ struct Held {
 
 impl Held {
     /// Hands the request to the connection's poller.
-    fn submit(driven: &Arc<Driven>, req: Request<()>, body: Bytes) -> Held {
+    fn submit(driven: &Arc<Driven>, req: Arc<Request<()>>, body: Bytes) -> Held {
         let ex = driven.exchange(req, body);
         driven.submit(&ex);
         Held {

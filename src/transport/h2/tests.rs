@@ -12,6 +12,7 @@ use h2::{Reason, RecvStream};
 use http::{Method, Request, Response};
 use tokio::sync::mpsc;
 
+use super::exchange::request_for;
 use super::*;
 use crate::drive::runtime::handle;
 use crate::drive::BoxFuture;
@@ -422,7 +423,7 @@ fn request_heads_become_http2_requests() {
     let c = client(8080);
     let head = b"POST /mcp?x=1 HTTP/1.1\r\nhost: 127.0.0.1:8080\r\nconnection: keep-alive\r\nte: gzip\r\n\
                  mcp-session-id: s1\r\nauthorization: Bearer t\r\naccept: a, b\r\n";
-    let req = c.request_of(&Method::POST, head, 7).unwrap();
+    let req = request_for(&c.request_of(&Method::POST, head).unwrap(), 7);
     assert_eq!(req.uri().to_string(), "http://127.0.0.1:8080/mcp?x=1");
     assert_eq!(req.version(), http::Version::HTTP_2);
     let names: Vec<&str> = req.headers().keys().map(|k| k.as_str()).collect();
@@ -434,14 +435,14 @@ fn request_heads_become_http2_requests() {
     assert_eq!(req.headers()["accept"], "a, b");
     assert_eq!(req.headers()["content-length"], "7");
     assert!(c
-        .request_of(&Method::POST, b"POST /mcp HTTP/1.1\r\nno colon\r\n", 0)
+        .request_of(&Method::POST, b"POST /mcp HTTP/1.1\r\nno colon\r\n")
         .is_err());
     // A head sent again is built from the kept request, with its own length.
-    let get = b"GET /other HTTP/1.1\r\naccept: x\r\n";
+    let get = b"GET /other HTTP/1.1\r\naccept: x\r\ncontent-length: 5\r\n";
     for (len, head) in [(7, &head[..]), (9, &head[..]), (3, get), (0, get)] {
         let method = if len <= 3 { Method::GET } else { Method::POST };
-        let kept = c.request_kept(&method, head, len).unwrap();
-        let fresh = c.request_of(&method, head, len).unwrap();
+        let kept = request_for(&c.request_kept(&method, head).unwrap(), len);
+        let fresh = request_for(&c.request_of(&method, head).unwrap(), len);
         assert_eq!(kept.method(), fresh.method());
         assert_eq!(kept.uri(), fresh.uri());
         assert_eq!(kept.headers(), fresh.headers());
