@@ -61,9 +61,9 @@ struct State {
     head: Option<Result<http::response::Parts, Lost>>,
     data: VecDeque<Bytes>,
     held: usize,
+    /// How the body ended, once it has: `Done` from when the request's side took
+    /// the end, whatever it was, so that the body reads as ended from then on.
     end: Option<End>,
-    /// The request's side has taken the end.
-    ended: bool,
     /// The request's side let go (a cancel): the stream is reset.
     gone: bool,
     send_error: Option<h2::Error>,
@@ -140,7 +140,6 @@ impl Exchange {
                 data: VecDeque::new(),
                 held: 0,
                 end: None,
-                ended: false,
                 gone: false,
                 send_error: None,
                 waker: None,
@@ -174,22 +173,14 @@ impl Exchange {
             let resume = was_full && st.held < HELD && matches!(st.stage, Stage::Body(_));
             return (Poll::Ready(Some(Ok(piece))), resume);
         }
-        if st.ended {
-            return (Poll::Ready(None), false);
-        }
-        match st.end.take() {
-            Some(End::Done) => {
-                st.ended = true;
-                (Poll::Ready(None), false)
-            }
-            Some(e) => {
-                st.ended = true;
-                (Poll::Ready(Some(Err(e))), false)
-            }
-            None => {
-                keep_waker(&mut st.waker, cx);
-                (Poll::Pending, false)
-            }
+        let Some(end) = st.end.take() else {
+            keep_waker(&mut st.waker, cx);
+            return (Poll::Pending, false);
+        };
+        st.end = Some(End::Done);
+        match end {
+            End::Done => (Poll::Ready(None), false),
+            e => (Poll::Ready(Some(Err(e))), false),
         }
     }
 
