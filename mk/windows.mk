@@ -7,7 +7,9 @@
 #                      tests/windows/cli.sh under Wine, in a prefix of its own
 #                      (build/windows/wineprefix, made on first use); and first
 #                      python-wheel-windows: the win_amd64 wheel with mcpc.dll inside,
-#                      in build/python/windows-wheel (built and checked, not loaded)
+#                      in build/python/windows-wheel (built and checked, not loaded);
+#                      and test-windows-rust: the library's Rust unit tests, built
+#                      for Windows and run under Wine (not with WIN_DLL_DIR)
 # Both first run tests/windows/setup.sh, which installs mingw-w64, wine64 and the
 # Rust target when they are missing.
 # WIN_DLL_DIR=DIR takes libmcpc.dll.a and its DLL from DIR instead of cargo's
@@ -34,7 +36,7 @@ WIN_RUN      := WINEPREFIX='$(WIN_PREFIX)' WINEDEBUG=-all WINEDLLOVERRIDES='msco
 
 WIN_CLI_SRC  := $(filter-out cli/platform_posix.c,$(CLI_SRC)) cli/platform_win.c
 
-.PHONY: windows test-windows windows-deps windows-dll python-wheel-windows
+.PHONY: windows test-windows test-windows-rust windows-deps windows-dll python-wheel-windows
 
 windows-deps:
 	tests/windows/setup.sh $(if $(filter $(WIN_CARGO_OUT),$(WIN_DLL_DIR)),,--no-rust)
@@ -113,9 +115,27 @@ python-wheel-windows: windows $(PY_VENV)/.pins
 	    assert "libmcpc/mcpc.dll" in names, names; \
 	    print("python-wheel-windows:", w[0])' $(PY_WIN_WHEEL)
 
+# The library's own Rust unit tests, built for Windows and run under Wine, with the
+# ProcessPrng shim beside the test program as beside the C tests, after clippy on the
+# code that only Windows builds (sys/windows.rs, the stdio child's job object).
+WIN_RUST_TEST_DIR := $(WIN_TEST_DIR)/rust
+
+test-windows-rust: windows-deps $(WIN_TEST_DIR)/bcryptprimitives.dll $(WIN_PREFIX)/.ready
+ifeq ($(WIN_DLL_DIR),$(WIN_CARGO_OUT))
+	@mkdir -p $(WIN_RUST_TEST_DIR)
+	$(CARGO) clippy --target $(WIN_TARGET) --lib --tests -- -D warnings
+	$(CARGO) test --target $(WIN_TARGET) --lib --no-run >$(WIN_RUST_TEST_DIR)/build.log 2>&1 || \
+	    { cat $(WIN_RUST_TEST_DIR)/build.log; exit 1; }
+	exe=$$(sed -n 's/.*Executable unittests src\/lib.rs (\(.*\.exe\))$$/\1/p' $(WIN_RUST_TEST_DIR)/build.log) && \
+	    test -n "$$exe" && cp "$$exe" $(WIN_RUST_TEST_DIR)/mcpc_unittests.exe
+	cp $(WIN_TEST_DIR)/bcryptprimitives.dll $(WIN_RUST_TEST_DIR)/
+	cd $(WIN_RUST_TEST_DIR) && $(WIN_RUN) mcpc_unittests.exe
+endif
+
 test-windows: windows $(WIN_TEST_DIR)/fake_server.exe $(WIN_TEST_DIR)/bcryptprimitives.dll \
               $(WIN_TEST_DIR)/test_windows.exe $(WIN_TEST_DIR)/cpp_smoke.exe \
-              $(WIN_TEST_DIR)/test_cli_platform.exe $(WIN_PREFIX)/.ready python-wheel-windows
+              $(WIN_TEST_DIR)/test_cli_platform.exe $(WIN_PREFIX)/.ready python-wheel-windows \
+              test-windows-rust
 	dll=$$($(WIN_DLLTOOL) --identify $(WIN_OUT)/libmcpc.dll.a) && cp $(WIN_OUT)/$$dll $(WIN_TEST_DIR)/
 	cp $(WIN_OUT)/mcpc.exe $(WIN_TEST_DIR)/
 	cd $(WIN_TEST_DIR) && $(WIN_RUN) test_windows.exe

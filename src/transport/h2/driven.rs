@@ -306,12 +306,12 @@ impl Driven {
         }
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, target_os = "linux"))]
     pub fn is_parked(&self) -> bool {
         self.book().parked
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, target_os = "linux"))]
     pub fn task_polls(&self) -> usize {
         self.task_polls.load(Ordering::SeqCst)
     }
@@ -331,7 +331,7 @@ impl Driven {
         self.lock().as_ref().map_or(0, |a| a.streams.live())
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, target_os = "linux"))]
     pub fn driven_by_a_caller(&self) -> bool {
         self.claimer.load(Ordering::SeqCst) != 0
     }

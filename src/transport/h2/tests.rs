@@ -451,4 +451,6 @@ fn request_heads_become_http2_requests() {
     }
 }
 
+// A caller's thread claims and parks a connection only on Linux.
+#[cfg(target_os = "linux")]
 mod parking;

@@ -56,7 +56,6 @@ fn call_here(c: &Client, port: u16, body: &[u8]) -> Vec<u8> {
 /// Sequential calls on a caller's thread leave the connection parked between
 /// them (no task woken); a call from the runtime takes it up again, and the calls
 /// after it park it again, all on one connection.
-#[cfg(target_os = "linux")]
 #[test]
 fn sequential_calls_park_the_connection_between_them() {
     let (port, conns) = server(echo());
@@ -90,7 +89,6 @@ fn sequential_calls_park_the_connection_between_them() {
 /// A request made on a caller's thread while its earlier reply, which holds the
 /// claim, is kept unread (as a 404 is while the session is renewed): the thread
 /// drives the connection for the later request too.
-#[cfg(target_os = "linux")]
 #[test]
 fn a_request_beside_a_kept_claimed_reply_goes_through() {
     let (port, _) = server(echo());
@@ -116,7 +114,6 @@ fn a_request_beside_a_kept_claimed_reply_goes_through() {
 /// A request from the runtime while a caller's thread holds the claim and waits
 /// for a slow answer: it is handed to that thread, which sends it and reads its
 /// answer at once, not when its own answer comes.
-#[cfg(target_os = "linux")]
 #[test]
 fn a_request_beside_a_waiting_claim_is_sent_at_once() {
     let (release_tx, release) = std::sync::mpsc::channel::<()>();
@@ -170,7 +167,6 @@ fn call_path_here(c: &Client, port: u16, path: &str) -> Vec<u8> {
 
 /// A connection closed by the client (`close_idle`) while a caller's claimed reply
 /// is read is not parked at the reply's end: the task polls it to its close.
-#[cfg(target_os = "linux")]
 #[test]
 fn a_connection_closed_under_a_claim_is_not_parked() {
     let (port, conns, mut ended) = server_watched(echo(), usize::MAX);
@@ -195,7 +191,6 @@ fn a_connection_closed_under_a_claim_is_not_parked() {
 /// A caller's thread that takes up a parked connection claims it even when another
 /// request started meanwhile (which, finding it taken up, does not claim it): else
 /// nothing would drive the connection.
-#[cfg(target_os = "linux")]
 #[test]
 fn who_takes_up_a_parked_connection_drives_it() {
     let (port, _) = server(echo());
@@ -220,7 +215,6 @@ fn who_takes_up_a_parked_connection_drives_it() {
 
 /// Many callers' threads starting at once on a parked connection: the first takes
 /// it up and drives it, whatever the others do meanwhile, and every call ends.
-#[cfg(target_os = "linux")]
 #[test]
 fn callers_that_start_at_once_on_a_parked_connection_all_end() {
     let (port, conns) = server(echo());
@@ -250,7 +244,6 @@ fn callers_that_start_at_once_on_a_parked_connection_all_end() {
 /// A parked connection the server sent away (GOAWAY, then closed) is found so by
 /// the next call, which goes on a new one; a client dropped with its connection
 /// parked closes it.
-#[cfg(target_os = "linux")]
 #[test]
 fn a_parked_connection_gone_away_is_replaced_and_closed_at_the_end() {
     let (port, conns, mut ended) = server_watched(echo(), 1);
@@ -280,7 +273,6 @@ fn a_parked_connection_gone_away_is_replaced_and_closed_at_the_end() {
 
 /// A parked connection whose server closed it without a word (no GOAWAY) is found
 /// closed before the next call goes out on it: that call goes on a new one.
-#[cfg(target_os = "linux")]
 #[test]
 fn a_parked_connection_closed_meanwhile_is_replaced() {
     let (port, conns, drop_conn, mut dropped) = server_dropping();
