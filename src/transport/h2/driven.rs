@@ -365,9 +365,11 @@ pub struct Wait {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     unparked: bool,
     /// The request's body as handed to h2, which lets go of it once it is all
-    /// written: until then the connection is not parked. Kept on every thread, so
-    /// that the body's memory is freed here rather than by the poller (see
-    /// [`exchange::request_for`](super::exchange::request_for)).
+    /// written: until then the connection is not parked. Kept on every thread, and
+    /// let go of at the first poll that finds h2 done with it, so that its memory
+    /// is freed here rather than by the poller (see
+    /// [`exchange::request_for`](super::exchange::request_for)), and not held for
+    /// the rest of a long response.
     body: Option<Bytes>,
 }
 
@@ -435,6 +437,9 @@ impl Wait {
     /// Polls `inner` and, while it waits on a caller's thread holding the claim,
     /// the connection too.
     pub fn poll<T>(&mut self, cx: &mut Context<'_>, mut inner: impl FnMut(&mut Context<'_>) -> Poll<T>) -> Poll<T> {
+        if self.body.as_ref().is_some_and(Bytes::is_unique) {
+            self.body = None;
+        }
         if !here::polling() {
             // Moved to the runtime: the task drives from now on.
             self.end();
@@ -477,7 +482,7 @@ impl Wait {
     /// written and no other request is under way, the connection has nothing to
     /// do until the next request: it is parked rather than handed to the task.
     pub fn finish(&mut self) {
-        let written = self.body.as_ref().map_or(true, Bytes::is_unique);
+        let written = self.body.take().map_or(true, |b| b.is_unique());
         self.end_claim(written);
     }
 
