@@ -42,9 +42,6 @@ pub enum End {
     Closed,
 }
 
-// One stage an exchange, and the exchange is on the heap already: the request's
-// size costs nothing a boxed one would save.
-#[allow(clippy::large_enum_variant)]
 enum Stage {
     /// To go out: the request it is built from (see [`request_for`]) and its body
     /// (empty for none).

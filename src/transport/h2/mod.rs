@@ -46,8 +46,8 @@ const MAX_HEADERS: u32 = 256 << 10;
 /// An open connection: its number and its future, which holds its handle for requests.
 type Conn = (u64, Arc<Driven>);
 
-/// A request head and the request built from it, which every request with that
-/// head is sent as.
+/// A request head and the request built from it, from which the poller makes
+/// every request with that head (see [`exchange::request_for`]).
 type Kept = (Vec<u8>, Arc<Request<()>>);
 
 /// A stream on which the server chose HTTP/1.1, for HTTP/1.1 to use.
