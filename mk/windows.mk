@@ -68,7 +68,7 @@ $(WIN_TEST_DIR)/fake_server.exe: tests/windows/fake_server.c benches/json_lite.h
 	$(WIN_CC) $(WIN_CFLAGS) -municode -Ibenches $< -lws2_32 -o $@
 
 # Only in the test folder: beside a shipped program it would shadow Windows' own DLL.
-$(WIN_TEST_DIR)/bcryptprimitives.dll: tests/windows/bcryptprimitives.c tests/windows/bcryptprimitives.def
+$(WIN_TEST_DIR)/bcryptprimitives.dll: tests/windows/bcryptprimitives.c tests/windows/bcryptprimitives.def | windows-deps
 	@mkdir -p $(WIN_TEST_DIR)
 	$(WIN_CC) $(WIN_CFLAGS) -shared $^ -ladvapi32 -o $@
 
@@ -88,7 +88,7 @@ $(WIN_TEST_DIR)/cpp_smoke.exe: tests/windows/cpp_smoke.cpp bindings/cpp/mcpc.hpp
 	$(WIN_CXX) -std=c++17 $(CWARN) -O1 -Iinclude -Ibindings/cpp $< -L$(WIN_OUT) -lmcpc \
 	    -static-libgcc -static-libstdc++ -Wl,-Bstatic -lpthread -Wl,-Bdynamic -o $@
 
-$(WIN_PREFIX)/.ready:
+$(WIN_PREFIX)/.ready: | windows-deps
 	@mkdir -p '$(WIN_PREFIX)'
 	@echo "making the Wine prefix $(WIN_PREFIX) (once)"
 	@$(WIN_RUN) wineboot -i >'$(WIN_PREFIX)/wineboot.log' 2>&1 || { cat '$(WIN_PREFIX)/wineboot.log'; exit 1; }
@@ -124,12 +124,15 @@ test-windows-rust: windows-deps $(WIN_TEST_DIR)/bcryptprimitives.dll $(WIN_PREFI
 ifeq ($(WIN_DLL_DIR),$(WIN_CARGO_OUT))
 	@mkdir -p $(WIN_RUST_TEST_DIR)
 	$(CARGO) clippy --target $(WIN_TARGET) --lib --tests -- -D warnings
-	$(CARGO) test --target $(WIN_TARGET) --lib --no-run >$(WIN_RUST_TEST_DIR)/build.log 2>&1 || \
+	$(CARGO) test --color never --target $(WIN_TARGET) --lib --no-run >$(WIN_RUST_TEST_DIR)/build.log 2>&1 || \
 	    { cat $(WIN_RUST_TEST_DIR)/build.log; exit 1; }
 	exe=$$(sed -n 's/.*Executable unittests src\/lib.rs (\(.*\.exe\))$$/\1/p' $(WIN_RUST_TEST_DIR)/build.log) && \
-	    test -n "$$exe" && cp "$$exe" $(WIN_RUST_TEST_DIR)/mcpc_unittests.exe
+	    { test -n "$$exe" || { echo "test-windows-rust: no test program named in $(WIN_RUST_TEST_DIR)/build.log"; exit 1; }; } && \
+	    cp "$$exe" $(WIN_RUST_TEST_DIR)/mcpc_unittests.exe
 	cp $(WIN_TEST_DIR)/bcryptprimitives.dll $(WIN_RUST_TEST_DIR)/
 	cd $(WIN_RUST_TEST_DIR) && $(WIN_RUN) mcpc_unittests.exe
+else
+	@echo "test-windows-rust: skipped: WIN_DLL_DIR names a DLL built elsewhere, and cargo does not run"
 endif
 
 test-windows: windows $(WIN_TEST_DIR)/fake_server.exe $(WIN_TEST_DIR)/bcryptprimitives.dll \

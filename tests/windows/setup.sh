@@ -2,7 +2,7 @@
 # Installs what the Windows build and its tests need on a Debian machine, when it
 # is missing: mingw-w64 (the C and C++ cross-compilers and the linker Rust's
 # x86_64-pc-windows-gnu target uses), wine64 (runs the tests), and that Rust
-# target. With --no-rust the Rust target is left alone (a prebuilt DLL is used).
+# target with clippy. With --no-rust both are left alone (a prebuilt DLL is used).
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -18,4 +18,6 @@ fi
 if [ "${1:-}" != "--no-rust" ]; then
     rustup target list --installed 2>/dev/null | grep -qx x86_64-pc-windows-gnu ||
         rustup target add x86_64-pc-windows-gnu
+    # make test-windows-rust runs clippy on the Windows build.
+    rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 fi
