@@ -72,9 +72,9 @@ $(WIN_TEST_DIR)/bcryptprimitives.dll: tests/windows/bcryptprimitives.c tests/win
 	@mkdir -p $(WIN_TEST_DIR)
 	$(WIN_CC) $(WIN_CFLAGS) -shared $^ -ladvapi32 -o $@
 
-$(WIN_TEST_DIR)/test_windows.exe: tests/windows/test_windows.c include/mcpc.h windows-dll
+$(WIN_TEST_DIR)/test_windows.exe: tests/windows/test_windows.c tests/c/check.h include/mcpc.h windows-dll
 	@mkdir -p $(WIN_TEST_DIR)
-	$(WIN_CC) $(WIN_CFLAGS) -g $< -L$(WIN_OUT) -lmcpc -o $@
+	$(WIN_CC) $(WIN_CFLAGS) -Itests/c -g $< -L$(WIN_OUT) -lmcpc -o $@
 
 # cli/platform_win.c alone: what the CLI tests cannot reach without an OAuth server.
 $(WIN_TEST_DIR)/test_cli_platform.exe: tests/windows/test_cli_platform.c cli/platform_win.c cli/platform.h

@@ -19,60 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcpc.h"
-
-/* ---------------------------------------------------------------------------- */
-/* A small harness (tests/c/harness.h's macros; its process helpers are POSIX)   */
-/* ---------------------------------------------------------------------------- */
-
-static int failures_in_test, passed, failed, skipped;
-static const char *skip_reason;
-
-static void skip(const char *why) { skip_reason = why; }
-
-#define CHECK(cond)                                                                       \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            fprintf(stderr, "  CHECK failed at %s:%d: %s\n", __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, "  last mcpc error: %s: %s\n",                                \
-                    mcpc_status_name((int32_t)mcpc_last_error_status()),                  \
-                    mcpc_last_error_message());                                           \
-            failures_in_test++;                                                           \
-        }                                                                                 \
-    } while (0)
-
-#define CHECK_STATUS(expr, want)                                                          \
-    do {                                                                                  \
-        mcpc_status_t got_ = (expr);                                                      \
-        if (got_ != (want)) {                                                             \
-            fprintf(stderr, "  CHECK_STATUS failed at %s:%d: %s gave %s, want %s (%s)\n", \
-                    __FILE__, __LINE__, #expr, mcpc_status_name((int32_t)got_),           \
-                    mcpc_status_name((int32_t)(want)), mcpc_last_error_message());        \
-            failures_in_test++;                                                           \
-        }                                                                                 \
-    } while (0)
-
-static void run_test(const char *name, void (*fn)(void), const char *only)
-{
-    if (only && !strstr(name, only))
-        return;
-    failures_in_test = 0;
-    skip_reason = NULL;
-    fprintf(stderr, "test %s ...\n", name);
-    fn();
-    if (skip_reason && failures_in_test == 0) {
-        skipped++;
-        fprintf(stderr, "test %s ... skipped (%s)\n", name, skip_reason);
-    } else if (failures_in_test == 0) {
-        passed++;
-        fprintf(stderr, "test %s ... ok\n", name);
-    } else {
-        failed++;
-        fprintf(stderr, "test %s ... FAILED\n", name);
-    }
-}
-
-#define RUN(fn) run_test(#fn, fn, only)
+/* The checks and the runner of the C tests (tests/c/check.h; harness.h's process
+ * helpers are POSIX). */
+#include "check.h"
 
 static double now_ms(void)
 {
@@ -365,7 +314,7 @@ static void test_quoting_cmd_percent(void)
     CHECK(write_shim());
     int differ = arguments_differ(g_shim, PERCENT, N_OF(PERCENT));
     if (differ > 0 && under_wine())
-        skip("Wine's cmd.exe drops a % in a batch file's %* and %1, which Windows' keeps");
+        harness_skip("Wine's cmd.exe drops a % in a batch file's %* and %1, which Windows' keeps");
     else
         CHECK(differ == 0);
 }
@@ -835,6 +784,5 @@ int main(int argc, char **argv)
     RUN(test_seam);
     RUN(test_http_loopback);
 
-    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
-    return failed == 0 ? 0 : 1;
+    return harness_finish();
 }
