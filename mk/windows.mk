@@ -115,22 +115,20 @@ python-wheel-windows: windows $(PY_VENV)/.pins
 	    assert "libmcpc/mcpc.dll" in names, names; \
 	    print("python-wheel-windows:", w[0])' $(PY_WIN_WHEEL)
 
-# The library's own Rust unit tests, built for Windows and run under Wine, with the
-# ProcessPrng shim beside the test program as beside the C tests, after clippy on the
-# code that only Windows builds (sys/windows.rs, the stdio child's job object).
-WIN_RUST_TEST_DIR := $(WIN_TEST_DIR)/rust
+# The library's own Rust unit tests, built for Windows and run under Wine in the test
+# folder, beside the ProcessPrng shim as the C tests are, after clippy on the code
+# that only Windows builds (sys/windows.rs, the stdio child's job object).
+WIN_RUST_LOG := $(WIN_TEST_DIR)/unittests-build.log
 
 test-windows-rust: windows-deps $(WIN_TEST_DIR)/bcryptprimitives.dll $(WIN_PREFIX)/.ready
 ifeq ($(WIN_DLL_DIR),$(WIN_CARGO_OUT))
-	@mkdir -p $(WIN_RUST_TEST_DIR)
 	$(CARGO) clippy --target $(WIN_TARGET) --lib --tests -- -D warnings
-	$(CARGO) test --color never --target $(WIN_TARGET) --lib --no-run >$(WIN_RUST_TEST_DIR)/build.log 2>&1 || \
-	    { cat $(WIN_RUST_TEST_DIR)/build.log; exit 1; }
-	exe=$$(sed -n 's/.*Executable unittests src\/lib.rs (\(.*\.exe\))$$/\1/p' $(WIN_RUST_TEST_DIR)/build.log) && \
-	    { test -n "$$exe" || { echo "test-windows-rust: no test program named in $(WIN_RUST_TEST_DIR)/build.log"; exit 1; }; } && \
-	    cp "$$exe" $(WIN_RUST_TEST_DIR)/mcpc_unittests.exe
-	cp $(WIN_TEST_DIR)/bcryptprimitives.dll $(WIN_RUST_TEST_DIR)/
-	cd $(WIN_RUST_TEST_DIR) && $(WIN_RUN) mcpc_unittests.exe
+	$(CARGO) test --color never --target $(WIN_TARGET) --lib --no-run >$(WIN_RUST_LOG) 2>&1 || \
+	    { cat $(WIN_RUST_LOG); exit 1; }
+	exe=$$(sed -n 's/.*Executable unittests src\/lib.rs (\(.*\.exe\))$$/\1/p' $(WIN_RUST_LOG)) && \
+	    { test -n "$$exe" || { echo "test-windows-rust: no test program named in $(WIN_RUST_LOG)"; exit 1; }; } && \
+	    cp "$$exe" $(WIN_TEST_DIR)/mcpc_unittests.exe
+	cd $(WIN_TEST_DIR) && $(WIN_RUN) mcpc_unittests.exe
 else
 	@echo "test-windows-rust: skipped: WIN_DLL_DIR names a DLL built elsewhere, and cargo does not run"
 endif
