@@ -278,6 +278,221 @@ pub fn headers(data: &[u8]) {
     }
 }
 
+/// The first poll's outcome of `f`, polled with a waker that does nothing: the
+/// streams below are always ready, so the futures here never wait.
+fn poll_once<F: std::future::Future>(f: F) -> Option<F::Output> {
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+    let mut cx = std::task::Context::from_waker(&waker);
+    match std::pin::pin!(f).poll(&mut cx) {
+        std::task::Poll::Ready(v) => Some(v),
+        std::task::Poll::Pending => None,
+    }
+}
+
+/// A proxy whose answer is `answer`, read as far as it is asked; what the client
+/// writes is kept.
+struct ProxyPeer<'a> {
+    answer: &'a [u8],
+    read: usize,
+    sent: Vec<u8>,
+}
+
+impl tokio::io::AsyncRead for ProxyPeer<'_> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let rest = &self.answer[self.read..];
+        let n = rest.len().min(buf.remaining());
+        buf.put_slice(&rest[..n]);
+        self.read += n;
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncWrite for ProxyPeer<'_> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.sent.extend_from_slice(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// A proxy's answer to `CONNECT`: the tunnel opens only on a 2xx status line, the
+/// client reads the answer's head and not one byte past it (the rest is the
+/// tunnel's), never more than the head limit, and sends only the `CONNECT`.
+pub fn tunnel(data: &[u8]) {
+    use crate::transport::proxy::{connect_tunnel, TunnelError, MAX_CONNECT_HEAD};
+    const AUTH: &str = "Basic dXNlcjpwYXNz";
+    let mut peer = ProxyPeer {
+        answer: data,
+        read: 0,
+        sent: Vec::new(),
+    };
+    let outcome = poll_once(connect_tunnel(&mut peer, "origin.example:443", Some(AUTH)))
+        .expect("a ready stream never leaves the tunnel waiting");
+    let asked = format!(
+        "CONNECT origin.example:443 HTTP/1.1\r\nHost: origin.example:443\r\nProxy-Authorization: {AUTH}\r\n\r\n"
+    );
+    assert_eq!(peer.sent, asked.as_bytes());
+    // Where the head ends: the first blank line, in either line ending.
+    let end = (1..=data.len()).find(|&i| data[..i].ends_with(b"\r\n\r\n") || data[..i].ends_with(b"\n\n"));
+    match end {
+        Some(end) if end <= MAX_CONNECT_HEAD => assert_eq!(peer.read, end, "read past the head"),
+        _ => {
+            assert!(matches!(outcome, Err(TunnelError::Garbled(_))), "{outcome:?}");
+            assert!(peer.read <= MAX_CONNECT_HEAD);
+        }
+    }
+    let head = &data[..peer.read];
+    match outcome {
+        Ok(()) => {
+            // The status line, read here without httparse: `HTTP/1.x 2xx`, after
+            // any empty lines (which httparse skips, as RFC 9112 lets a reader).
+            let start = head
+                .iter()
+                .position(|&b| b != b'\r' && b != b'\n')
+                .unwrap_or(head.len());
+            let line = head[start..].split(|&b| b == b'\n').next().unwrap_or_default();
+            assert!(line.starts_with(b"HTTP/1."), "{:?}", String::from_utf8_lossy(line));
+            let code = line.get(9..12).unwrap_or_default();
+            assert!(
+                line.get(8) == Some(&b' ') && code.first() == Some(&b'2'),
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+            assert!(code.iter().all(u8::is_ascii_digit));
+        }
+        Err(TunnelError::Refused(code)) => assert!(!(200..300).contains(&code)),
+        Err(TunnelError::Garbled(_)) => {}
+        Err(TunnelError::Io(e)) => panic!("an in-memory stream failed: {e}"),
+    }
+}
+
+/// True for the hosts that never go through a proxy from the environment, decided
+/// here apart from the code under test: 127.0.0.0/8, ::1 (also IPv4-mapped),
+/// `localhost` and its subdomains.
+fn loopback_host(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Ipv4(ip) => ip.octets()[0] == 127,
+        url::Host::Ipv6(ip) => {
+            let s = ip.segments();
+            *ip == std::net::Ipv6Addr::LOCALHOST || (s[..5] == [0; 5] && s[5] == 0xffff && s[6] >> 8 == 127)
+        }
+        url::Host::Domain(d) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+    }
+}
+
+/// Proxy settings from the environment and the options (the input's lines: the
+/// endpoint, `https_proxy`, `no_proxy`, then the explicit proxy and its no-proxy
+/// list): never a panic; a loopback endpoint never goes through a proxy from the
+/// environment, nor through an explicit one elsewhere; `*` spares every host; and
+/// the proxy's password is in no message and no debug form.
+pub fn proxy_settings(data: &[u8]) {
+    use crate::transport::proxy::{no_proxy_matches, parse_proxy, ProxySettings};
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let mut lines = text.split('\n');
+    let mut next = || lines.next().unwrap_or_default();
+    let (endpoint, env_proxy, env_no, explicit, explicit_no) = (next(), next(), next(), next(), next());
+    // The password of the proxy URL's userinfo, when it has one worth looking for.
+    let authority = env_proxy.split_once("://").map_or(env_proxy, |(_, r)| r);
+    let authority = authority.split(['/', '?', '#']).next().unwrap_or_default();
+    let password = authority
+        .rsplit_once('@')
+        .and_then(|(userinfo, _)| userinfo.split_once(':'))
+        .map(|(_, p)| p)
+        .filter(|p| p.len() >= 8 && p.bytes().all(|b| b.is_ascii_alphanumeric()) && env_proxy.matches(*p).count() == 1);
+    let shows = |text: &str, pw: &str| match parse_proxy(text, None, "HTTPS_PROXY") {
+        Ok(p) => {
+            let shown = format!("{p:?}");
+            assert!(!shown.contains("Basic"), "{shown}");
+            shown.contains(pw)
+        }
+        Err(e) => e.message.contains(pw),
+    };
+    if let Some(pw) = password {
+        // Shown only where the same text with another password shows it too: the
+        // words of a message, never the input's secret.
+        let other = env_proxy.replacen(pw, &"Z".repeat(pw.len()), 1);
+        assert!(
+            !shows(env_proxy, pw) || shows(&other, pw),
+            "the password of {env_proxy:?} is shown"
+        );
+    } else {
+        shows(env_proxy, "");
+    }
+    let Ok(url) = url::Url::parse(endpoint) else { return };
+    let Some(host) = url.host() else { return };
+    if env_no.split([',', ' ', '\t']).any(|e| e.trim() == "*") {
+        assert!(no_proxy_matches(env_no, &host));
+    }
+    let env = |name: &str| match name {
+        "https_proxy" | "http_proxy" | "all_proxy" => Some(env_proxy.to_string()),
+        "no_proxy" => Some(env_no.to_string()),
+        _ => None,
+    };
+    let from_env = ProxySettings::default().for_url_in(&url, &env);
+    if loopback_host(&host) || no_proxy_matches(env_no, &host) {
+        assert!(matches!(from_env, Ok(None)), "{from_env:?}");
+    }
+    let settings = ProxySettings {
+        explicit: Some((!explicit.is_empty()).then(|| explicit.to_string())),
+        no_proxy: (!explicit_no.is_empty()).then(|| explicit_no.to_string()),
+        credentials: None,
+    };
+    if let Ok(Some(p)) = settings.for_url_in(&url, &env) {
+        assert!(
+            !loopback_host(&host) || loopback_host(&p.host_ref()),
+            "{p:?} for {host}"
+        );
+        assert!(!explicit.is_empty());
+    }
+}
+
+/// The `endpoint` event of the HTTP+SSE transport: never a panic, and what it
+/// yields is a path for the stream's own origin (origin form), never another URL.
+pub fn legacy_endpoint(data: &[u8]) {
+    const BASES: [&str; 3] = [
+        "http://127.0.0.1:8080/sse",
+        "https://mcp.example.com/a/b/sse?x=1",
+        "http://[::1]:9/",
+    ];
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else { return };
+    let base = url::Url::parse(BASES[pick as usize % BASES.len()]).expect("a valid base");
+    if let Ok(uri) = crate::transport::http::legacy_endpoint(&base, text) {
+        assert!(uri.scheme().is_none() && uri.authority().is_none(), "{uri}");
+        assert!(uri.path().starts_with('/'), "{uri}");
+        let joined = base.join(text.trim()).expect("it resolved");
+        assert_eq!(joined.origin(), base.origin());
+    }
+}
+
 /// A fuzz target's entry point.
 pub type Target = fn(&[u8]);
 
@@ -290,4 +505,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("results", results),
     ("url_policy", url_policy),
     ("headers", headers),
+    ("tunnel", tunnel),
+    ("proxy_settings", proxy_settings),
+    ("legacy_endpoint", legacy_endpoint),
 ];

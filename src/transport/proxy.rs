@@ -12,7 +12,7 @@ use url::Url;
 use crate::error::{quote, Error, Result, Status};
 
 /// Longest `CONNECT` response head read before the proxy is given up on.
-const MAX_CONNECT_HEAD: usize = 16 * 1024;
+pub(crate) const MAX_CONNECT_HEAD: usize = 16 * 1024;
 
 /// The caller's proxy settings, as the options hold them.
 #[derive(Clone, Debug, Default)]
@@ -36,6 +36,17 @@ pub struct Proxy {
     pub authority: String,
     /// The `Proxy-Authorization` value, when there are credentials.
     pub authorization: Option<String>,
+}
+
+impl Proxy {
+    /// The proxy's host, borrowed.
+    pub fn host_ref(&self) -> url::Host<&str> {
+        match &self.host {
+            url::Host::Domain(d) => url::Host::Domain(d.as_str()),
+            url::Host::Ipv4(ip) => url::Host::Ipv4(*ip),
+            url::Host::Ipv6(ip) => url::Host::Ipv6(*ip),
+        }
+    }
 }
 
 impl std::fmt::Debug for Proxy {
@@ -194,7 +205,7 @@ impl ProxySettings {
     }
 
     /// As [`for_url`](Self::for_url), with the environment read through `env`.
-    fn for_url_in(&self, url: &Url, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Proxy>> {
+    pub(crate) fn for_url_in(&self, url: &Url, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Proxy>> {
         let Some(host) = url.host() else { return Ok(None) };
         let credentials = self.credentials.as_deref();
         if let Some(explicit) = &self.explicit {
@@ -206,12 +217,7 @@ impl ProxySettings {
             // A loopback endpoint is on this machine: only a proxy on this machine can
             // reach it, and a plain-http request to one elsewhere would cross the
             // network in clear.
-            let proxy_host = match &proxy.host {
-                url::Host::Domain(d) => url::Host::Domain(d.as_str()),
-                url::Host::Ipv4(ip) => url::Host::Ipv4(*ip),
-                url::Host::Ipv6(ip) => url::Host::Ipv6(*ip),
-            };
-            if is_loopback(&host) && !is_loopback(&proxy_host) {
+            if is_loopback(&host) && !is_loopback(&proxy.host_ref()) {
                 return Ok(None);
             }
             return Ok(Some(proxy));

@@ -17,6 +17,28 @@ use crate::sse::SseParser;
 use crate::transport::{BoxFuture, Delivered, Delivery, Outgoing, ProbeKind, SinkRef, Transport};
 use crate::url_policy;
 
+/// The endpoint an `endpoint` event names: `data` resolved against the stream's
+/// URL `base`, refused unless it is on the same origin; the path to POST to on the
+/// stream's own origin (server data: the `legacy_endpoint` fuzz target).
+pub(crate) fn endpoint_for(base: &url::Url, data: &str) -> std::result::Result<Uri, Error> {
+    let url = base.join(data.trim()).map_err(|e| {
+        Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            format!("the endpoint event's URL is not valid ({e}): {}", quote(data)),
+        )
+    })?;
+    if url.origin() != base.origin() {
+        return Err(Error::new(
+            Status::MCPC_ERR_PROTOCOL,
+            format!(
+                "the endpoint event names another origin ({}); refused",
+                url_policy::redact(&url)
+            ),
+        ));
+    }
+    path_of(&url)
+}
+
 /// Where the messages go, once the stream said it: the path, or why there is none.
 type Endpoint = Option<std::result::Result<Uri, Error>>;
 
@@ -121,27 +143,6 @@ impl Inner {
         self.sink.closed(err);
     }
 
-    /// The endpoint an `endpoint` event names: resolved against the stream's URL,
-    /// and refused unless it is on the same origin.
-    fn endpoint_of(&self, data: &str) -> std::result::Result<Uri, Error> {
-        let url = self.cfg.url.join(data.trim()).map_err(|e| {
-            Error::new(
-                Status::MCPC_ERR_PROTOCOL,
-                format!("the endpoint event's URL is not valid ({e}): {}", quote(data)),
-            )
-        })?;
-        if url.origin() != self.cfg.url.origin() {
-            return Err(Error::new(
-                Status::MCPC_ERR_PROTOCOL,
-                format!(
-                    "the endpoint event names another origin ({}); refused",
-                    url_policy::redact(&url)
-                ),
-            ));
-        }
-        path_of(&url)
-    }
-
     /// Reads the event stream until it ends: the endpoint first, then messages.
     async fn read_stream(self: Arc<Self>) {
         let url = &self.cfg.url;
@@ -194,7 +195,7 @@ impl Inner {
                     if self.endpoint.borrow().is_some() {
                         continue; // the first one stands
                     }
-                    match self.endpoint_of(&e.data) {
+                    match endpoint_for(&self.cfg.url, &e.data) {
                         Ok(uri) => {
                             self.endpoint.send_replace(Some(Ok(uri)));
                         }
