@@ -493,6 +493,91 @@ pub fn legacy_endpoint(data: &[u8]) {
     }
 }
 
+/// The HTTP/2 server of the `h2_reply` target: its port, and what it answers.
+static H2_SERVER: std::sync::OnceLock<(u16, std::sync::Mutex<std::sync::Arc<Vec<u8>>>)> = std::sync::OnceLock::new();
+
+/// An HTTP/2 server on loopback, one for the process (a listener for each input
+/// would use up the loopback ports over a long run), that answers every connection
+/// with `answer` from now on: those bytes once the client's request has come, then
+/// the end of its side, then it reads until the client goes. Its port.
+fn h2_server(answer: Vec<u8>) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (port, current) = H2_SERVER.get_or_init(|| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        listener.set_nonblocking(true).expect("a non-blocking listener");
+        let port = listener.local_addr().expect("its address").port();
+        crate::drive::runtime::handle().spawn(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("a listener");
+            while let Ok((mut tcp, _)) = listener.accept().await {
+                let Some((_, current)) = H2_SERVER.get() else { return };
+                let answer = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let mut got = Vec::new();
+                    // Answers once the request has come whole (its stream ended), so
+                    // that the answer is to a stream the client has opened.
+                    while !request_ended(&got) && got.len() < 1 << 16 {
+                        match tcp.read(&mut buf).await {
+                            Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                            _ => break,
+                        }
+                    }
+                    let _ = tcp.write_all(&answer).await;
+                    let _ = tcp.shutdown().await;
+                    while matches!(tcp.read(&mut buf).await, Ok(n) if n > 0) {}
+                });
+            }
+        });
+        (port, std::sync::Mutex::new(std::sync::Arc::new(Vec::new())))
+    });
+    *current.lock().unwrap_or_else(|e| e.into_inner()) = std::sync::Arc::new(answer);
+    *port
+}
+
+/// Whether the client's bytes, after its 24-byte preface, hold a frame that ends
+/// a stream (HEADERS or DATA with END_STREAM).
+fn request_ended(got: &[u8]) -> bool {
+    let mut at = 24;
+    while let Some(head) = got.get(at..at + 9) {
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        if matches!(head[3], 0 | 1) && head[4] & 1 == 1 {
+            return true;
+        }
+        at += 9 + len;
+    }
+    false
+}
+
+/// Whatever an HTTP/2 server sends (frames after the connection's preface), a
+/// request over it ends, as a reply or an error, and does not wait past the
+/// server's end; a body read whole is as long as its `content-length`.
+pub fn h2_reply(data: &[u8]) {
+    use crate::transport::h2::{Client, Sent};
+    use crate::transport::net::Origin;
+    let port = h2_server(data.to_vec());
+    let url = url::Url::parse(&format!("http://127.0.0.1:{port}/mcp")).expect("a URL");
+    let origin = Origin::new(&url, None, None).expect("an origin");
+    let client = Client::new(origin, std::time::Duration::from_secs(5), true, false);
+    let head = format!("POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\naccept: application/json\r\n");
+    let rt = crate::drive::runtime::handle();
+    let request = async {
+        match client.send(&http::Method::POST, head.as_bytes(), b"{}").await {
+            Ok(Sent::Reply(mut reply)) => {
+                let _ = reply.status();
+                let length = reply.content_length();
+                if let (Ok(body), Some(n)) = (reply.rest().await, length) {
+                    assert_eq!(body.len() as u64, n, "a body unlike its content-length");
+                }
+            }
+            Ok(Sent::Http11(_)) => panic!("prior knowledge fell back to HTTP/1.1"),
+            Err(_) => {}
+        }
+    };
+    // The timer is made inside the runtime, which it needs.
+    let ended = rt.block_on(async { tokio::time::timeout(std::time::Duration::from_secs(10), request).await });
+    assert!(ended.is_ok(), "the request neither ended nor failed");
+}
+
 /// A fuzz target's entry point.
 pub type Target = fn(&[u8]);
 
@@ -508,4 +593,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("tunnel", tunnel),
     ("proxy_settings", proxy_settings),
     ("legacy_endpoint", legacy_endpoint),
+    ("h2_reply", h2_reply),
 ];
