@@ -93,11 +93,29 @@ fn failed(e: h2::Error) -> Failure {
     }
 }
 
+/// An HTTP/2 error as mcpc tells it: who ended what, with the reason by its name
+/// in the specification (`REFUSED_STREAM`), as the server's own logs name it.
 fn h2_failure(e: h2::Error) -> Failure {
     if e.is_io() {
         return failed(e);
     }
-    Failure::Http(io::Error::other(format!("HTTP/2: {e}")))
+    let Some(reason) = e.reason() else {
+        return Failure::Http(io::Error::other(format!("HTTP/2: {e}")));
+    };
+    let what = match (e.is_remote(), e.is_library(), e.is_go_away()) {
+        (true, _, true) => format!("the server ended the connection (GOAWAY, {reason:?})"),
+        (true, _, false) => format!("the server reset the stream (RST_STREAM, {reason:?})"),
+        (_, true, true) => format!(
+            "the server broke the protocol ({}, {reason:?}); the connection was ended",
+            reason.description()
+        ),
+        (_, true, false) => format!(
+            "the server broke the protocol on this stream ({}, {reason:?})",
+            reason.description()
+        ),
+        _ => e.to_string(),
+    };
+    Failure::Http(io::Error::other(format!("HTTP/2: {what}")))
 }
 
 impl Client {

@@ -418,6 +418,47 @@ fn a_connection_gone_away_is_replaced() {
     assert_eq!(conns.load(Ordering::SeqCst), 2);
 }
 
+/// What went wrong is said in the specification's words: a stream the server
+/// refused (tried twice, then given up), and a body unlike its content-length.
+#[test]
+fn failures_name_who_and_why() {
+    let (port, conns) = server(Arc::new(|_, mut respond| {
+        Box::pin(async move { respond.send_reset(Reason::REFUSED_STREAM) })
+    }));
+    let c = client(port);
+    let e = handle().block_on(c.send(&Method::POST, &head(port, "/mcp"), b"{}"));
+    let Err(Failure::Http(e)) = e else {
+        panic!("a refused stream went through")
+    };
+    assert_eq!(
+        e.to_string(),
+        "HTTP/2: the server reset the stream (RST_STREAM, REFUSED_STREAM)"
+    );
+    assert_eq!(
+        conns.load(Ordering::SeqCst),
+        2,
+        "tried again once, on a fresh connection"
+    );
+    let (port, _) = server(Arc::new(|_, mut respond| {
+        Box::pin(async move {
+            let resp = Response::builder().header("content-length", "5").body(()).unwrap();
+            let mut out = respond.send_response(resp, false).unwrap();
+            out.send_data(Bytes::from_static(b"{}"), true).unwrap();
+        })
+    }));
+    let c = client(port);
+    let e = handle().block_on(async { post(&c, port, "/mcp", b"{}").await.rest().await.err() });
+    let Some(Failure::Http(e)) = e else {
+        panic!("a body shorter than its length was read")
+    };
+    assert!(
+        e.to_string()
+            .starts_with("HTTP/2: the server broke the protocol on this stream ("),
+        "{e}"
+    );
+    assert!(e.to_string().ends_with(", PROTOCOL_ERROR)"), "{e}");
+}
+
 #[test]
 fn request_heads_become_http2_requests() {
     let c = client(8080);
