@@ -578,6 +578,23 @@ pub fn h2_reply(data: &[u8]) {
     assert!(ended.is_ok(), "the request neither ended nor failed");
 }
 
+/// A `WWW-Authenticate` value (an HTTP server's, so untrusted): never a panic;
+/// nothing is read outside a Bearer or DPoP challenge; and a value read is the
+/// input's own text wherever the input escapes nothing.
+pub fn www_authenticate(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let c = crate::auth::challenge::parse(text);
+    let lower = text.to_ascii_lowercase();
+    if !lower.contains("bearer") && !lower.contains("dpop") {
+        assert_eq!(c, Default::default(), "read outside a Bearer or DPoP challenge");
+    }
+    if !text.contains('\\') {
+        for v in [&c.resource_metadata, &c.scope, &c.error].into_iter().flatten() {
+            assert!(text.contains(v.as_str()), "{v:?} is not in {text:?}");
+        }
+    }
+}
+
 /// A fuzz target's entry point.
 pub type Target = fn(&[u8]);
 
@@ -594,4 +611,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("proxy_settings", proxy_settings),
     ("legacy_endpoint", legacy_endpoint),
     ("h2_reply", h2_reply),
+    ("www_authenticate", www_authenticate),
 ];

@@ -20,7 +20,7 @@ use crate::error::{Error, Result, Status};
 use crate::transport::http::Authorizer;
 
 mod assertion;
-mod challenge;
+pub(crate) mod challenge;
 mod discover;
 mod dpop;
 mod flow;
