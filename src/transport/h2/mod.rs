@@ -22,6 +22,7 @@ use h2::Reason;
 use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
 use http::{Method, Request, StatusCode, Uri};
 
+use crate::error::quote;
 use crate::transport::net::{self, Failure, Origin, Stream};
 use driven::{Driven, Wait};
 use exchange::{End, Exchange, Lost};
@@ -103,14 +104,24 @@ fn h2_failure(e: h2::Error) -> Failure {
         return Failure::Http(io::Error::other(format!("HTTP/2: {e}")));
     };
     let what = match (e.is_remote(), e.is_library(), e.is_go_away()) {
-        (true, _, true) => format!("the server ended the connection (GOAWAY, {reason:?})"),
+        (true, _, true) => {
+            // The server's own words, which h2 shows only in its text.
+            let text = e.to_string();
+            let said = text.split_once(" (b\"").map(|(_, d)| d.trim_end_matches("\")"));
+            match said {
+                Some(d) => format!("the server ended the connection (GOAWAY, {reason:?}: {})", quote(d)),
+                None => format!("the server ended the connection (GOAWAY, {reason:?})"),
+            }
+        }
         (true, _, false) => format!("the server reset the stream (RST_STREAM, {reason:?})"),
+        // Refused here: a frame against the protocol, or past one of mcpc's limits
+        // (a response head over its size, say).
         (_, true, true) => format!(
-            "the server broke the protocol ({}, {reason:?}); the connection was ended",
+            "what the server sent was refused ({}, {reason:?}) and the connection ended",
             reason.description()
         ),
         (_, true, false) => format!(
-            "the server broke the protocol on this stream ({}, {reason:?})",
+            "the server's response was refused ({}, {reason:?}) and its stream reset",
             reason.description()
         ),
         _ => e.to_string(),
@@ -321,14 +332,31 @@ fn let_go(conn: Option<Conn>) {
     }
 }
 
-/// True for a stream the server refused before processing it: reset with
-/// `REFUSED_STREAM`, or above the last stream a GOAWAY said it would process (RFC
-/// 9113, sections 8.7 and 6.8). h2 says "went away" too of a stream the server
-/// took and then closed the connection without answering; as with HTTP/1.1
+/// True for a stream the server refused before processing it: reset by the server
+/// with `REFUSED_STREAM`, or above the last stream a GOAWAY said it would process
+/// (RFC 9113, sections 8.7 and 6.8); a reset h2 made itself says nothing of what
+/// the server did. h2 says "went away" too of a stream the server took and then closed
+/// the connection without answering; as with HTTP/1.1
 /// (docs/decisions/0012-h1-resend.md), that one case may run twice, and so a
 /// request goes again once only.
 fn refused(e: &h2::Error) -> bool {
-    e.reason() == Some(Reason::REFUSED_STREAM) || (e.is_go_away() && e.is_remote())
+    e.is_remote() && (e.reason() == Some(Reason::REFUSED_STREAM) || e.is_go_away())
+}
+
+/// Whether an HTTP/2 client's first bytes on a connection, after its 24-byte
+/// preface, hold a frame that ends a stream (HEADERS or DATA with END_STREAM): what
+/// the servers of the tests and of the `h2_reply` fuzz target wait for before
+/// they answer.
+pub(crate) fn request_ended(got: &[u8]) -> bool {
+    let mut at = 24;
+    while let Some(head) = got.get(at..at + 9) {
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        if matches!(head[3], 0 | 1) && head[4] & 1 == 1 {
+            return true;
+        }
+        at += 9 + len;
+    }
+    false
 }
 
 fn closed() -> Failure {

@@ -128,6 +128,15 @@ fn client(port: u16) -> Client {
     )
 }
 
+/// The error one POST to `/mcp` ends in, as its message.
+fn post_error(c: &Client, port: u16) -> String {
+    match handle().block_on(c.send(&Method::POST, &head(port, "/mcp"), b"{}")) {
+        Err(Failure::Http(e)) => e.to_string(),
+        Err(_) => panic!("not an HTTP failure"),
+        Ok(_) => panic!("the request went through"),
+    }
+}
+
 fn head(port: u16, path: &str) -> Vec<u8> {
     format!("POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\naccept: application/json\r\nconnection: keep-alive\r\n")
         .into_bytes()
@@ -426,12 +435,8 @@ fn failures_name_who_and_why() {
         Box::pin(async move { respond.send_reset(Reason::REFUSED_STREAM) })
     }));
     let c = client(port);
-    let e = handle().block_on(c.send(&Method::POST, &head(port, "/mcp"), b"{}"));
-    let Err(Failure::Http(e)) = e else {
-        panic!("a refused stream went through")
-    };
     assert_eq!(
-        e.to_string(),
+        post_error(&c, port),
         "HTTP/2: the server reset the stream (RST_STREAM, REFUSED_STREAM)"
     );
     assert_eq!(
@@ -452,11 +457,62 @@ fn failures_name_who_and_why() {
         panic!("a body shorter than its length was read")
     };
     assert!(
-        e.to_string()
-            .starts_with("HTTP/2: the server broke the protocol on this stream ("),
+        e.to_string().starts_with("HTTP/2: the server's response was refused ("),
         "{e}"
     );
-    assert!(e.to_string().ends_with(", PROTOCOL_ERROR)"), "{e}");
+    assert!(e.to_string().ends_with(", PROTOCOL_ERROR) and its stream reset"), "{e}");
+}
+
+/// A server's GOAWAY is told with the words it gave, quoted.
+#[test]
+fn a_goaway_is_told_with_the_servers_words() {
+    let (port, _) = accept_each(|mut tcp| {
+        Box::pin(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut buf = [0u8; 1024];
+            // After the request, so that the GOAWAY leaves out a stream that is open.
+            let mut got = Vec::new();
+            while !request_ended(&got) {
+                match tcp.read(&mut buf).await {
+                    Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                    _ => return,
+                }
+            }
+            let said = b"down for \x01maintenance";
+            let mut out = vec![0, 0, 0, 4, 0, 0, 0, 0, 0]; // SETTINGS, empty
+            out.extend_from_slice(&[0, 0, 8 + said.len() as u8, 7, 0, 0, 0, 0, 0]); // GOAWAY
+            out.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0]); // last stream 0, NO_ERROR
+            out.extend_from_slice(said);
+            let _ = tcp.write_all(&out).await;
+            while matches!(tcp.read(&mut buf).await, Ok(n) if n > 0) {}
+        })
+    });
+    let c = client(port);
+    assert_eq!(
+        post_error(&c, port),
+        r#"HTTP/2: the server ended the connection (GOAWAY, NO_ERROR: "down for \x01maintenance")"#
+    );
+}
+
+/// A response head over the size mcpc allows is refused here, said so, and the
+/// request, which the server did process, is not sent again.
+#[test]
+fn a_response_head_too_large_is_not_a_refusal() {
+    let served = Arc::new(AtomicUsize::new(0));
+    let count = served.clone();
+    let (port, conns) = server(Arc::new(move |_, mut respond| {
+        count.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            let big = "x".repeat(MAX_HEADERS as usize + 1024);
+            let resp = Response::builder().header("x-big", big).body(()).unwrap();
+            let _ = respond.send_response(resp, true);
+        })
+    }));
+    let c = client(port);
+    let e = post_error(&c, port);
+    assert!(e.starts_with("HTTP/2: the server's response was refused ("), "{e}");
+    assert_eq!(served.load(Ordering::SeqCst), 1, "a processed request was sent again");
+    assert_eq!(conns.load(Ordering::SeqCst), 1);
 }
 
 #[test]
