@@ -15,7 +15,7 @@ use crate::error::{quote, Error, Result, Status};
 pub(crate) const MAX_CONNECT_HEAD: usize = 16 * 1024;
 
 /// The caller's proxy settings, as the options hold them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ProxySettings {
     /// None: the environment decides. Some(None): no proxy at all. Some(Some(url)):
     /// this proxy for every host outside `no_proxy`.
@@ -24,6 +24,21 @@ pub struct ProxySettings {
     pub no_proxy: Option<String>,
     /// `user:password` for Basic authentication at the proxy (overrides the URL's).
     pub credentials: Option<String>,
+}
+
+impl std::fmt::Debug for ProxySettings {
+    // Never the credentials, nor a proxy URL's userinfo.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |p: &str| match Url::parse(p) {
+            Ok(u) => crate::url_policy::redact(&u),
+            Err(_) => "(not a URL)".to_string(),
+        };
+        f.debug_struct("ProxySettings")
+            .field("explicit", &self.explicit.as_ref().map(|p| p.as_deref().map(shown)))
+            .field("no_proxy", &self.no_proxy)
+            .field("credentials", &self.credentials.as_ref().map(|_| "(set)"))
+            .finish()
+    }
 }
 
 /// One proxy to go through.
@@ -273,7 +288,8 @@ where
     // Byte by byte: what follows the head belongs to the tunnel, and a proxy speaks
     // only once asked, so nothing may be read past the head's end.
     let mut buf = Vec::with_capacity(256);
-    while !buf.ends_with(b"\r\n\r\n") && !buf.ends_with(b"\n\n") {
+    // The head ends at its first empty line, whichever line ends (CRLF or LF).
+    while !buf.ends_with(b"\n\n") && !buf.ends_with(b"\n\r\n") {
         if buf.len() >= MAX_CONNECT_HEAD {
             return Err(TunnelError::Garbled(format!(
                 "the CONNECT response head is longer than {MAX_CONNECT_HEAD} bytes"
@@ -322,6 +338,20 @@ mod tests {
                 url::Host::Ipv6(ip) => url::Host::Ipv6(*ip),
             },
         )
+    }
+
+    #[test]
+    fn settings_never_show_credentials() {
+        let s = ProxySettings {
+            explicit: Some(Some("http://user:s3cretpw@proxy.corp:3128".into())),
+            no_proxy: Some("a.org".into()),
+            credentials: Some("other:pa55word".into()),
+        };
+        let shown = format!("{s:?}");
+        assert!(shown.contains("proxy.corp:3128") && shown.contains("a.org"), "{shown}");
+        for secret in ["s3cretpw", "user", "pa55word", "other"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
     }
 
     #[test]

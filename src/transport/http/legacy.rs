@@ -20,7 +20,7 @@ use crate::url_policy;
 /// The endpoint an `endpoint` event names: `data` resolved against the stream's
 /// URL `base`, refused unless it is on the same origin; the path to POST to on the
 /// stream's own origin (server data: the `legacy_endpoint` fuzz target).
-pub(crate) fn endpoint_for(base: &url::Url, data: &str) -> std::result::Result<Uri, Error> {
+pub(crate) fn legacy_endpoint(base: &url::Url, data: &str) -> std::result::Result<Uri, Error> {
     let url = base.join(data.trim()).map_err(|e| {
         Error::new(
             Status::MCPC_ERR_PROTOCOL,
@@ -195,7 +195,7 @@ impl Inner {
                     if self.endpoint.borrow().is_some() {
                         continue; // the first one stands
                     }
-                    match endpoint_for(&self.cfg.url, &e.data) {
+                    match legacy_endpoint(&self.cfg.url, &e.data) {
                         Ok(uri) => {
                             self.endpoint.send_replace(Some(Ok(uri)));
                         }

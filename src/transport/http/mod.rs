@@ -30,7 +30,7 @@ mod session;
 mod tls;
 
 pub use auth::Authorizer;
-pub(crate) use legacy::endpoint_for as legacy_endpoint;
+pub(crate) use legacy::legacy_endpoint;
 pub use legacy::LegacySseTransport;
 use reply::*;
 use request::*;
