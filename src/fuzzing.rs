@@ -555,9 +555,9 @@ fn h2_server(answer: Vec<u8>) -> u16 {
     *port
 }
 
-/// Whatever an HTTP/2 server sends (frames after the connection's preface), a
-/// request over it ends, as a reply or an error, and does not wait past the
-/// server's end; a body read whole is as long as its `content-length`.
+/// Whatever an HTTP/2 server sends once the request has come, the request ends,
+/// as a reply or an error, and does not wait past the server's end; a body read
+/// whole is as long as its `content-length` (but for 204 and 304, which have none).
 pub fn h2_reply(data: &[u8]) {
     use crate::transport::h2::{Client, Sent};
     use crate::transport::net::Origin;

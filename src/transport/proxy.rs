@@ -29,9 +29,16 @@ pub struct ProxySettings {
 impl std::fmt::Debug for ProxySettings {
     // Never the credentials, nor a proxy URL's userinfo.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let shown = |p: &str| match Url::parse(p) {
-            Ok(u) => crate::url_policy::redact(&u),
-            Err(_) => "(not a URL)".to_string(),
+        // Read as `parse_proxy` reads it (`host:port` meaning `http://`), so that a
+        // userinfo without a scheme is not taken for one.
+        let shown = |p: &str| {
+            let p = p.trim();
+            let url = if p.contains("://") {
+                Url::parse(p)
+            } else {
+                Url::parse(&format!("http://{p}"))
+            };
+            url.map_or_else(|_| "(not a URL)".to_string(), |u| crate::url_policy::redact(&u))
         };
         f.debug_struct("ProxySettings")
             .field("explicit", &self.explicit.as_ref().map(|p| p.as_deref().map(shown)))
@@ -352,6 +359,16 @@ mod tests {
         for secret in ["s3cretpw", "user", "pa55word", "other"] {
             assert!(!shown.contains(secret), "{shown}");
         }
+        // Without a scheme, as the environment often gives it.
+        let s = ProxySettings {
+            explicit: Some(Some("user:s3cretpw@proxy.corp:3128".into())),
+            ..Default::default()
+        };
+        let shown = format!("{s:?}");
+        assert!(
+            shown.contains("proxy.corp:3128") && !shown.contains("user") && !shown.contains("s3cretpw"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -335,8 +335,8 @@ fn let_go(conn: Option<Conn>) {
 /// True for a stream the server refused before processing it: reset by the server
 /// with `REFUSED_STREAM`, or above the last stream a GOAWAY said it would process
 /// (RFC 9113, sections 8.7 and 6.8); a reset h2 made itself says nothing of what
-/// the server did. h2 says "went away" too of a stream the server took and then closed
-/// the connection without answering; as with HTTP/1.1
+/// the server did. h2 says "went away" too of a stream the server took and then
+/// closed the connection without answering; as with HTTP/1.1
 /// (docs/decisions/0012-h1-resend.md), that one case may run twice, and so a
 /// request goes again once only.
 fn refused(e: &h2::Error) -> bool {
