@@ -278,83 +278,20 @@ pub fn headers(data: &[u8]) {
     }
 }
 
-/// The first poll's outcome of `f`, polled with a waker that does nothing: the
-/// streams below are always ready, so the futures here never wait.
-fn poll_once<F: std::future::Future>(f: F) -> Option<F::Output> {
-    struct Noop;
-    impl std::task::Wake for Noop {
-        fn wake(self: std::sync::Arc<Self>) {}
-    }
-    let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-    let mut cx = std::task::Context::from_waker(&waker);
-    match std::pin::pin!(f).poll(&mut cx) {
-        std::task::Poll::Ready(v) => Some(v),
-        std::task::Poll::Pending => None,
-    }
-}
-
-/// A proxy whose answer is `answer`, read as far as it is asked; what the client
-/// writes is kept.
-struct ProxyPeer<'a> {
-    answer: &'a [u8],
-    read: usize,
-    sent: Vec<u8>,
-}
-
-impl tokio::io::AsyncRead for ProxyPeer<'_> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let rest = &self.answer[self.read..];
-        let n = rest.len().min(buf.remaining());
-        buf.put_slice(&rest[..n]);
-        self.read += n;
-        std::task::Poll::Ready(Ok(()))
-    }
-}
-
-impl tokio::io::AsyncWrite for ProxyPeer<'_> {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        self.sent.extend_from_slice(buf);
-        std::task::Poll::Ready(Ok(buf.len()))
-    }
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-}
-
 /// A proxy's answer to `CONNECT`: the tunnel opens only on a 2xx status line, the
 /// client reads the answer's head and not one byte past it (the rest is the
 /// tunnel's), never more than the head limit, and sends only the `CONNECT`.
 pub fn tunnel(data: &[u8]) {
     use crate::transport::proxy::{connect_tunnel, TunnelError, MAX_CONNECT_HEAD};
     const AUTH: &str = "Basic dXNlcjpwYXNz";
-    let mut peer = ProxyPeer {
-        answer: data,
-        read: 0,
-        sent: Vec::new(),
-    };
-    let outcome = poll_once(connect_tunnel(&mut peer, "origin.example:443", Some(AUTH)))
-        .expect("a ready stream never leaves the tunnel waiting");
+    // The proxy: its answer to be read, and what the client writes, kept.
+    let mut peer = tokio::io::join(data, Vec::new());
+    let outcome = crate::drive::runtime::handle().block_on(connect_tunnel(&mut peer, "origin.example:443", Some(AUTH)));
     let asked = format!(
         "CONNECT origin.example:443 HTTP/1.1\r\nHost: origin.example:443\r\nProxy-Authorization: {AUTH}\r\n\r\n"
     );
-    assert_eq!(peer.sent, asked.as_bytes());
+    assert_eq!(peer.writer(), asked.as_bytes());
+    let read = data.len() - peer.reader().len();
     // Where the head ends: the first empty line, after a line that ends in LF.
     let end = (1..=data.len()).find(|&i| data[..i].ends_with(b"\n\n") || data[..i].ends_with(b"\n\r\n"));
     // httparse, which reads the head, agrees on its end (for an answer that does
@@ -368,13 +305,13 @@ pub fn tunnel(data: &[u8]) {
         }
     }
     match end {
-        Some(end) if end <= MAX_CONNECT_HEAD => assert_eq!(peer.read, end, "read past the head"),
+        Some(end) if end <= MAX_CONNECT_HEAD => assert_eq!(read, end, "read past the head"),
         _ => {
             assert!(matches!(outcome, Err(TunnelError::Garbled(_))), "{outcome:?}");
-            assert!(peer.read <= MAX_CONNECT_HEAD);
+            assert!(read <= MAX_CONNECT_HEAD);
         }
     }
-    let head = &data[..peer.read];
+    let head = &data[..read];
     match outcome {
         Ok(()) => {
             // The status line, read here without httparse: `HTTP/1.x 2xx`, after
@@ -533,18 +470,12 @@ fn h2_server(answer: Vec<u8>) -> u16 {
                 let Some((_, current)) = H2_SERVER.get() else { return };
                 let answer = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
                 tokio::spawn(async move {
-                    let mut buf = [0u8; 4096];
-                    let mut got = Vec::new();
                     // Answers once the request has come whole (its stream ended), so
                     // that the answer is to a stream the client has opened.
-                    while !crate::transport::h2::request_ended(&got) && got.len() < 1 << 16 {
-                        match tcp.read(&mut buf).await {
-                            Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
-                            _ => break,
-                        }
-                    }
+                    crate::transport::h2::read_request(&mut tcp).await;
                     let _ = tcp.write_all(&answer).await;
                     let _ = tcp.shutdown().await;
+                    let mut buf = [0u8; 4096];
                     while matches!(tcp.read(&mut buf).await, Ok(n) if n > 0) {}
                 });
             }

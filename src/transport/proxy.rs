@@ -29,16 +29,10 @@ pub struct ProxySettings {
 impl std::fmt::Debug for ProxySettings {
     // Never the credentials, nor a proxy URL's userinfo.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Read as `parse_proxy` reads it (`host:port` meaning `http://`), so that a
-        // userinfo without a scheme is not taken for one.
+        // Read as `parse_proxy` reads it, so that a userinfo without a scheme is not
+        // taken for one.
         let shown = |p: &str| {
-            let p = p.trim();
-            let url = if p.contains("://") {
-                Url::parse(p)
-            } else {
-                Url::parse(&format!("http://{p}"))
-            };
-            url.map_or_else(|_| "(not a URL)".to_string(), |u| crate::url_policy::redact(&u))
+            Url::parse(&with_scheme(p)).map_or_else(|_| "(not a URL)".to_string(), |u| crate::url_policy::redact(&u))
         };
         f.debug_struct("ProxySettings")
             .field("explicit", &self.explicit.as_ref().map(|p| p.as_deref().map(shown)))
@@ -87,16 +81,22 @@ fn env_var(env: &dyn Fn(&str) -> Option<String>, names: &[&str]) -> Option<Strin
     names.iter().find_map(|n| env(n).filter(|v| !v.trim().is_empty()))
 }
 
+/// A proxy URL as written, trimmed, with `http://` before a `host:port` (curl's
+/// reading of a proxy named without a scheme).
+fn with_scheme(text: &str) -> String {
+    let text = text.trim();
+    if text.contains("://") {
+        text.to_string()
+    } else {
+        format!("http://{text}")
+    }
+}
+
 /// Parses a proxy URL (`http://`, `https://`, or `host:port` meaning `http://`),
 /// with `credentials` (`user:password`) overriding those in the URL. `what` names
 /// where it came from, for the message.
 pub fn parse_proxy(text: &str, credentials: Option<&str>, what: &str) -> Result<Proxy> {
-    let text = text.trim();
-    let with_scheme = if text.contains("://") {
-        text.to_string()
-    } else {
-        format!("http://{text}")
-    };
+    let with_scheme = with_scheme(text);
     let url = Url::parse(&with_scheme).map_err(|e| invalid(format!("{what}: not a proxy URL ({e})")))?;
     let tls = match url.scheme() {
         "http" => false,

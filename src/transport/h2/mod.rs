@@ -343,18 +343,27 @@ fn refused(e: &h2::Error) -> bool {
     e.is_remote() && (e.reason() == Some(Reason::REFUSED_STREAM) || e.is_go_away())
 }
 
-/// Whether an HTTP/2 client's first bytes on a connection, after its 24-byte
-/// preface, hold a frame that ends a stream (HEADERS or DATA with END_STREAM): what
-/// the servers of the tests and of the `h2_reply` fuzz target wait for before
-/// they answer.
-pub(crate) fn request_ended(got: &[u8]) -> bool {
-    let mut at = 24;
-    while let Some(head) = got.get(at..at + 9) {
-        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
-        if matches!(head[3], 0 | 1) && head[4] & 1 == 1 {
-            return true;
+/// Reads an HTTP/2 client's first bytes on a connection until they hold a frame
+/// that ends a stream (HEADERS or DATA with END_STREAM), up to 64 KiB: what the
+/// servers of the tests and of the `h2_reply` fuzz target wait for before they
+/// answer. False when the connection ended (or failed, or ran past 64 KiB) first.
+pub(crate) async fn read_request<S: tokio::io::AsyncRead + Unpin>(io: &mut S) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while got.len() < 1 << 16 {
+        // The frames after the 24-byte preface.
+        let mut at = 24;
+        while let Some(head) = got.get(at..at + 9) {
+            if matches!(head[3], 0 | 1) && head[4] & 1 == 1 {
+                return true;
+            }
+            at += 9 + (usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]));
         }
-        at += 9 + len;
+        match io.read(&mut buf).await {
+            Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+            _ => return false,
+        }
     }
     false
 }

@@ -471,12 +471,8 @@ fn a_goaway_is_told_with_the_servers_words() {
             use tokio::io::{AsyncReadExt, AsyncWriteExt};
             let mut buf = [0u8; 1024];
             // After the request, so that the GOAWAY leaves out a stream that is open.
-            let mut got = Vec::new();
-            while !request_ended(&got) {
-                match tcp.read(&mut buf).await {
-                    Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
-                    _ => return,
-                }
+            if !read_request(&mut tcp).await {
+                return;
             }
             let said = b"down for \x01maintenance";
             let mut out = vec![0, 0, 0, 4, 0, 0, 0, 0, 0]; // SETTINGS, empty
