@@ -1260,7 +1260,10 @@ static void h2_blocking_beside_async(mcpc_client_t *c, const char *stderr_file) 
 }
 
 /* A result of 1.5 MiB: over 16 times HTTP/2's default window of 64 KiB. */
-static void h2_large_result(mcpc_client_t *c) {
+/* A 1.5 MiB result, and a 1 MiB argument echoed back: each many times the server's
+ * window and its largest frame, so both go in many DATA frames (the argument's
+ * gathered into fewer writes). */
+static void h2_large_bodies(mcpc_client_t *c) {
     mcpc_result_t *r = NULL;
     CHECK_STATUS(call(c, "big", "{\"size\":1572864}", NULL, &r), MCPC_OK);
     size_t len = 0;
@@ -1268,6 +1271,27 @@ static void h2_large_result(mcpc_client_t *c) {
     CHECK(len == 1572864);
     CHECK(len == 1572864 && text[0] == 'a' && text[25] == 'z' && text[len - 1] == 'a' + (char)((len - 1) % 26));
     mcpc_result_free(r);
+    size_t n = (size_t)1 << 20;
+    char *want = malloc(n + 1), *args = malloc(n + 16);
+    if (!want || !args) {
+        CHECK(0);
+        free(want);
+        free(args);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) want[i] = (char)('a' + i % 26);
+    want[n] = 0;
+    snprintf(args, n + 16, "{\"text\":\"%s\"}", want);
+    r = NULL;
+    CHECK_STATUS(call(c, "echo", args, NULL, &r), MCPC_OK);
+    text = r ? mcpc_result_text(r, &len) : "";
+    if (r && (len != n || memcmp(text, want, n) != 0)) {
+        fprintf(stderr, "  echo of 1 MiB: %zu bytes back, or not the same\n", len);
+        CHECK(0);
+    }
+    mcpc_result_free(r);
+    free(want);
+    free(args);
 }
 
 /* HTTP/2 through a proxy's CONNECT tunnel (tinyproxy): ALPN and TLS end to end with
@@ -1288,12 +1312,12 @@ static void h2_through_tunnel(const struct server *s, const char *ca) {
     CHECK_STATUS(mcpc_client_connect_http(s->url, o, &c), MCPC_OK);
     if (c) {
         call_ok(c, "echo", "{\"text\":\"tunnelled\"}", "tunnelled");
-        h2_large_result(c);
+        h2_large_bodies(c);
     }
     mcpc_client_free(c);
     mcpc_options_free(o);
     CHECK(proxy_log_has(&p, "CONNECT 127.0.0.1:"));
-    CHECK(LINES(s->log, "\"http_version\": \"2\"", "\"rpc\": \"tools/call\"") == before + 2);
+    CHECK(LINES(s->log, "\"http_version\": \"2\"", "\"rpc\": \"tools/call\"") == before + 3);
     proxy_stop(&p);
 }
 
@@ -1353,7 +1377,7 @@ static void test_py2_http2(void) {
             check_negotiation(c, "2026-07-28", "discover");
             h2_calls_in_flight(c, s.err);
             h2_blocking_beside_async(c, s.err);
-            h2_large_result(c);
+            h2_large_bodies(c);
         }
         mcpc_client_free(c);
         bool h2 = false;
@@ -1366,7 +1390,7 @@ static void test_py2_http2(void) {
         if (c) {
             check_negotiation(c, "2025-11-25", "initialize");
             py_cancel(c, NULL, s.err);
-            h2_large_result(c);
+            h2_large_bodies(c);
         }
         mcpc_client_free(c);
         h2_standalone_stream(&s, o);
@@ -1403,7 +1427,7 @@ static void test_py2_http2_fallback(void) {
     CHECK_STATUS(mcpc_client_connect_http(s.url, o, &c), MCPC_OK);
     if (c) {
         h2_calls_in_flight(c, s.err);
-        h2_large_result(c);
+        h2_large_bodies(c);
     }
     mcpc_client_free(c);
     CHECK(LINES(s.log, "\"http_version\": \"1.1\"", "\"rpc\": \"tools/call\"") >= 66);

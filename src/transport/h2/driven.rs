@@ -26,10 +26,10 @@ use bytes::Bytes;
 use h2::client::SendRequest;
 
 use super::exchange::{keep_waker, Exchange, Lists, Streams};
+use super::gather::{Gather, Io};
 use crate::drive::here;
-use crate::transport::net::Stream;
 
-type Conn = h2::client::Connection<Stream, Bytes>;
+type Conn = h2::client::Connection<Io, Bytes>;
 
 /// The connection and its streams, polled together.
 pub struct Actor {
@@ -74,6 +74,8 @@ pub struct Driven {
     task_wake: Waker,
     /// Set by `task_wake`: the poll under way polls the connection again.
     repoll: AtomicBool,
+    /// The socket's gathered writes ([`Io`]), flushed before a poll ends.
+    gather: Arc<Gather>,
     /// The socket, whose wait a caller's thread forgets when its claim ends: the
     /// stream is the connection's, not the caller's exchange's, so nothing else
     /// would (the fd lifetime rule, `drive`'s module doc).
@@ -135,8 +137,10 @@ impl Driven {
         conn: Conn,
         send: SendRequest<Bytes>,
         recheck: Arc<AtomicBool>,
+        gather: Arc<Gather>,
         #[cfg(target_os = "linux")] fd: std::os::fd::RawFd,
     ) -> Arc<Driven> {
+        gather.defer.store(true, Ordering::Relaxed);
         let driven = Arc::new_cyclic(|me| Driven {
             conn: Mutex::new(Some(Actor {
                 conn: Box::pin(conn),
@@ -152,6 +156,7 @@ impl Driven {
             task: Mutex::new(None),
             task_wake: Waker::from(Arc::new(TaskWake(me.clone()))),
             repoll: AtomicBool::new(false),
+            gather,
             #[cfg(target_os = "linux")]
             fd,
             #[cfg(test)]
@@ -254,7 +259,15 @@ impl Driven {
                 actor.streams.submit(&self.lists, cx);
             }
             self.repoll.store(false, Ordering::SeqCst);
-            if let Poll::Ready(r) = actor.conn.as_mut().poll(cx) {
+            let mut polled = actor.conn.as_mut().poll(cx);
+            if polled.is_pending() && self.gather.held.load(Ordering::Relaxed) {
+                // h2 has nothing more to write for now: what was gathered goes out,
+                // by one more poll that writes as it goes.
+                self.gather.defer.store(false, Ordering::Relaxed);
+                polled = actor.conn.as_mut().poll(cx);
+                self.gather.defer.store(true, Ordering::Relaxed);
+            }
+            if let Poll::Ready(r) = polled {
                 if let Err(e) = r {
                     log::debug!("an HTTP/2 connection ended: {e}");
                 }
@@ -501,7 +514,10 @@ impl Wait {
             self.driven.claimer.store(0, Ordering::SeqCst);
             // Something handed over that found the claim held and woke nobody (a
             // reply let go of just before its wait ended, say) keeps it unparked.
-            if alive && book.open == 1 && !book.retired && !self.driven.lists.pending() {
+            // Nor is one whose gathered writes wait for the socket (a server may end
+            // its answer before the request's body has all gone).
+            let held = self.driven.gather.held.load(Ordering::Relaxed);
+            if alive && book.open == 1 && !book.retired && !held && !self.driven.lists.pending() {
                 book.parked = true;
                 return;
             }

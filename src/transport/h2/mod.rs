@@ -29,6 +29,7 @@ use exchange::{End, Exchange, Lost};
 
 mod driven;
 mod exchange;
+mod gather;
 
 /// The receive windows mcpc grants. The protocol's default, 64 KiB a stream and
 /// for the whole connection, makes a server stop every 64 KiB until mcpc's
@@ -194,6 +195,8 @@ impl Client {
         }
         #[cfg(target_os = "linux")]
         let fd = io.raw_fd();
+        let gather = Arc::new(gather::Gather::default());
+        let io = gather::Io::new(io, gather.clone());
         let (send, conn) = h2::client::Builder::new()
             .initial_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
@@ -207,6 +210,7 @@ impl Client {
             conn,
             send,
             recheck,
+            gather,
             #[cfg(target_os = "linux")]
             fd,
         )))
