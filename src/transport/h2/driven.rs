@@ -74,7 +74,7 @@ pub struct Driven {
     task_wake: Waker,
     /// Set by `task_wake`: the poll under way polls the connection again.
     repoll: AtomicBool,
-    /// The socket's gathered writes ([`Io`]), flushed before a poll ends.
+    /// The socket's kept writes ([`Io`]), flushed before a poll ends.
     gather: Arc<Gather>,
     /// The socket, whose wait a caller's thread forgets when its claim ends: the
     /// stream is the connection's, not the caller's exchange's, so nothing else
@@ -140,7 +140,6 @@ impl Driven {
         gather: Arc<Gather>,
         #[cfg(target_os = "linux")] fd: std::os::fd::RawFd,
     ) -> Arc<Driven> {
-        gather.defer.store(true, Ordering::Relaxed);
         let driven = Arc::new_cyclic(|me| Driven {
             conn: Mutex::new(Some(Actor {
                 conn: Box::pin(conn),
@@ -261,11 +260,11 @@ impl Driven {
             self.repoll.store(false, Ordering::SeqCst);
             let mut polled = actor.conn.as_mut().poll(cx);
             if polled.is_pending() && self.gather.held.load(Ordering::Relaxed) {
-                // h2 has nothing more to write for now: what was gathered goes out,
-                // by one more poll that writes as it goes.
-                self.gather.defer.store(false, Ordering::Relaxed);
+                // h2 has nothing more to write for now: what it wrote and was kept
+                // goes out, by one more poll whose flush writes it.
+                self.gather.flushing.store(true, Ordering::Relaxed);
                 polled = actor.conn.as_mut().poll(cx);
-                self.gather.defer.store(true, Ordering::Relaxed);
+                self.gather.flushing.store(false, Ordering::Relaxed);
             }
             if let Poll::Ready(r) = polled {
                 if let Err(e) = r {
@@ -514,8 +513,8 @@ impl Wait {
             self.driven.claimer.store(0, Ordering::SeqCst);
             // Something handed over that found the claim held and woke nobody (a
             // reply let go of just before its wait ended, say) keeps it unparked.
-            // Nor is one whose gathered writes wait for the socket (a server may end
-            // its answer before the request's body has all gone).
+            // Nor is one that keeps gathered writes (a server may end its answer
+            // before the request's body has all gone): the task writes them.
             let held = self.driven.gather.held.load(Ordering::Relaxed);
             if alive && book.open == 1 && !book.retired && !held && !self.driven.lists.pending() {
                 book.parked = true;
