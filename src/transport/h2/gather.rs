@@ -65,8 +65,8 @@ impl Io {
         len
     }
 
-    /// Writes what is gathered; Ready once all of it has gone, and its buffer freed
-    /// (a large body is the exception: no buffer is kept between them).
+    /// Writes what is kept; Ready once all of it has gone. The buffer is freed
+    /// then: only a large body needs one, and none is held between bodies.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.sent < self.out.len() {
             let n = std::task::ready!(Pin::new(&mut self.s).poll_write(cx, &self.out[self.sent..]))?;
