@@ -1259,10 +1259,9 @@ static void h2_blocking_beside_async(mcpc_client_t *c, const char *stderr_file) 
     }
 }
 
-/* A result of 1.5 MiB: over 16 times HTTP/2's default window of 64 KiB. */
-/* A 1.5 MiB result, and a 1 MiB argument echoed back: each many times the server's
- * window and its largest frame, so both go in many DATA frames (the argument's
- * gathered into fewer writes). */
+/* A 1.5 MiB result (over 16 times HTTP/2's default window of 64 KiB), and a 1 MiB
+ * argument echoed back: each many times the server's window and its largest frame,
+ * so both go in many DATA frames (the argument's gathered into fewer writes). */
 static void h2_large_bodies(mcpc_client_t *c) {
     mcpc_result_t *r = NULL;
     CHECK_STATUS(call(c, "big", "{\"size\":1572864}", NULL, &r), MCPC_OK);
