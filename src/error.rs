@@ -184,6 +184,15 @@ impl Error {
     }
 
     /// Prefixes the message with a context such as `tools/call "echo"`.
+    /// The error of an operation whose work panicked, or that was dropped before it
+    /// completed: `what` names it.
+    pub fn panicked(what: &str) -> Self {
+        Error::new(
+            Status::MCPC_ERR_PANIC,
+            format!("{what}: internal panic; the operation ended without its outcome"),
+        )
+    }
+
     pub fn context(mut self, ctx: impl fmt::Display) -> Self {
         self.message = format!("{ctx}: {}", self.message);
         self

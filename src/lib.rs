@@ -16,6 +16,7 @@ pub mod framing;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod headers;
+mod inject;
 pub mod jsonrpc;
 pub mod protocol;
 pub mod result;

@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Client, Control, Options};
+use super::router::Reply;
+use super::{read_tool, Ask, Call, Client, Control, Options};
 use crate::drive::runtime;
 use crate::error::{Result, Status};
 use crate::protocol::Negotiation;
-use crate::result::{parse_arguments, CallResult};
+use crate::result::{parse_arguments, Arguments, CallResult};
 use crate::transport::{BoxFuture, Delivered, Delivery, Outgoing, SinkRef, Transport};
 
 /// How the in-memory server answers one message: the messages it sends back.
@@ -143,7 +144,7 @@ fn responses_reach_their_requests_and_the_rest_is_routed() {
         .unwrap();
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["echo"]);
     let args = parse_arguments(Some("{}")).unwrap();
-    let r = runtime::block_on(client.call_tool("other", args, &Control::default()))
+    let r = runtime::block_on(call_tool(&client, "other", args, &Control::default()))
         .unwrap()
         .unwrap();
     assert_eq!(r.text_blocks().as_slice(), ["late\0"]);
@@ -170,16 +171,24 @@ fn direct(
     timeout: Duration,
     tag: &'static str,
     tx: &mpsc::Sender<(&'static str, Result<CallResult>)>,
-) -> super::DirectCall {
+) -> super::direct::DirectCall {
     let ctl = Control {
         timeout: Some(timeout),
         ..Control::default()
     };
     assert!(client.can_call_direct(&ctl));
     let tx = tx.clone();
-    client.call_tool_direct(name, None, &ctl, move |outcome, _| {
-        let _ = tx.send((tag, outcome));
-    })
+    let owned = name.to_string();
+    let reply = Reply::Call(Box::new(move |outcome| {
+        let _ = tx.send((tag, read_tool(outcome, &owned)));
+    }));
+    let ask = Ask::Tool { name, arguments: None };
+    super::direct::DirectCall::new(client.start_direct(ask, &ctl, reply), client)
+}
+
+/// Calls tool `name` on the general path (no direct call).
+async fn call_tool(client: &Client, name: &str, arguments: Option<Arguments<'_>>, ctl: &Control) -> Result<CallResult> {
+    read_tool(Call::new(client, Ask::Tool { name, arguments }, ctl).run().await, name)
 }
 
 #[test]
@@ -300,7 +309,7 @@ fn a_malformed_response_fails_its_request_at_once() {
     ] {
         let started = std::time::Instant::now();
         let args = parse_arguments(Some("{}")).unwrap();
-        let err = runtime::block_on(client.call_tool(name, args, &ctl))
+        let err = runtime::block_on(call_tool(&client, name, args, &ctl))
             .unwrap()
             .unwrap_err();
         assert_eq!(err.status, Status::MCPC_ERR_PROTOCOL, "{}", err.message);
@@ -319,7 +328,7 @@ fn a_malformed_response_fails_its_request_at_once() {
         // The late valid response completed nothing a second time.
         assert!(rx.recv_timeout(Duration::from_millis(50)).is_err());
         let args = parse_arguments(Some("{}")).unwrap();
-        let ok = runtime::block_on(client.call_tool("echo", args, &ctl))
+        let ok = runtime::block_on(call_tool(&client, "echo", args, &ctl))
             .unwrap()
             .unwrap();
         assert_eq!(ok.text_blocks().as_slice(), ["hi\0"]);

@@ -1,14 +1,11 @@
-//! Direct calls: a tool call registered and sent without a task of its own, its
+//! Direct calls: a request registered and sent without a task of its own, its
 //! deadline one of the client's, and the task that expires those deadlines.
 
 use super::*;
-use crate::error::{Error, Result, Status};
-use crate::jsonrpc::{self};
-use crate::result::{Arguments, CallResult};
-use crate::transport::{Outgoing, Transport};
+use crate::error::{Error, Status};
+use crate::transport::Transport;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 /// Stops a direct call's exchange and tells the server, if the transport is still there.
@@ -60,7 +57,7 @@ impl Shared {
     /// Registers direct call `id`, its deadline `timeout` from now, and tells
     /// whether the deadline task is yet to be started; `None` when the connection
     /// is closed: then the reply gets the error at once (on an mcpc thread).
-    pub(super) fn register_direct(&self, id: i64, timeout: Duration, reply: Reply) -> Option<bool> {
+    pub(super) fn register_direct(&self, id: i64, timeout: Duration, reply: Reply, reader: Reader) -> Option<bool> {
         let mut st = self.lock();
         // Under the lock: calls of one timeout, started from many threads at
         // once, then come in the order of their deadlines, and each joins the
@@ -72,7 +69,7 @@ impl Shared {
             progress: None,
             since,
             deadline: Some(deadline),
-            reader: Reader::Call,
+            reader,
         };
         if let Some(err) = &st.closed {
             let err = err.clone();
@@ -112,17 +109,6 @@ impl Shared {
     }
 }
 
-/// A direct call's copy of its tool's name, for error texts: inline when short (most
-/// names are), so that it costs no allocation.
-pub struct ToolName(smallvec::SmallVec<[u8; 32]>);
-
-impl ToolName {
-    pub fn as_str(&self) -> &str {
-        // A copy of a `&str`, so always UTF-8; checked only when an error text needs it.
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
-}
-
 /// A direct call in flight: cancel it, or let it run.
 pub struct DirectCall {
     id: i64,
@@ -131,6 +117,14 @@ pub struct DirectCall {
 }
 
 impl DirectCall {
+    pub(super) fn new(id: i64, client: &Client) -> Self {
+        DirectCall {
+            id,
+            shared: client.shared.clone(),
+            transport: Arc::downgrade(&client.transport),
+        }
+    }
+
     /// Cancels the call: sends `notifications/cancelled`, and its completion gets
     /// MCPC_ERR_CANCELLED (on an mcpc thread). No-op once the call completed.
     pub fn cancel(&self) {
@@ -138,109 +132,6 @@ impl DirectCall {
             give_up(&self.transport, self.id, "cancelled by the client");
             w.complete(Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled")), false);
         }
-    }
-}
-
-impl Client {
-    /// True when a call with these controls can be [direct](Self::call_tool_direct):
-    /// a session before 2026-07-28 (no `input_required` rounds), no progress, and no
-    /// cancellation token (a direct call is cancelled through its [`DirectCall`]).
-    pub fn can_call_direct(&self, ctl: &Control) -> bool {
-        ctl.progress.is_none() && !ctl.reset_on_progress && ctl.cancel.is_none() && !self.is_modern()
-    }
-
-    /// Starts `tools/call` with no task behind it: the request is registered and
-    /// sent, and `done` runs exactly once with the outcome, on an mcpc thread: the one
-    /// that routes the response (with no hand-off), the deadline task on a timeout, or
-    /// a task for a cancel, a close or a failed send. `done` is also given the tool's
-    /// name (the call's own copy, kept for error texts). Only for calls that
-    /// [`can_call_direct`](Self::can_call_direct); errors as [`call_tool`](Self::call_tool).
-    pub fn call_tool_direct(
-        &self,
-        name: &str,
-        arguments: Option<Arguments<'_>>,
-        ctl: &Control,
-        done: impl FnOnce(Result<CallResult>, &ToolName) + Send + 'static,
-    ) -> DirectCall {
-        // The error context is made only for an error.
-        let tool = ToolName(smallvec::SmallVec::from_slice(name.as_bytes()));
-        let completion: Completion = Box::new(move |outcome| done(call_outcome(outcome, tool.as_str()), &tool));
-        let id = self.start_direct(name, arguments, ctl, Reply::Call(completion));
-        DirectCall {
-            id,
-            shared: self.shared.clone(),
-            transport: Arc::downgrade(&self.transport),
-        }
-    }
-
-    /// [`call_tool`](Self::call_tool) for a caller that waits for it on its own
-    /// thread (a blocking call): [direct](Self::call_tool_direct) when it can be, its
-    /// deadline one of the client's, so that the call arms no timer of its own and
-    /// waits for nothing but its outcome. (Through `call_tool` it would have a timer
-    /// of its own and a select over the outcome, the timeout, the cancel handle and
-    /// progress; docs/decisions/0005-direct-blocking-call.md.)
-    pub async fn call_tool_waited(
-        &self,
-        name: &str,
-        arguments: Option<Arguments<'_>>,
-        ctl: &Control,
-    ) -> Result<CallResult> {
-        if !self.can_call_direct(ctl) {
-            return self.call_tool(name, arguments, ctl).await;
-        }
-        let (tx, rx) = oneshot::channel();
-        let id = self.start_direct(name, arguments, ctl, Reply::Wake(tx));
-        // Ends the call if this future is dropped first.
-        let mut guard = PendingGuard {
-            client: self,
-            id,
-            done: false,
-        };
-        let outcome = rx.await;
-        guard.done = true;
-        call_outcome(outcome.unwrap_or_else(|_| Err(self.shared.dropped_error())), name)
-    }
-
-    /// Registers and sends a direct `tools/call`, whose outcome goes to `reply`: from
-    /// the thread that routes its response, from the deadline task when its timeout
-    /// passes (which also tells the server), or at once if the client is closed or
-    /// the request could not be sent. Its id.
-    pub(super) fn start_direct(
-        &self,
-        name: &str,
-        arguments: Option<Arguments<'_>>,
-        ctl: &Control,
-        reply: Reply,
-    ) -> i64 {
-        let id = self.next_id();
-        let params = CallParams {
-            name,
-            arguments,
-            meta: None,
-            request_state: None,
-            input_responses: None,
-        };
-        let body = jsonrpc::encode_request(id, "tools/call", Some(&params), arguments.map_or(0, |a| a.get().len()));
-        let timeout = self.timeout_of(ctl);
-        let Some(start_task) = self.shared.register_direct(id, timeout, reply) else {
-            return id;
-        };
-        if start_task {
-            crate::drive::runtime::handle()
-                .spawn(expire_deadlines(self.shared.clone(), Arc::downgrade(&self.transport)));
-        }
-        let sent = self.transport.send(Outgoing {
-            body,
-            id: Some(id),
-            method: Some(Cow::Borrowed("tools/call")),
-            headers: Vec::new(),
-        });
-        if let Err(e) = sent {
-            if let Some(w) = self.shared.take(id) {
-                w.complete(Err(e), false);
-            }
-        }
-        id
     }
 }
 
@@ -252,10 +143,13 @@ mod loom_models {
     use super::*;
     use crate::transport::Sink;
     use loom::thread;
+    use tokio::sync::oneshot;
 
     fn call(shared: &Shared, id: i64, timeout: Duration) -> Outcome {
         let (tx, rx) = oneshot::channel();
-        shared.register_direct(id, timeout, Reply::Wake(tx)).unwrap();
+        shared
+            .register_direct(id, timeout, Reply::Wake(tx), Reader::Call)
+            .unwrap();
         rx
     }
 

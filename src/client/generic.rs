@@ -1,20 +1,14 @@
 //! A request or a notification by method name, for the methods mcpc has no typed
-//! call for (extensions among them), with the same timeouts, cancellation, progress,
-//! `input_required` rounds, `_meta` envelope and error mapping as the typed calls.
+//! call for (extensions among them): the method and params checked, the client's
+//! `_meta` merged in, and the headers a request's name is mirrored into. The request
+//! itself is a [`super::call::Call`], as every other.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use tokio::time::Instant;
 
-use super::op::{spawn_op, OpState, OpTracker};
-use super::router::Reader;
-use super::{Client, Control, MAX_INPUT_ROUNDS};
+use super::Client;
 use crate::error::{quote, Error, Result, Status};
-use crate::jsonrpc::Serialized;
-use crate::result::ResultJson;
 
 /// Methods that belong to the session itself: a generic request or notification
 /// must not send them behind the client's back.
@@ -58,7 +52,7 @@ fn params_object(params_json: Option<&str>) -> Result<Map<String, Value>> {
 
 /// Adds the client's `_meta` members to the caller's own (the caller's win: they
 /// asked for them).
-fn merge_meta(params: &mut Map<String, Value>, ours: Value) {
+pub(super) fn merge_meta(params: &mut Map<String, Value>, ours: Value) {
     let Value::Object(ours) = ours else { return };
     if ours.is_empty() {
         return;
@@ -71,88 +65,19 @@ fn merge_meta(params: &mut Map<String, Value>, ours: Value) {
     }
 }
 
+/// A generic request's method and params, checked: the method non-empty and not one
+/// the client sends itself, the params a JSON object (none: an empty one). Anything
+/// else is `MCPC_ERR_INVALID_ARG`.
+pub fn request_params(method: &str, params_json: Option<&str>) -> Result<Map<String, Value>> {
+    checked_method(method, "request")?;
+    params_object(params_json)
+}
+
 impl Client {
-    /// Sends `method` with `params_json` (a JSON object, or none) and returns the
-    /// result's JSON as the server sent it. Under 2026-07-28 an `input_required`
-    /// result is sent again with its `requestState`, as for a tool call; a JSON-RPC
-    /// error is `MCPC_ERR_RPC` (or the status of its MCP code) with its code.
-    pub async fn request_raw(&self, method: &str, params_json: Option<&str>, ctl: &Control) -> Result<Box<RawValue>> {
-        self.request_json(method, params_json, ctl, Reader::Json)
-            .await?
-            .into_raw()
-            .map_err(|e| e.context(method.to_string()))
-    }
-
-    /// [`request_raw`](Self::request_raw), the result handed over as the router
-    /// gives it (`reader` says what it may read it as), unchecked before
-    /// 2026-07-28, so that its reader reads it once. After, it is checked whole
-    /// first, as it may ask for input.
-    pub(super) async fn request_json(
-        &self,
-        method: &str,
-        params_json: Option<&str>,
-        ctl: &Control,
-        reader: Reader,
-    ) -> Result<ResultJson> {
-        checked_method(method, "request")?;
-        let base = params_object(params_json)?;
-        let wants_progress = ctl.progress.is_some() || ctl.reset_on_progress;
-        let method: Cow<'static, str> = Cow::Owned(method.to_string());
-        let ctx = || method.to_string();
-        let deadline = Instant::now() + self.timeout_of(ctl);
-        let headers = self.named_headers(&method, &base);
-        let mut state: Option<String> = None;
-        let mut responses: Option<Box<RawValue>> = None;
-        for round in 0..=MAX_INPUT_ROUNDS {
-            let id = self.next_id();
-            let mut params = base.clone();
-            let meta = self.meta(wants_progress.then_some(id));
-            merge_meta(&mut params, serde_json::to_value(&meta).expect("_meta serializes"));
-            if let Some(s) = &state {
-                params.insert("requestState".into(), Value::String(s.clone()));
-            }
-            if let Some(r) = &responses {
-                let value = serde_json::from_str(r.get()).expect("input responses are JSON");
-                params.insert("inputResponses".into(), value);
-            }
-            let round_ctl = Control {
-                timeout: Some(deadline.saturating_duration_since(Instant::now())),
-                ..ctl.clone()
-            };
-            let json = self
-                .request(
-                    id,
-                    method.clone(),
-                    &Serialized(&params),
-                    None,
-                    &round_ctl,
-                    true,
-                    headers.clone(),
-                    0,
-                    reader,
-                )
-                .await?;
-            if !self.is_modern() {
-                return Ok(json);
-            }
-            let raw = json.into_raw().map_err(|e| e.context(ctx()))?;
-            if let Some(round) = self
-                .input_round(raw.get(), deadline, ctl.cancel.as_ref(), round == MAX_INPUT_ROUNDS)
-                .await
-                .map_err(|e| e.context(ctx()))?
-            {
-                (state, responses) = round;
-                continue;
-            }
-            return Ok(raw.into());
-        }
-        Err(super::ops::too_many_rounds().context(ctx()))
-    }
-
     /// Under 2026-07-28 over HTTP, the headers that mirror what a request names:
     /// `Mcp-Name` for `tools/call` and `prompts/get` (`name`) and `resources/read`
     /// (`uri`), and a tool call's `Mcp-Param-*`, as for the typed calls.
-    fn named_headers(&self, method: &str, params: &Map<String, Value>) -> Vec<(String, String)> {
+    pub(super) fn named_headers(&self, method: &str, params: &Map<String, Value>) -> Vec<(String, String)> {
         let key = match method {
             "tools/call" | "prompts/get" => "name",
             "resources/read" => "uri",
@@ -184,39 +109,6 @@ impl Client {
         let params = (!params.is_empty()).then_some(&params);
         super::notify(&*self.transport, Cow::Owned(method.to_string()), params)
             .map_err(|e| e.context(method.to_string()))
-    }
-}
-
-impl Client {
-    /// Starts [`request_raw`](Self::request_raw) as a task; `complete` gets its
-    /// outcome exactly once, on an mcpc thread. Bad arguments fail here, with no
-    /// completion.
-    pub fn request_started<K>(
-        self: &Arc<Self>,
-        tracker: &Arc<OpTracker>,
-        method: &str,
-        params_json: Option<&str>,
-        mut ctl: Control,
-        complete: K,
-    ) -> Result<Arc<OpState>>
-    where
-        K: FnOnce(Result<Box<RawValue>>) + Send + 'static,
-    {
-        checked_method(method, "request")?;
-        params_object(params_json)?;
-        let client = Arc::clone(self);
-        let method = method.to_string();
-        let params = params_json.map(str::to_string);
-        let parent = ctl.cancel.take();
-        spawn_op(
-            Some(tracker),
-            parent.as_ref(),
-            |token| async move {
-                ctl.cancel = Some(token);
-                client.request_raw(&method, params.as_deref(), &ctl).await
-            },
-            complete,
-        )
     }
 }
 

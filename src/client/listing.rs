@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
+use super::exchange::Exchange;
 use super::{Client, Control};
 use crate::error::{quote, Error, Result, Status};
 use crate::jsonrpc::Serialized;
@@ -166,19 +167,7 @@ impl Client {
             };
             let id = self.next_id();
             let raw = self
-                .request(
-                    id,
-                    method.into(),
-                    &Serialized(&params),
-                    None,
-                    &page_ctl,
-                    true,
-                    Vec::new(),
-                    0,
-                    // Any JSON (`Reader::Json`), the default: naming it here would make the
-                    // listings import the router, which imports them (a cycle).
-                    Default::default(),
-                )
+                .exchange(Exchange::new(id, method), &Serialized(&params), &page_ctl)
                 .await?
                 .into_raw()
                 .map_err(|e| e.context(method))?;

@@ -79,8 +79,11 @@ impl Client {
         let code = level.map(level_code).transpose()?.unwrap_or(0);
         if !self.is_modern() {
             if let Some(level) = level {
-                let params = serde_json::json!({ "level": level }).to_string();
-                self.request_raw("logging/setLevel", Some(&params), ctl).await?;
+                let mut params = serde_json::Map::new();
+                params.insert("level".into(), level.into());
+                self.request_method("logging/setLevel", &params, ctl)
+                    .await?
+                    .into_raw()?;
             }
         }
         self.shared.log_level.store(code, Ordering::Release);

@@ -19,10 +19,12 @@ use crate::result::ResultJson;
 use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 
 mod cache;
+pub mod call;
 #[cfg(test)]
 mod core_tests;
 mod direct;
-mod generic;
+mod exchange;
+pub mod generic;
 pub mod input;
 mod listen;
 mod listing;
@@ -31,20 +33,20 @@ mod negotiate;
 #[cfg(test)]
 mod negotiate_tests;
 pub mod op;
-mod ops;
 mod output;
 mod router;
-mod started;
+mod tools;
 mod typed;
 
-pub use direct::{DirectCall, ToolName};
+pub use call::{read_tool, Ask, Call};
+use exchange::Exchange;
 pub use listing::Listing;
 pub use logging::{level_code, LogFn, LEVELS};
-pub use negotiate::{MAX_INPUT_ROUNDS, PROBE_TIMEOUT};
-use ops::*;
+pub use negotiate::MAX_INPUT_ROUNDS;
+
+pub use router::Reader;
 pub(crate) use router::Shared;
 use router::*;
-pub use started::CallOutcome;
 pub use typed::Reference;
 
 /// Called with `(progress, total, message)` for each `notifications/progress` of a request.
@@ -227,11 +229,6 @@ impl Client {
         self.shared.closed_error().is_some()
     }
 
-    /// Why the connection failed or was closed, once it has.
-    pub fn closed_error(&self) -> Option<Error> {
-        self.shared.closed_error()
-    }
-
     /// Cancelled once the connection has failed or been closed.
     pub fn gone(&self) -> CancellationToken {
         self.shared.gone.clone()
@@ -282,50 +279,5 @@ fn send_cancel(transport: &dyn Transport, id: i64, reason: &str) {
 impl Display for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "mcpc client (protocol {})", self.session.version)
-    }
-}
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::result;
-    use serde_json::value::RawValue;
-
-    /// `tools/call` params, written as they are, are the JSON they stand for.
-    #[test]
-    fn call_params_written_as_json() {
-        use crate::jsonrpc::Params as _;
-        use serde_json::{json, Value};
-        let args = r#"{"text":"a\"b","n":[1,2]}"#;
-        let responses = RawValue::from_string(r#"{"q":{"ok":true}}"#.into()).unwrap();
-        for name in ["echo", "a\"b\\c\n\u{1}é/", ""] {
-            for full in [false, true] {
-                for arguments in [None, result::parse_arguments(Some(args)).unwrap()] {
-                    let params = CallParams {
-                        name,
-                        arguments,
-                        meta: full.then(|| RequestMeta {
-                            progress_token: Some(7),
-                            ..RequestMeta::default()
-                        }),
-                        request_state: full.then_some("st\"ate"),
-                        input_responses: full.then_some(&*responses),
-                    };
-                    let mut out = Vec::new();
-                    params.write_json(&mut out);
-                    let mut want = json!({ "name": name });
-                    if arguments.is_some() {
-                        want["arguments"] = serde_json::from_str(args).unwrap();
-                    }
-                    if full {
-                        want["_meta"] = json!({ "progressToken": 7 });
-                        want["requestState"] = json!("st\"ate");
-                        want["inputResponses"] = json!({ "q": { "ok": true } });
-                    }
-                    assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), want);
-                    // Compact: no raw newline can end the message early.
-                    assert!(!out.contains(&b'\n'));
-                }
-            }
-        }
     }
 }

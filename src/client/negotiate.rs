@@ -324,18 +324,12 @@ impl Client {
     pub(super) async fn discover(&self, ctl: &Control, cancellable: bool) -> Result<Discovered> {
         let id = self.next_id();
         let params = MetaOnly { meta: self.meta(None) };
+        let x = Exchange {
+            cancellable,
+            ..Exchange::new(id, "server/discover")
+        };
         let raw = self
-            .request(
-                id,
-                "server/discover".into(),
-                &Serialized(&params),
-                None,
-                ctl,
-                cancellable,
-                Vec::new(),
-                0,
-                Reader::Json,
-            )
+            .exchange(x, &Serialized(&params), ctl)
             .await?
             .into_raw()
             .map_err(|e| e.with_status(Status::MCPC_ERR_HANDSHAKE))?;
@@ -349,18 +343,12 @@ impl Client {
             client_info: &self.options.client_info,
         };
         let id = self.next_id();
+        let x = Exchange {
+            cancellable: false,
+            ..Exchange::new(id, "initialize")
+        };
         let raw = self
-            .request(
-                id,
-                "initialize".into(),
-                &Serialized(&params),
-                None,
-                ctl,
-                false,
-                Vec::new(),
-                0,
-                Reader::Json,
-            )
+            .exchange(x, &Serialized(&params), ctl)
             .await
             .map_err(|e| match e.status {
                 // Errors of the exchange itself are handshake errors; specific ones

@@ -1,6 +1,7 @@
-//! An asynchronous operation in flight: exactly one completion, a cancel from any
-//! thread that wins or loses against it, and a per-client tracker so that no
-//! completion runs after the client's close has returned.
+//! An asynchronous operation in flight: exactly one completion (also when its work
+//! panics or it is dropped unfinished), a cancel from any thread that wins or loses
+//! against it, and a per-client tracker so that no completion runs after the
+//! client's close has returned.
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
@@ -137,13 +138,103 @@ impl OpTracker {
     }
 }
 
+/// An operation's completion, run exactly once: by [`finish`](Self::finish), or, if
+/// the operation ends without finishing (its work panicked, or it was dropped
+/// unfinished), by its drop with MCPC_ERR_PANIC naming the operation, so that a host
+/// waiting for the completion never waits forever. The operation counts as in flight
+/// until the completion has returned.
+pub(crate) struct Completer<T, K>
+where
+    K: FnOnce(Result<T>) + Send + 'static,
+    T: 'static,
+{
+    /// `None` when no handle was made: then nothing can cancel the operation.
+    state: Option<Arc<OpState>>,
+    complete: Option<K>,
+    guard: Option<OpGuard>,
+    what: &'static str,
+    _outcome: std::marker::PhantomData<fn(T)>,
+}
+
+impl<T, K> Completer<T, K>
+where
+    K: FnOnce(Result<T>) + Send + 'static,
+    T: 'static,
+{
+    fn new(state: Option<Arc<OpState>>, guard: Option<OpGuard>, what: &'static str, complete: K) -> Self {
+        Completer {
+            state,
+            complete: Some(complete),
+            guard,
+            what,
+            _outcome: std::marker::PhantomData,
+        }
+    }
+
+    /// Settles the operation (a cancel that came first wins) and runs the completion.
+    pub(crate) fn finish(mut self, outcome: Result<T>) {
+        let outcome = match &self.state {
+            Some(state) => state.settle(outcome),
+            None => outcome,
+        };
+        if let Some(complete) = self.complete.take() {
+            complete(outcome);
+        }
+        drop(self.guard.take());
+    }
+}
+
+impl<T, K> Drop for Completer<T, K>
+where
+    K: FnOnce(Result<T>) + Send + 'static,
+    T: 'static,
+{
+    fn drop(&mut self) {
+        let Some(complete) = self.complete.take() else { return };
+        if let Some(state) = &self.state {
+            // A cancel racing this still sees the operation finished.
+            let _ = state.settle(Ok(()));
+        }
+        let err = crate::error::Error::panicked(self.what);
+        let guard = self.guard.take();
+        if std::thread::panicking() {
+            // Not while unwinding: on an mcpc thread of its own.
+            runtime::handle().spawn(async move {
+                complete(Err(err));
+                drop(guard);
+            });
+        } else {
+            complete(Err(err));
+            drop(guard);
+        }
+    }
+}
+
+/// A future whose panic is its outcome, so that the task running it completes.
+struct CatchUnwind<F>(std::pin::Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = std::thread::Result<F::Output>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        let fut = self.0.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Ok(v)),
+            Err(p) => std::task::Poll::Ready(Err(p)),
+        }
+    }
+}
+
 /// Starts an operation: `work` gets the op's cancellation token (a child of the
 /// caller's, if any) and runs on the runtime; `complete` gets its outcome, turned
-/// into MCPC_ERR_CANCELLED if a cancel won the race, and runs exactly once on an
-/// mcpc thread. Fails at once (no callback) if the tracker refuses.
+/// into MCPC_ERR_CANCELLED if a cancel won the race (MCPC_ERR_PANIC, naming `what`,
+/// if the work panicked), and runs exactly once on an mcpc thread. Fails at once (no
+/// callback) if the tracker refuses.
 pub(crate) fn spawn_op<T, F>(
     tracker: Option<&Arc<OpTracker>>,
     parent: Option<&CancellationToken>,
+    what: &'static str,
     work: impl FnOnce(CancellationToken) -> F,
     complete: impl FnOnce(Result<T>) + Send + 'static,
 ) -> Result<Arc<OpState>>
@@ -155,14 +246,17 @@ where
     let token = parent.map_or_else(CancellationToken::new, CancellationToken::child_token);
     let op = Arc::new(OpState::new(Some(token.clone())));
     let fut = work(token);
-    let state = op.clone();
+    let done = Completer::new(Some(op.clone()), guard, what, complete);
     // Boxed: a call's future is large, and the task would otherwise copy it whole
     // as it moves through the scheduler's stages.
-    runtime::handle().spawn(Box::pin(async move {
-        let outcome = state.settle(fut.await);
-        complete(outcome);
-        drop(guard);
+    let fut = CatchUnwind(Box::pin(async move {
+        crate::inject::point("spawned", what);
+        fut.await
     }));
+    runtime::handle().spawn(async move {
+        let outcome = fut.await.unwrap_or_else(|_| Err(crate::error::Error::panicked(what)));
+        done.finish(outcome);
+    });
     Ok(op)
 }
 
@@ -175,19 +269,17 @@ where
 pub(crate) fn direct_op<T, K>(
     tracker: &Arc<OpTracker>,
     handle: bool,
-    start: impl FnOnce(OpDone<K>) -> DirectCall,
+    what: &'static str,
+    start: impl FnOnce(OpDone<T, K>) -> DirectCall,
     complete: K,
 ) -> Result<Option<Arc<OpState>>>
 where
     K: FnOnce(Result<T>) + Send + 'static,
+    T: 'static,
 {
     let guard = tracker.start()?;
     let op = handle.then(|| Arc::new(OpState::new(None)));
-    let call = start(OpDone {
-        state: op.clone(),
-        complete,
-        guard,
-    });
+    let call = start(Completer::new(op.clone(), Some(guard), what, complete));
     if let Some(op) = &op {
         let _ = op.direct.set(call);
     }
@@ -195,28 +287,7 @@ where
 }
 
 /// A direct operation's completion (see [`direct_op`]).
-pub(crate) struct OpDone<K> {
-    /// `None` when no handle was made: then nothing can cancel the call.
-    state: Option<Arc<OpState>>,
-    complete: K,
-    guard: OpGuard,
-}
-
-impl<K> OpDone<K> {
-    /// Settles the operation (a cancel that came first wins) and runs `complete`;
-    /// the operation counts as in flight until it has returned.
-    pub(crate) fn finish<T>(self, outcome: Result<T>)
-    where
-        K: FnOnce(Result<T>),
-    {
-        let outcome = match &self.state {
-            Some(state) => state.settle(outcome),
-            None => outcome,
-        };
-        (self.complete)(outcome);
-        drop(self.guard);
-    }
-}
+pub(crate) type OpDone<T, K> = Completer<T, K>;
 
 /// Model checks (`make loom`): every interleaving of the operation's decision and
 /// of the tracker's count, not only those a stress run meets.

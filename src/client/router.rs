@@ -26,7 +26,7 @@ pub(super) type ListenRoutes = Mutex<std::collections::HashMap<i64, Option<onesh
 pub(super) enum Reply {
     /// A future waiting in [`Client::request`].
     Wake(oneshot::Sender<Result<ResultJson>>),
-    /// A direct call ([`Client::call_tool_direct`]).
+    /// A direct call (see [`super::call::Call::start`]).
     Call(Completion),
 }
 
@@ -55,7 +55,7 @@ pub(super) const ROUTER_READS_UP_TO: usize = 64 * 1024;
 
 /// What a request's result is, for the router to read it with its response.
 #[derive(Clone, Copy, Default, PartialEq)]
-pub(super) enum Reader {
+pub enum Reader {
     /// Any JSON, read by whoever waits for it.
     #[default]
     Json,
@@ -75,11 +75,20 @@ impl Waiter {
             Reply::Wake(tx) => {
                 let _ = tx.send(outcome);
             }
-            Reply::Call(done) if on_mcpc_thread => done(outcome),
+            Reply::Call(done) if on_mcpc_thread => run_completion(done, outcome),
             Reply::Call(done) => {
-                crate::drive::runtime::handle().spawn(async move { done(outcome) });
+                crate::drive::runtime::handle().spawn(async move { run_completion(done, outcome) });
             }
         }
+    }
+}
+
+/// Runs a direct call's completion. A panic in it stops here, not in the transport
+/// that routed the response; the operation's own guard has completed it by then
+/// (see [`super::op::Completer`]).
+fn run_completion(done: Completion, outcome: Result<ResultJson>) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| done(outcome))).is_err() {
+        log::error!("a completion panicked; its operation ended with MCPC_ERR_PANIC");
     }
 }
 
@@ -97,7 +106,7 @@ pub(super) struct State {
     /// one up), so a fast non-keyed hash is safe here, and cheaper than SipHash.
     pub(super) pending: rustc_hash::FxHashMap<i64, Waiter>,
     pub(super) closed: Option<Error>,
-    /// Direct calls by deadline (see [`Client::call_tool_direct`]).
+    /// Direct calls by deadline (see [`super::direct`]).
     pub(super) deadlines: Deadlines,
     /// The deadline task runs.
     pub(super) deadline_task: bool,

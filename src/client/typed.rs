@@ -1,12 +1,13 @@
 //! The typed requests beyond tools: `resources/read`, `prompts/get` and
 //! `completion/complete`. Each builds its params, goes through the generic request
-//! (timeouts, cancellation, progress, `input_required` rounds, the `_meta` envelope
-//! and `Mcp-Name`) and checks the result's shape before anyone reads it.
+//! as a [`Call`] (timeouts, cancellation, progress, `input_required` rounds, the
+//! `_meta` envelope and `Mcp-Name`) and checks the result's shape before anyone reads it.
 
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::call::{Ask, Call};
 use super::router::Reader;
 use super::{Client, Control};
 use crate::error::{quote, Error, Result, Status};
@@ -48,15 +49,16 @@ fn non_empty(s: &str, what: &str) -> Result<()> {
 }
 
 impl Client {
-    /// The generic request, sent once more when the HTTP session expired under it
-    /// (as the listings do: the transport has opened a new one by then); its result
-    /// as the router hands it over (see [`Client::request_json`]).
+    /// A typed request as a [`Call`], sent once more when the HTTP session expired
+    /// under it (as the listings do: the transport has opened a new one by then); its
+    /// result as the router hands it over (`reader` says what it may read it as).
     async fn typed_json(&self, method: &str, params: &Value, ctl: &Control, reader: Reader) -> Result<ResultJson> {
-        let text = params.to_string();
-        match self.request_json(method, Some(&text), ctl, reader).await {
-            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => {
-                self.request_json(method, Some(&text), ctl, reader).await
-            }
+        let Value::Object(params) = params else {
+            unreachable!("typed params are objects")
+        };
+        let call = Call::new(self, Ask::Method { method, params, reader }, ctl);
+        match call.wait().await {
+            Err(e) if e.status == Status::MCPC_ERR_SESSION_EXPIRED => call.wait().await,
             other => other,
         }
     }

@@ -119,7 +119,10 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 /// Runs an export's body: catches a panic (recording `MCPC_ERR_PANIC` as the
 /// last error) and returns the type's fallback instead of unwinding into C.
 pub(crate) fn boundary<T: Fallback>(name: &str, f: impl FnOnce() -> T) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        crate::inject::point("export", name);
+        f()
+    })) {
         Ok(v) => v,
         Err(p) => {
             set_last_error(&Error::new(

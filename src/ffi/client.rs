@@ -12,7 +12,7 @@ use super::options::mcpc_options_t;
 use super::ptr::{self, Handle, Out};
 use super::result::{mcpc_result_t, mcpc_tool_list_t, ResultData, ToolListData};
 use super::transport::mcpc_transport_t;
-use crate::client::{Client, Control};
+use crate::client::{read_tool, Ask, Call, Client, Control};
 use crate::config::{Config, Plan};
 use crate::drive::runtime;
 use crate::error::mcpc_status_t;
@@ -465,7 +465,11 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
         let args = crate::result::parse_arguments(args)?;
         let mut ctl = ctl;
         let cl = c.client_ready(&mut ctl);
-        let r = crate::drive::block_on_driven(std::pin::pin!(cl.call_tool_waited(name, args, &ctl)), cl.driver())??;
+        let call = Call::new(&cl, Ask::Tool { name, arguments: args }, &ctl);
+        let r = read_tool(
+            crate::drive::block_on_driven(std::pin::pin!(call.wait()), cl.driver())?,
+            name,
+        )?;
         let tool_error = cl.outcome_error(name, &r);
         out_result.set_handle(ResultData::new(r));
         tool_error.map_or(Ok(Status::MCPC_OK), Err)

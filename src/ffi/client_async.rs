@@ -12,7 +12,7 @@ use super::options::mcpc_options_t;
 use super::ptr::{self, Out};
 use super::result::{mcpc_result_t, mcpc_tool_list_t, ResultData, ToolListData};
 use super::transport::mcpc_transport_t;
-use crate::client::Control;
+use crate::client::{read_tool, Ask, Call, Control};
 use crate::config::Plan;
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
@@ -84,6 +84,26 @@ pub(super) fn finish<T>(
     }
 }
 
+/// Reads an operation's outcome (`read`: the value to hand out, or the error) and
+/// runs its completion callback. A panic while reading still runs the callback, with
+/// MCPC_ERR_PANIC naming `what`: the host waiting for it never waits forever.
+pub(super) fn deliver<T>(
+    cb: unsafe extern "C" fn(*mut c_void, Status, *mut T, *const c_char),
+    ud: SendPtr,
+    what: &str,
+    read: impl FnOnce() -> Result<(*mut T, Option<Error>)>,
+) {
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::inject::point("deliver", what);
+        read()
+    }))
+    .unwrap_or_else(|_| Err(Error::panicked(what)));
+    match read {
+        Ok((value, err)) => finish(cb, ud, value, err),
+        Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
+    }
+}
+
 pub(super) fn required<T>(cb: Option<T>) -> Result<T> {
     cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "on_done is NULL"))
 }
@@ -106,6 +126,7 @@ fn connect_async(
     let op = spawn_op(
         None,
         None,
+        "connect",
         |token| async move {
             let ctl = Control {
                 cancel: Some(token),
@@ -114,9 +135,10 @@ fn connect_async(
             let client = plan.connect(&ctl).await?;
             Ok(ClientHandle::made(plan, client))
         },
-        move |outcome| match outcome {
-            Ok(handle) => finish(cb, ud, ptr::into_raw::<mcpc_client_t>(handle), None),
-            Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
+        move |outcome| {
+            deliver(cb, ud, "connect", || {
+                Ok((ptr::into_raw::<mcpc_client_t>(outcome?), None))
+            })
         },
     )?;
     op_out(op, out_op);
@@ -211,18 +233,16 @@ pub unsafe extern "C" fn mcpc_client_list_tools_async(
         let op = spawn_op(
             Some(&c.ops),
             parent.as_ref(),
+            "mcpc_client_list_tools_async",
             |token| async move {
                 ctl.cancel = Some(token);
                 client.list_tools(&ctl).await
             },
-            move |outcome| match outcome {
-                Ok(tools) => finish(
-                    cb,
-                    ud,
-                    ptr::into_raw::<mcpc_tool_list_t>(ToolListData::new(tools)),
-                    None,
-                ),
-                Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
+            move |outcome| {
+                deliver(cb, ud, "mcpc_client_list_tools_async", || {
+                    let list = ToolListData::new(outcome?);
+                    Ok((ptr::into_raw::<mcpc_tool_list_t>(list), None))
+                })
             },
         )?;
         op_out(op, out_op);
@@ -268,15 +288,31 @@ pub unsafe extern "C" fn mcpc_client_call_tool_async(
         };
         let cb = required(on_done)?;
         let ud = SendPtr(userdata);
-        let op = c.client().call_tool_started(
-            &c.ops,
+        let client = &*c.client();
+        let ask = Ask::Tool {
             name,
-            args,
+            arguments: crate::result::parse_arguments(args)?,
+        };
+        // Only a client that checks output schemas needs itself in the completion.
+        let me = client.options().validate_output.then(|| Arc::clone(client));
+        const WHAT: &str = "mcpc_client_call_tool_async";
+        let op = Call::start(
+            client,
+            ask,
             ctl,
+            &c.ops,
             out_op.is_some(),
-            move |outcome| match outcome {
-                Ok((r, err)) => finish(cb, ud, ptr::into_raw::<mcpc_result_t>(ResultData::new(r)), err),
-                Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
+            WHAT,
+            move |outcome, target| {
+                deliver(cb, ud, WHAT, || {
+                    let name = target.name();
+                    let r = read_tool(outcome, name)?;
+                    let err = match &me {
+                        Some(me) => me.outcome_error(name, &r),
+                        None => r.tool_error(name),
+                    };
+                    Ok((ptr::into_raw::<mcpc_result_t>(ResultData::new(r)), err))
+                })
             },
         )?;
         if let Some(op) = op {

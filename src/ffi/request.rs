@@ -5,10 +5,12 @@ use std::ffi::{c_char, c_void};
 
 use super::boundary::status;
 use super::client::{control_from, mcpc_call_opts_t, mcpc_client_t};
-use super::client_async::{finish, op_out, required, SendPtr};
+use super::client_async::{deliver, op_out, required, SendPtr};
 use super::cstr::{opt_str_in, str_in, string_out};
 use super::op::mcpc_op_t;
 use super::ptr::{self, Out};
+use crate::client::generic::request_params;
+use crate::client::{Ask, Call, Reader};
 use crate::error::{mcpc_status_t, Status};
 
 /// Sends the request `method` with `params_json` (a JSON object; NULL for none) and
@@ -53,9 +55,17 @@ pub unsafe extern "C" fn mcpc_client_request(
                 control_from(opts)?,
             )
         };
+        let params = request_params(method, params)?;
         let mut ctl = ctl;
         let cl = c.client_ready(&mut ctl);
-        let raw = crate::drive::block_on_driven(std::pin::pin!(cl.request_raw(method, params, &ctl)), cl.driver())??;
+        let ask = Ask::Method {
+            method,
+            params: &params,
+            reader: Reader::Json,
+        };
+        let call = Call::new(&cl, ask, &ctl);
+        let json = crate::drive::block_on_driven(std::pin::pin!(call.wait()), cl.driver())??;
+        let raw = json.into_raw().map_err(|e| e.context(method))?;
         out.set(string_out(raw.get()));
         Ok(Status::MCPC_OK)
     })
@@ -109,13 +119,22 @@ pub unsafe extern "C" fn mcpc_client_request_async(
         };
         let cb = required(on_done)?;
         let ud = SendPtr(userdata);
-        let op = c
-            .client()
-            .request_started(&c.ops, method, params, ctl, move |outcome| match outcome {
-                Ok(raw) => finish(cb, ud, string_out(raw.get()), None),
-                Err(e) => finish(cb, ud, std::ptr::null_mut(), Some(e)),
-            })?;
-        op_out(op, out_op);
+        let params = request_params(method, params)?;
+        let ask = Ask::Method {
+            method,
+            params: &params,
+            reader: Reader::Json,
+        };
+        const WHAT: &str = "mcpc_client_request_async";
+        let op = Call::start(&c.client(), ask, ctl, &c.ops, true, WHAT, move |outcome, target| {
+            deliver(cb, ud, WHAT, || {
+                let raw = outcome?.into_raw().map_err(|e| e.context(target.name()))?;
+                Ok((string_out(raw.get()), None))
+            })
+        })?;
+        if let Some(op) = op {
+            op_out(op, out_op);
+        }
         Ok(Status::MCPC_OK)
     })
 }

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::error::{quote, Error, Result, Status};
 
-pub(super) mod rounds;
+pub(in crate::client) mod rounds;
 pub mod schema;
 pub(super) mod served;
 

@@ -16,6 +16,17 @@ use crate::protocol::{self, ResultKind};
 /// The `requestState` and `inputResponses` of an `input_required` round.
 pub(in crate::client) type InputRound = (Option<String>, Option<Box<RawValue>>);
 
+/// The error of a request whose server still asks for input after the last round.
+pub(in crate::client) fn too_many_rounds() -> Error {
+    Error::new(
+        Status::MCPC_ERR_INPUT_REQUIRED,
+        format!(
+            "the server still asked for input after {} rounds",
+            crate::client::MAX_INPUT_ROUNDS
+        ),
+    )
+}
+
 /// What a client without a handler answers: it declines an elicitation (so the
 /// server may go on without it) and cannot answer anything else.
 fn without_handler(key: &str, method: Option<&str>) -> Result<Value> {
@@ -61,7 +72,7 @@ impl Client {
                 request_state,
                 input_requests,
             } if !last => (request_state, input_requests),
-            ResultKind::InputRequired { .. } => return Err(crate::client::ops::too_many_rounds()),
+            ResultKind::InputRequired { .. } => return Err(too_many_rounds()),
         };
         let Some(requests) = requests else {
             return Ok(Some((request_state, None)));

@@ -1,24 +1,20 @@
-//! The operations: a request with its timeout, cancellation, progress and
-//! `input_required` rounds; the tool listing and the tool call.
+//! The tools: the listing (its pages, duplicate names, the annotations a call
+//! mirrors into headers) and how a tool call's params and headers are written.
 
+use super::exchange::Exchange;
 use super::listing::ListParams;
 use super::*;
 use crate::error::{quote, Error, Result, Status};
 use crate::headers::{self, ParamHeader};
 use crate::jsonrpc::{self, Serialized};
 use crate::protocol::{self, RequestMeta, ResultKind};
-use crate::result::ResultJson;
-use crate::result::{self, Arguments, CallResult, Tool};
-use crate::transport::Outgoing;
+use crate::result::{self, Arguments, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
-use std::sync::{Arc, Mutex};
-use tokio::sync::{oneshot, Notify};
+use std::sync::Arc;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 pub(super) struct CallParams<'a> {
     pub(super) name: &'a str,
@@ -62,25 +58,9 @@ impl jsonrpc::Params for CallParams<'_> {
     }
 }
 
-/// The error of a request whose server still asks for input after the last round.
-pub(super) fn too_many_rounds() -> Error {
-    Error::new(
-        Status::MCPC_ERR_INPUT_REQUIRED,
-        format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds"),
-    )
-}
-
 /// What a tool call's errors are prefixed with.
 pub(super) fn call_context(name: &str) -> String {
     format!("tools/call {}", quote(name))
-}
-
-/// A direct call's outcome as its caller gets it: the result read, or the error
-/// with the call's context.
-pub(super) fn call_outcome(outcome: Result<ResultJson>, name: &str) -> Result<CallResult> {
-    outcome
-        .and_then(result::parse_call_result)
-        .map_err(|e| e.context(call_context(name)))
 }
 
 /// Reads a tool's `x-mcp-header` annotations from its `inputSchema`.
@@ -95,115 +75,6 @@ pub(super) fn tool_param_headers(tool: &Tool) -> std::result::Result<Vec<ParamHe
 }
 
 impl Client {
-    /// Sends one request and waits for its outcome, its timeout, or its cancellation.
-    /// `name` names the tool (or other target) in error messages; `reader` says what
-    /// the router may read the result as, with its response.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn request<P: jsonrpc::Params + ?Sized>(
-        &self,
-        id: i64,
-        method: Cow<'static, str>,
-        params: &P,
-        name: Option<&str>,
-        ctl: &Control,
-        cancellable: bool,
-        headers: Vec<(String, String)>,
-        params_len: usize,
-        reader: Reader,
-    ) -> Result<ResultJson> {
-        let ctx = || match name {
-            Some(n) => format!("{method} {}", quote(n)),
-            None => method.to_string(),
-        };
-        // A handle triggered before the call never lets it start.
-        if ctl.cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
-            return Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled before it was sent").context(ctx()));
-        }
-        let start = Instant::now();
-        let (tx, mut rx) = oneshot::channel();
-        let progress = (ctl.progress.is_some() || ctl.reset_on_progress).then(|| {
-            Arc::new(ProgressState {
-                callback: ctl.progress.clone(),
-                notify: Notify::new(),
-                last: Mutex::new(None),
-            })
-        });
-        self.shared
-            .register(
-                id,
-                Waiter {
-                    reply: Reply::Wake(tx),
-                    progress: progress.clone(),
-                    since: start,
-                    deadline: None,
-                    reader,
-                },
-            )
-            .map_err(|e| e.context(ctx()))?;
-        let mut guard = PendingGuard {
-            client: self,
-            id,
-            done: false,
-        };
-        let body = jsonrpc::encode_request(id, &method, Some(params), params_len);
-        self.transport
-            .send(Outgoing {
-                body,
-                id: Some(id),
-                method: Some(method.clone()),
-                headers,
-            })
-            .map_err(|e| e.context(ctx()))?;
-
-        let timeout = self.timeout_of(ctl);
-        let hard_end = ctl.max_total.map(|m| start + m);
-        let clamp = |t: Instant| hard_end.map_or(t, |h| t.min(h));
-        let sleep = tokio::time::sleep_until(clamp(start + timeout));
-        tokio::pin!(sleep);
-        let cancelled = async {
-            match &ctl.cancel {
-                Some(token) => token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::pin!(cancelled);
-        loop {
-            let progressed = async {
-                match (&progress, ctl.reset_on_progress) {
-                    (Some(p), true) => p.notify.notified().await,
-                    _ => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                biased;
-                outcome = &mut rx => {
-                    guard.done = true;
-                    return match outcome {
-                        Ok(Ok(raw)) => Ok(raw),
-                        Ok(Err(e)) => Err(e.context(ctx())),
-                        Err(_) => Err(self.shared.dropped_error().context(ctx())),
-                    };
-                }
-                _ = &mut cancelled => {
-                    if cancellable {
-                        self.send_cancel(id, "cancelled by the client");
-                    }
-                    return Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled").context(ctx()));
-                }
-                _ = &mut sleep => {
-                    if cancellable {
-                        self.send_cancel(id, "timed out");
-                    }
-                    let waited = Instant::now().duration_since(start).as_millis();
-                    return Err(Error::new(Status::MCPC_ERR_TIMEOUT, format!("timed out after {waited} ms")).context(ctx()));
-                }
-                _ = progressed => {
-                    sleep.as_mut().reset(clamp(Instant::now() + timeout));
-                }
-            }
-        }
-    }
-
     /// `reader` before 2026-07-28, where a result is always of its request's type;
     /// after, any result may ask for input, and is read as JSON first.
     pub(super) fn reader_before_modern(&self, reader: Reader) -> Reader {
@@ -281,19 +152,11 @@ impl Client {
                 cursor: cursor.as_deref(),
                 meta: (!meta.is_empty()).then_some(meta),
             };
-            let raw = self
-                .request(
-                    id,
-                    "tools/list".into(),
-                    &Serialized(&params),
-                    None,
-                    &page_ctl,
-                    true,
-                    Vec::new(),
-                    0,
-                    self.reader_before_modern(Reader::Page),
-                )
-                .await?;
+            let x = Exchange {
+                reader: self.reader_before_modern(Reader::Page),
+                ..Exchange::new(id, "tools/list")
+            };
+            let raw = self.exchange(x, &Serialized(&params), &page_ctl).await?;
             *ttl = super::cache::shortest(*ttl, raw.get());
             let page = match raw.into_page() {
                 Ok(read) => read,
@@ -368,77 +231,50 @@ impl Client {
         }
         out
     }
+}
 
-    /// Calls a tool. A result with `isError: true` is returned as `Ok` with
-    /// `is_error` set: the caller decides how to report it. Under 2026-07-28 an
-    /// `input_required` result is retried with its `requestState`, a new id each
-    /// round, up to [`MAX_INPUT_ROUNDS`]. Over HTTP, a call refused for its headers
-    /// (-32020) is retried once after listing the tools again.
-    pub async fn call_tool(&self, name: &str, arguments: Option<Arguments<'_>>, ctl: &Control) -> Result<CallResult> {
-        let wants_progress = ctl.progress.is_some() || ctl.reset_on_progress;
-        let ctx = || call_context(name);
-        let deadline = Instant::now() + self.timeout_of(ctl);
-        let mut state: Option<String> = None;
-        let mut responses: Option<Box<RawValue>> = None;
-        let mut relisted = false;
-        for round in 0..=MAX_INPUT_ROUNDS {
-            let id = self.next_id();
-            let meta = self.meta(wants_progress.then_some(id));
-            let params = CallParams {
-                name,
-                arguments,
-                meta: (!meta.is_empty()).then_some(meta),
-                request_state: state.as_deref(),
-                input_responses: responses.as_deref(),
-            };
-            let round_ctl = Control {
-                timeout: Some(deadline.saturating_duration_since(Instant::now())),
-                ..ctl.clone()
-            };
-            let headers = self.call_headers(name, arguments);
-            let params_len = arguments.map_or(0, |a| a.get().len())
-                + responses.as_ref().map_or(0, |r| r.get().len())
-                + state.as_ref().map_or(0, String::len);
-            let raw = match self
-                .request(
-                    id,
-                    "tools/call".into(),
-                    &params,
-                    Some(name),
-                    &round_ctl,
-                    true,
-                    headers,
-                    params_len,
-                    self.reader_before_modern(Reader::Call),
-                )
-                .await
-            {
-                // The server wanted headers we did not send: the tool's schema is unknown
-                // or changed. Re-list the tools to learn it, and retry once.
-                Err(e) if e.status == Status::MCPC_ERR_HEADER_MISMATCH && self.mirrors_params() && !relisted => {
-                    relisted = true;
-                    let list_ctl = Control {
-                        timeout: Some(deadline.saturating_duration_since(Instant::now())),
-                        bypass_cache: true, // a kept list is what was wrong
-                        ..ctl.clone()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result;
+    use serde_json::value::RawValue;
+
+    /// `tools/call` params, written as they are, are the JSON they stand for.
+    #[test]
+    fn call_params_written_as_json() {
+        use crate::jsonrpc::Params as _;
+        use serde_json::{json, Value};
+        let args = r#"{"text":"a\"b","n":[1,2]}"#;
+        let responses = RawValue::from_string(r#"{"q":{"ok":true}}"#.into()).unwrap();
+        for name in ["echo", "a\"b\\c\n\u{1}é/", ""] {
+            for full in [false, true] {
+                for arguments in [None, result::parse_arguments(Some(args)).unwrap()] {
+                    let params = CallParams {
+                        name,
+                        arguments,
+                        meta: full.then(|| RequestMeta {
+                            progress_token: Some(7),
+                            ..RequestMeta::default()
+                        }),
+                        request_state: full.then_some("st\"ate"),
+                        input_responses: full.then_some(&*responses),
                     };
-                    crate::drive::runtime::boxed_apart(|| self.list_tools(&list_ctl))
-                        .await
-                        .map_err(|le| le.context(ctx()))?;
-                    continue;
+                    let mut out = Vec::new();
+                    params.write_json(&mut out);
+                    let mut want = json!({ "name": name });
+                    if arguments.is_some() {
+                        want["arguments"] = serde_json::from_str(args).unwrap();
+                    }
+                    if full {
+                        want["_meta"] = json!({ "progressToken": 7 });
+                        want["requestState"] = json!("st\"ate");
+                        want["inputResponses"] = json!({ "q": { "ok": true } });
+                    }
+                    assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), want);
+                    // Compact: no raw newline can end the message early.
+                    assert!(!out.contains(&b'\n'));
                 }
-                other => other?,
-            };
-            if let Some(round) = self
-                .input_round(raw.get(), deadline, ctl.cancel.as_ref(), round == MAX_INPUT_ROUNDS)
-                .await
-                .map_err(|e| e.context(ctx()))?
-            {
-                (state, responses) = round;
-                continue;
             }
-            return result::parse_call_result(raw).map_err(|e| e.context(ctx()));
         }
-        Err(too_many_rounds().context(ctx()))
     }
 }
