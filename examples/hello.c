@@ -19,7 +19,7 @@ int main(void) {
     }
 
     mcpc_call_opts_t opts;
-    mcpc_call_opts_init(&opts);
+    mcpc_call_opts_init_sized(&opts, sizeof opts);
     opts.timeout_ms = 5000;
     mcpc_result_t *result = NULL;
     mcpc_status_t st = mcpc_client_call_tool(client, "add", "{\"a\":2,\"b\":3}", &opts, &result);

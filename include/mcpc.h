@@ -983,13 +983,22 @@ typedef void (*mcpc_progress_cb)(void *userdata,
                                  const char *message);
 
 /**
- * Per-call settings. Initialise with mcpc_call_opts_init, then set what you need;
- * NULL in place of the struct means all defaults. The struct is read during the call
- * only; the caller keeps ownership.
+ * Per-call settings. Initialise with `mcpc_call_opts_init_sized(&opts, sizeof opts)`,
+ * then set what you need; NULL in place of the struct means all defaults. The struct
+ * is read during the call only; the caller keeps ownership.
+ *
+ * The struct grows at its end, never in between: a later version of mcpc may add
+ * fields after the last one. `struct_size` says how much of it the caller knows.
+ * Fields past it read as their defaults, so a program built against an older header
+ * keeps working with a newer library; a program built against a newer header works
+ * with an older library as long as it leaves the fields that library does not know
+ * at their defaults (zero), else the call fails with MCPC_ERR_INVALID_ARG.
  */
 typedef struct {
   /**
-   * sizeof(mcpc_call_opts_t), set by mcpc_call_opts_init; lets the struct grow.
+   * The size of the struct as the caller's header defines it: set by
+   * mcpc_call_opts_init_sized. The smallest accepted is the first version's (56
+   * bytes on 64-bit platforms), which mcpc_call_opts_init writes.
    */
   uint32_t struct_size;
   /**
@@ -1319,13 +1328,33 @@ mcpc_status_t mcpc_client_notify(const mcpc_client_t *client,
                                  const char *params_json);
 
 /**
- * Fills `opts` with the defaults (client timeout, no cancel, no progress) and sets
- * `struct_size`. Does nothing for NULL.
+ * Fills `opts` with the defaults as the struct's first version has them (client
+ * timeout, no cancel, no progress) and sets `struct_size` to that version's size.
+ * Fields added to the struct later are left as they are, and read as their defaults:
+ * a program that sets one must initialise with mcpc_call_opts_init_sized instead.
+ * Does nothing for NULL.
+ * Threads: any thread.
  *
  * # Safety
- * `opts` is NULL or points to writable memory for one mcpc_call_opts_t.
+ * `opts` is NULL or points to writable memory for the struct's first version.
  */
 void mcpc_call_opts_init(mcpc_call_opts_t *opts);
+
+/**
+ * Fills the caller's `size` bytes at `opts` with the defaults (client timeout, no
+ * cancel, no progress; every field this library does not know zeroed) and sets
+ * `struct_size` to `size`. Pass `sizeof` of the struct as your header defines it:
+ * `mcpc_call_opts_init_sized(&opts, sizeof opts)`.
+ * Ownership: `opts` stays the caller's.
+ * Threads: any thread.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, or `size` smaller than the struct's first
+ * version or larger than any version could be).
+ *
+ * # Safety
+ * `opts` is NULL or points to `size` writable bytes.
+ */
+mcpc_status_t mcpc_call_opts_init_sized(mcpc_call_opts_t *opts,
+                                        size_t size);
 
 /**
  * Makes a cancellation handle.

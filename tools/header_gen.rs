@@ -119,6 +119,7 @@ const RULES: &[(usize, &str)] = &[
     (CALLS, "mcpc_client_request"),
     (CALLS, "mcpc_client_notify"),
     (CALLS, "mcpc_call_opts_init"),
+    (CALLS, "mcpc_call_opts_init_sized"),
     (CALLS, "mcpc_cancel_new"),
     (CALLS, "mcpc_cancel_*"),
     (RESULTS, "mcpc_tool_list_*"),

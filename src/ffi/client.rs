@@ -132,12 +132,21 @@ impl Handle for mcpc_client_t {
 pub type mcpc_progress_cb =
     Option<unsafe extern "C" fn(userdata: *mut c_void, progress: f64, total: f64, message: *const c_char)>;
 
-/// Per-call settings. Initialise with mcpc_call_opts_init, then set what you need;
-/// NULL in place of the struct means all defaults. The struct is read during the call
-/// only; the caller keeps ownership.
+/// Per-call settings. Initialise with `mcpc_call_opts_init_sized(&opts, sizeof opts)`,
+/// then set what you need; NULL in place of the struct means all defaults. The struct
+/// is read during the call only; the caller keeps ownership.
+///
+/// The struct grows at its end, never in between: a later version of mcpc may add
+/// fields after the last one. `struct_size` says how much of it the caller knows.
+/// Fields past it read as their defaults, so a program built against an older header
+/// keeps working with a newer library; a program built against a newer header works
+/// with an older library as long as it leaves the fields that library does not know
+/// at their defaults (zero), else the call fails with MCPC_ERR_INVALID_ARG.
 #[repr(C)]
 pub struct mcpc_call_opts_t {
-    /// sizeof(mcpc_call_opts_t), set by mcpc_call_opts_init; lets the struct grow.
+    /// The size of the struct as the caller's header defines it: set by
+    /// mcpc_call_opts_init_sized. The smallest accepted is the first version's (56
+    /// bytes on 64-bit platforms), which mcpc_call_opts_init writes.
     pub struct_size: u32,
     /// Timeout in milliseconds; 0 means the client's default. Negative is invalid.
     pub timeout_ms: i64,
@@ -172,21 +181,78 @@ impl ProgressTarget {
     }
 }
 
+/// The size of mcpc_call_opts_t in its first version (the fields up to
+/// `max_total_ms`): what mcpc_call_opts_init writes, and the smallest accepted.
+const CALL_OPTS_FIRST: usize = std::mem::offset_of!(mcpc_call_opts_t, max_total_ms) + std::mem::size_of::<i64>();
+
+/// Larger than any header's struct could be: a `struct_size` past it is garbage (an
+/// uninitialised struct), not a newer program.
+const CALL_OPTS_MAX: usize = 4096;
+
+fn call_opts_defaults(struct_size: u32) -> mcpc_call_opts_t {
+    mcpc_call_opts_t {
+        struct_size,
+        timeout_ms: 0,
+        cancel: std::ptr::null(),
+        on_progress: None,
+        progress_userdata: std::ptr::null_mut(),
+        reset_timeout_on_progress: false,
+        max_total_ms: 0,
+    }
+}
+
+/// The caller's call options as this library's struct: the fields within the caller's
+/// `struct_size` copied, the rest at their defaults; the bytes of a larger struct that
+/// this library does not know must be zero.
+///
+/// # Safety
+/// `opts` points to at least `struct_size` readable bytes (its first field).
+unsafe fn read_call_opts(opts: *const mcpc_call_opts_t) -> Result<mcpc_call_opts_t> {
+    // SAFETY: every version of the struct starts with `struct_size`.
+    let size = unsafe { std::ptr::addr_of!((*opts).struct_size).read_unaligned() } as usize;
+    if !(CALL_OPTS_FIRST..=CALL_OPTS_MAX).contains(&size) {
+        return Err(Error::new(
+            Status::MCPC_ERR_INVALID_ARG,
+            format!(
+                "mcpc_call_opts_t.struct_size is {size}, not the size of any version of the struct; \
+                 initialise it with mcpc_call_opts_init_sized(&opts, sizeof opts)"
+            ),
+        ));
+    }
+    let known = std::mem::size_of::<mcpc_call_opts_t>();
+    let bytes = opts.cast::<u8>();
+    if size > known {
+        // SAFETY: the caller's struct holds `size` bytes (its contract).
+        let unknown = unsafe { std::slice::from_raw_parts(bytes.add(known), size - known) };
+        if unknown.iter().any(|&b| b != 0) {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                format!(
+                    "mcpc_call_opts_t sets fields this version of mcpc does not know (struct_size {size}, \
+                     known {known}); leave them zero or use a newer libmcpc"
+                ),
+            ));
+        }
+    }
+    let mut out = call_opts_defaults(size as u32);
+    // SAFETY: both hold at least `size.min(known)` bytes, and a prefix of the struct is
+    // the same fields in every version.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes, std::ptr::addr_of_mut!(out).cast::<u8>(), size.min(known));
+    }
+    Ok(out)
+}
+
 /// Reads call options into a core `Control`.
 ///
 /// # Safety
 /// `opts` is NULL or a valid, initialised mcpc_call_opts_t; its cancel handle is NULL or live.
 pub(super) unsafe fn control_from(opts: *const mcpc_call_opts_t) -> Result<Control> {
-    // SAFETY: per the contract.
-    let Some(o) = (unsafe { opts.as_ref() }) else {
+    if opts.is_null() {
         return Ok(Control::default());
-    };
-    if (o.struct_size as usize) < std::mem::size_of::<mcpc_call_opts_t>() {
-        return Err(Error::new(
-            Status::MCPC_ERR_INVALID_ARG,
-            "mcpc_call_opts_t.struct_size is wrong; initialise the struct with mcpc_call_opts_init",
-        ));
     }
+    // SAFETY: per the contract.
+    let o = unsafe { read_call_opts(opts) }?;
     if o.timeout_ms < 0 || o.max_total_ms < 0 {
         return Err(Error::new(
             Status::MCPC_ERR_INVALID_ARG,
@@ -215,27 +281,68 @@ pub(super) unsafe fn control_from(opts: *const mcpc_call_opts_t) -> Result<Contr
     Ok(ctl)
 }
 
-/// Fills `opts` with the defaults (client timeout, no cancel, no progress) and sets
-/// `struct_size`. Does nothing for NULL.
+/// Fills `opts` with the defaults as the struct's first version has them (client
+/// timeout, no cancel, no progress) and sets `struct_size` to that version's size.
+/// Fields added to the struct later are left as they are, and read as their defaults:
+/// a program that sets one must initialise with mcpc_call_opts_init_sized instead.
+/// Does nothing for NULL.
+/// Threads: any thread.
 ///
 /// # Safety
-/// `opts` is NULL or points to writable memory for one mcpc_call_opts_t.
+/// `opts` is NULL or points to writable memory for the struct's first version.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpc_call_opts_init(opts: *mut mcpc_call_opts_t) {
     boundary("mcpc_call_opts_init", || {
         if !opts.is_null() {
-            let init = mcpc_call_opts_t {
-                struct_size: std::mem::size_of::<mcpc_call_opts_t>() as u32,
-                timeout_ms: 0,
-                cancel: std::ptr::null(),
-                on_progress: None,
-                progress_userdata: std::ptr::null_mut(),
-                reset_timeout_on_progress: false,
-                max_total_ms: 0,
+            let init = call_opts_defaults(CALL_OPTS_FIRST as u32);
+            // SAFETY: writable for the first version's size per the contract; the
+            // first version is this struct's prefix.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    std::ptr::addr_of!(init).cast::<u8>(),
+                    opts.cast::<u8>(),
+                    CALL_OPTS_FIRST,
+                )
             };
-            // SAFETY: writable per the contract.
-            unsafe { opts.write(init) };
         }
+    })
+}
+
+/// Fills the caller's `size` bytes at `opts` with the defaults (client timeout, no
+/// cancel, no progress; every field this library does not know zeroed) and sets
+/// `struct_size` to `size`. Pass `sizeof` of the struct as your header defines it:
+/// `mcpc_call_opts_init_sized(&opts, sizeof opts)`.
+/// Ownership: `opts` stays the caller's.
+/// Threads: any thread.
+/// Errors: MCPC_ERR_INVALID_ARG (NULL, or `size` smaller than the struct's first
+/// version or larger than any version could be).
+///
+/// # Safety
+/// `opts` is NULL or points to `size` writable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_call_opts_init_sized(opts: *mut mcpc_call_opts_t, size: usize) -> mcpc_status_t {
+    status("mcpc_call_opts_init_sized", || {
+        if opts.is_null() {
+            return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "opts is NULL"));
+        }
+        if !(CALL_OPTS_FIRST..=CALL_OPTS_MAX).contains(&size) {
+            return Err(Error::new(
+                Status::MCPC_ERR_INVALID_ARG,
+                format!("size {size} is not the size of any version of mcpc_call_opts_t"),
+            ));
+        }
+        let init = call_opts_defaults(size as u32);
+        let known = std::mem::size_of::<mcpc_call_opts_t>();
+        // SAFETY: `size` writable bytes per the contract.
+        unsafe {
+            std::ptr::write_bytes(opts.cast::<u8>(), 0, size);
+            std::ptr::copy_nonoverlapping(
+                std::ptr::addr_of!(init).cast::<u8>(),
+                opts.cast::<u8>(),
+                size.min(known),
+            );
+        }
+        Ok(Status::MCPC_OK)
     })
 }
 

@@ -1,4 +1,8 @@
 /* The ABI's promises a C host relies on without seeing them:
+ *   - mcpc_call_opts_t grows: a program built against an older header (its struct
+ *     smaller, initialised by mcpc_call_opts_init) and one built against a newer
+ *     header (its struct larger) both work, and a field this library does not know
+ *     is refused unless left at its default;
  *   - a panic never hangs a host or unwinds into C: each kind of export returns its
  *     fallback (a status, NULL, 0, false) with MCPC_ERR_PANIC as the last error, and
  *     an operation whose work panics (spawned, direct, or while its result is read)
@@ -23,6 +27,71 @@ static const char *env_or(const char *name, const char *fallback) {
 static mcpc_status_t connect_demo(mcpc_client_t **out) {
     const char *argv[] = {env_or("MCPC_PYTHON", "python3"), env_or("MCPC_DEMO_SERVER", "demo/server.py")};
     return mcpc_client_connect_stdio(argv, 2, NULL, out);
+}
+
+/* A program built against a header whose struct has one field more than this
+ * library's (a newer header). */
+struct grown_opts {
+    mcpc_call_opts_t known;
+    int64_t later_field;
+};
+
+static void test_call_opts_of_every_size(void) {
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(connect_demo(&c), MCPC_OK);
+    if (!c) return;
+    mcpc_result_t *r = NULL;
+
+    /* Today's header, the first init: the first version's size. */
+    mcpc_call_opts_t first;
+    memset(&first, 0xAB, sizeof first);
+    mcpc_call_opts_init(&first);
+    CHECK(first.struct_size == sizeof first);
+    CHECK(first.timeout_ms == 0 && first.cancel == NULL && first.on_progress == NULL);
+    first.timeout_ms = 10000;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"a\"}", &first, &r), MCPC_OK);
+    mcpc_result_free(r);
+    r = NULL;
+
+    /* Today's header, the sized init. */
+    mcpc_call_opts_t sized;
+    memset(&sized, 0xAB, sizeof sized);
+    CHECK_STATUS(mcpc_call_opts_init_sized(&sized, sizeof sized), MCPC_OK);
+    CHECK(sized.struct_size == sizeof sized);
+    CHECK(sized.timeout_ms == 0 && sized.max_total_ms == 0 && !sized.reset_timeout_on_progress);
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"b\"}", &sized, &r), MCPC_OK);
+    mcpc_result_free(r);
+    r = NULL;
+
+    /* A newer header: the field this library does not know is zeroed by the init,
+     * and accepted while zero... */
+    struct grown_opts grown;
+    memset(&grown, 0xAB, sizeof grown);
+    CHECK_STATUS(mcpc_call_opts_init_sized(&grown.known, sizeof grown), MCPC_OK);
+    CHECK(grown.known.struct_size == sizeof grown);
+    CHECK(grown.later_field == 0);
+    grown.known.timeout_ms = 10000;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"c\"}", &grown.known, &r), MCPC_OK);
+    mcpc_result_free(r);
+    r = NULL;
+    /* ...and refused, saying why, once set: the library cannot do what it asks. */
+    grown.later_field = 7;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{}", &grown.known, &r), MCPC_ERR_INVALID_ARG);
+    CHECK(r == NULL);
+    CHECK(strstr(mcpc_last_error_message(), "does not know") != NULL);
+
+    /* Sizes no version of the struct ever had. */
+    CHECK_STATUS(mcpc_call_opts_init_sized(NULL, sizeof sized), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_call_opts_init_sized(&sized, 8), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_call_opts_init_sized(&sized, (size_t)1 << 20), MCPC_ERR_INVALID_ARG);
+    sized.struct_size = 8;
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{}", &sized, &r), MCPC_ERR_INVALID_ARG);
+    sized.struct_size = 0xFFFFFFFFu; /* garbage, as an uninitialised struct holds */
+    CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{}", &sized, &r), MCPC_ERR_INVALID_ARG);
+    mcpc_call_opts_init(NULL); /* a no-op */
+
+    CHECK_STATUS(mcpc_client_close(c), MCPC_OK);
+    mcpc_client_free(c);
 }
 
 /* Checks that the last error is MCPC_ERR_PANIC naming `what`. */
@@ -150,7 +219,7 @@ static void test_operations_complete_when_their_work_panics(void) {
     done_init(&d);
     mcpc_cancel_t *cancel = mcpc_cancel_new();
     mcpc_call_opts_t o;
-    mcpc_call_opts_init(&o);
+    CHECK_STATUS(mcpc_call_opts_init_sized(&o, sizeof o), MCPC_OK);
     o.cancel = cancel;
     CHECK_STATUS(mcpc_client_call_tool_async(c, "echo", "{\"text\":\"s\"}", &o, on_call, &d, NULL), MCPC_OK);
     done_wait(&d);
@@ -184,6 +253,7 @@ int main(int argc, char **argv) {
            "direct:mcpc_client_call_tool_async,spawned:mcpc_client_call_tool_async,"
            "deliver:mcpc_client_request_async",
            1);
+    RUN(test_call_opts_of_every_size);
     RUN(test_each_kind_of_export_falls_back);
     RUN(test_operations_complete_when_their_work_panics);
     return harness_finish();
