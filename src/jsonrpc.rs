@@ -9,6 +9,10 @@ use crate::text::Text;
 
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
+/// Error codes of the 2026-07-28 revision, which get statuses of their own.
+pub const HEADER_MISMATCH: i64 = -32020;
+pub const MISSING_CAPABILITIES: i64 = -32021;
+pub const UNSUPPORTED_VERSION: i64 = -32022;
 
 #[derive(Serialize)]
 struct NotificationOut<'a, P: Serialize + ?Sized> {
@@ -370,6 +374,35 @@ pub(crate) fn decode_parsed(text: &str) -> Result<Incoming<'_>> {
         (None, None) => return malformed(format!("response {id} carries neither result nor error")),
     };
     Ok(Incoming::Response { id, outcome })
+}
+
+/// The error for the caller of a JSON-RPC error response. The error codes of 2026-07-28 get their own statuses;
+/// an unsupported-version error names the versions the server listed.
+pub fn rpc_error(e: RpcError) -> Error {
+    let mut text = format!("server error {}: {}", e.code, quote(&e.message));
+    let status = match e.code {
+        HEADER_MISMATCH => Status::MCPC_ERR_HEADER_MISMATCH,
+        MISSING_CAPABILITIES => Status::MCPC_ERR_MISSING_CAPABILITY,
+        UNSUPPORTED_VERSION => {
+            #[derive(Deserialize)]
+            struct Data {
+                #[serde(default)]
+                supported: Vec<String>,
+            }
+            if let Some(d) = e
+                .data
+                .as_deref()
+                .and_then(|d| serde_json::from_str::<Data>(d.get()).ok())
+            {
+                text.push_str(&format!(" (the server supports: {})", quote(&d.supported.join(", "))));
+            }
+            Status::MCPC_ERR_UNSUPPORTED_VERSION
+        }
+        _ => Status::MCPC_ERR_RPC,
+    };
+    let mut err = Error::rpc(e.code, text).with_status(status);
+    err.rpc_data = e.data.map(|d| d.get().to_string());
+    err
 }
 
 #[cfg(test)]

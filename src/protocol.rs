@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::{quote, Error, Result, Status};
-use crate::jsonrpc::RpcError;
 
 /// Versions negotiated with `initialize`, newest first.
 pub const INITIALIZE_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -55,10 +54,7 @@ pub mod negotiated {
     pub const PINNED: &str = "pinned";
 }
 
-/// Error codes of the stateless revision.
-pub const HEADER_MISMATCH: i64 = -32020;
-pub const MISSING_CAPABILITIES: i64 = -32021;
-pub const UNSUPPORTED_VERSION: i64 = -32022;
+pub use crate::jsonrpc::rpc_error;
 
 /// `_meta` of a request: the progress token, and under 2026-07-28 the per-request
 /// version, capabilities and client info.
@@ -342,35 +338,6 @@ pub struct CancelledParams<'a> {
     pub reason: &'a str,
 }
 
-/// The error for the caller of a JSON-RPC error response. The error codes of 2026-07-28 get their own statuses;
-/// an unsupported-version error names the versions the server listed.
-pub fn rpc_error(e: RpcError) -> Error {
-    let mut text = format!("server error {}: {}", e.code, quote(&e.message));
-    let status = match e.code {
-        HEADER_MISMATCH => Status::MCPC_ERR_HEADER_MISMATCH,
-        MISSING_CAPABILITIES => Status::MCPC_ERR_MISSING_CAPABILITY,
-        UNSUPPORTED_VERSION => {
-            #[derive(Deserialize)]
-            struct Data {
-                #[serde(default)]
-                supported: Vec<String>,
-            }
-            if let Some(d) = e
-                .data
-                .as_deref()
-                .and_then(|d| serde_json::from_str::<Data>(d.get()).ok())
-            {
-                text.push_str(&format!(" (the server supports: {})", quote(&d.supported.join(", "))));
-            }
-            Status::MCPC_ERR_UNSUPPORTED_VERSION
-        }
-        _ => Status::MCPC_ERR_RPC,
-    };
-    let mut err = Error::rpc(e.code, text).with_status(status);
-    err.rpc_data = e.data.map(|d| d.get().to_string());
-    err
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,7 +460,7 @@ mod tests {
         assert_eq!(e.status, Status::MCPC_ERR_UNSUPPORTED_VERSION);
         assert_eq!(e.rpc_code, Some(-32022));
         assert!(e.message.contains("2026-07-28"), "{}", e.message);
-        let hm = rpc_error(RpcError {
+        let hm = rpc_error(crate::jsonrpc::RpcError {
             code: -32020,
             message: "m".into(),
             data: None,

@@ -15,11 +15,9 @@ use zeroize::{Zeroize, Zeroizing};
 use super::discover::Found;
 use super::flow::{tokens_from, Tokens};
 use super::net::Net;
-use super::register::Identity;
+use super::register::{Identity, JWT_BEARER};
 use super::sign::Signer;
 use crate::error::{quote, Error, Result, Status};
-
-pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";

@@ -11,6 +11,9 @@ use super::net::Net;
 use super::{Grant, Settings};
 use crate::error::{quote, Error, Result, Status};
 
+/// The JWT bearer grant (RFC 7523), which `assertion` sends and a registration names.
+pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
 /// Who the client is at one authorization server, and how it authenticates at
 /// the token endpoint (`none`, `client_secret_basic` or `client_secret_post`).
 #[derive(Clone, Serialize, Deserialize)]
@@ -122,7 +125,7 @@ async fn register(
             redirect_uri.into_iter().collect(),
         ),
         Grant::ClientCredentials => (vec!["client_credentials"], vec![]),
-        Grant::JwtBearer => (vec![super::assertion::JWT_BEARER], vec![]),
+        Grant::JwtBearer => (vec![JWT_BEARER], vec![]),
     };
     let mut body = serde_json::json!({
         "client_name": s.client_name,

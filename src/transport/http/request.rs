@@ -85,7 +85,7 @@ pub(super) async fn status_error(mut resp: Reply) -> Error {
     if let Ok(e) = serde_json::from_slice::<E>(body) {
         // The 2026-07-28 error codes keep their own statuses (an older client meeting a
         // newer server gets "unsupported version", with the versions it lists).
-        let rpc = crate::protocol::rpc_error(e.error);
+        let rpc = crate::jsonrpc::rpc_error(e.error);
         if rpc.status != Status::MCPC_ERR_RPC {
             err.status = rpc.status;
         }
