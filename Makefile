@@ -75,6 +75,7 @@ test: test-rust loom check-symbols test-c test-asan test-cli test-eyeballs test-
 
 test-rust:
 	$(CARGO) test
+	$(CARGO) test --features fuzzing --test fuzz_corpus
 
 check-header:
 	MCPC_CHECK_HEADER=1 $(CARGO) build

@@ -151,6 +151,7 @@ pub enum RawResult {
 
 impl RawResult {
     /// The JSON text.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn get(&self) -> &str {
         match self {
             RawResult::Checked(raw) => raw.get(),
@@ -295,6 +296,7 @@ fn fast_envelope(b: &[u8], head_only: bool) -> Option<(i64, std::ops::Range<usiz
     Some((id?, result?))
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
 /// Parses and classifies one message. An error here concerns this message only.
 pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>> {
     decode_in(bytes, None)

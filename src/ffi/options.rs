@@ -11,9 +11,7 @@ use crate::config::{Config, HttpMode, HttpVersion};
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
 use crate::protocol::{self, ClientInfo, Negotiation};
-use crate::transport::http::is_reserved_header;
 use crate::transport::stdio::StderrMode;
-use http::header::{HeaderName, HeaderValue};
 
 /// Client settings: a builder. Make it with mcpc_options_new, set what you need,
 /// pass it to a connect function (which copies it; the same options may make many
@@ -99,8 +97,7 @@ pub unsafe extern "C" fn mcpc_options_free(opts: *mut mcpc_options_t) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpc_options_set_timeout_ms(opts: *mut mcpc_options_t, timeout_ms: i64) -> mcpc_status_t {
     with_options("mcpc_options_set_timeout_ms", opts, |o| {
-        o.client.timeout = positive_ms(timeout_ms, "timeout_ms")?;
-        Ok(())
+        o.set_timeout(positive_ms(timeout_ms, "timeout_ms")?)
     })
 }
 
@@ -115,8 +112,7 @@ pub unsafe extern "C" fn mcpc_options_set_timeout_ms(opts: *mut mcpc_options_t, 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpc_options_set_probe_window_ms(opts: *mut mcpc_options_t, window_ms: i64) -> mcpc_status_t {
     with_options("mcpc_options_set_probe_window_ms", opts, |o| {
-        o.client.probe_window = positive_ms(window_ms, "window_ms")?;
-        Ok(())
+        o.set_probe_window(positive_ms(window_ms, "window_ms")?)
     })
 }
 
@@ -216,13 +212,7 @@ pub unsafe extern "C" fn mcpc_options_set_negotiation(opts: *mut mcpc_options_t,
 /// `opts` is NULL or a live options object.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpc_options_set_max_pages(opts: *mut mcpc_options_t, max_pages: usize) -> mcpc_status_t {
-    with_options("mcpc_options_set_max_pages", opts, |o| {
-        if max_pages == 0 {
-            return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "max_pages must be at least 1"));
-        }
-        o.client.max_pages = max_pages;
-        Ok(())
-    })
+    with_options("mcpc_options_set_max_pages", opts, |o| o.set_max_pages(max_pages))
 }
 
 /// Sets the largest message accepted from the server, in bytes (default 16 MiB).
@@ -234,14 +224,7 @@ pub unsafe extern "C" fn mcpc_options_set_max_pages(opts: *mut mcpc_options_t, m
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpc_options_set_max_message_size(opts: *mut mcpc_options_t, bytes: usize) -> mcpc_status_t {
     with_options("mcpc_options_set_max_message_size", opts, |o| {
-        if bytes < 1024 {
-            return Err(Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                "max message size must be at least 1024 bytes",
-            ));
-        }
-        o.max_message_size = bytes;
-        Ok(())
+        o.set_max_message_size(bytes)
     })
 }
 
@@ -260,14 +243,7 @@ pub unsafe extern "C" fn mcpc_options_set_env(
     with_options("mcpc_options_set_env", opts, |o| {
         // SAFETY: per the contract.
         let (name, value) = unsafe { (str_in(name, "name")?, opt_str_in(value, "value")?) };
-        if name.is_empty() || name.contains('=') {
-            return Err(Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                format!("bad environment variable name {name:?}"),
-            ));
-        }
-        o.env.push((name.into(), value.map(Into::into)));
-        Ok(())
+        o.set_env(name, value)
     })
 }
 
@@ -413,27 +389,7 @@ pub unsafe extern "C" fn mcpc_options_add_header(
     with_options("mcpc_options_add_header", opts, |o| {
         // SAFETY: per the contract.
         let (name, value) = unsafe { (str_in(name, "name")?, str_in(value, "value")?) };
-        let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-            Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                format!("{name:?} is not a valid header name"),
-            )
-        })?;
-        if is_reserved_header(&n) {
-            return Err(Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                format!("header {name:?} is set by mcpc itself"),
-            ));
-        }
-        let mut v = HeaderValue::from_str(value).map_err(|_| {
-            Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                format!("the value of header {name:?} is not valid"),
-            )
-        })?;
-        v.set_sensitive(true);
-        o.headers.push((n, v));
-        Ok(())
+        o.add_header(name, value)
     })
 }
 
@@ -531,14 +487,7 @@ pub unsafe extern "C" fn mcpc_options_set_bearer_token(
     with_options("mcpc_options_set_bearer_token", opts, |o| {
         // SAFETY: per the contract.
         let token = unsafe { opt_str_in(token, "token") }?;
-        if token.is_some_and(|t| t.is_empty() || HeaderValue::from_str(&format!("Bearer {t}")).is_err()) {
-            return Err(Error::new(
-                Status::MCPC_ERR_INVALID_ARG,
-                "the bearer token is empty or not a valid header value",
-            ));
-        }
-        o.bearer = token.map(str::to_string);
-        Ok(())
+        o.set_bearer(token)
     })
 }
 

@@ -17,8 +17,10 @@ pub unsafe extern "C" fn mcpc_options_set_close_grace_ms(
     term_grace_ms: i64,
 ) -> mcpc_status_t {
     with_options("mcpc_options_set_close_grace_ms", opts, |o| {
-        o.close_grace = positive_ms(close_grace_ms, "close_grace_ms")?;
-        o.term_grace = positive_ms(term_grace_ms, "term_grace_ms")?;
+        o.set_close_grace(
+            positive_ms(close_grace_ms, "close_grace_ms")?,
+            positive_ms(term_grace_ms, "term_grace_ms")?,
+        )?;
         Ok(())
     })
 }

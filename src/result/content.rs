@@ -105,6 +105,7 @@ fn content(n: usize, c: RawContent) -> Result<Content> {
 /// Reads a `resources/read` result: `contents` must be an array of text or blob
 /// contents, each with its `uri`; a blob is decoded. By one checking pass in the
 /// usual shape ([`contents_scanned`]), by serde otherwise.
+#[cfg(test)]
 pub fn parse_contents(json: &str) -> Result<Contents> {
     let items = match contents_scanned(json) {
         Some(items) => items,

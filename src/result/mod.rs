@@ -14,8 +14,8 @@ mod content;
 pub mod output_schema;
 mod read;
 
-pub use crate::text::{SharedStr, Text};
-pub use content::{check_completion, check_prompt, parse_contents, Body, Content, Contents, MAX_COMPLETION_VALUES};
+pub use crate::text::Text;
+pub use content::{check_completion, check_prompt, Body, Contents};
 pub(crate) use content::{contents_parsed, contents_read, contents_scanned};
 pub(crate) use read::*;
 
@@ -152,6 +152,7 @@ impl CallResult {
     }
 
     /// The text blocks, in order, each with its trailing NUL.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn text_blocks(&self) -> smallvec::SmallVec<[&str; 1]> {
         (0..self.text_count()).filter_map(|i| self.text_block(i)).collect()
     }

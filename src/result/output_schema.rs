@@ -30,6 +30,7 @@ impl std::fmt::Debug for OutputSchema {
 }
 
 /// Compiles a tool's `outputSchema` (its JSON); why not, when it cannot be.
+#[cfg(test)]
 pub fn compile(schema: &str) -> Result<OutputSchema, String> {
     if schema.len() > MAX_SCHEMA {
         return Err(too_large());

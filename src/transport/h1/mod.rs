@@ -29,6 +29,7 @@ mod reply;
 
 pub use crate::transport::net::Route;
 use conn::*;
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use parse::read_from;
 pub(crate) use parse::same_text;
 pub use parse::Failure;

@@ -381,10 +381,12 @@ pub(super) fn body_step(buf: &mut BytesMut, framing: &mut Framing) -> Result<Ste
 /// What a response read from a stream comes to: its status, its fields, its body,
 /// whether its connection could carry another request, and how many bytes followed
 /// it.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) type Read = (u16, Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>, bool, usize);
 
 /// Reads a response to a POST from `reads`, each as if one read from the socket
 /// (for the `http1` fuzz target, which checks that any split reads the same).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn read_from(reads: &[&[u8]]) -> Result<Read, String> {
     let mut buf = BytesMut::new();
     let mut reads = reads.iter();

@@ -351,6 +351,7 @@ fn refused(e: &h2::Error) -> bool {
 /// that ends a stream (HEADERS or DATA with END_STREAM), up to 64 KiB: what the
 /// servers of the tests and of the `h2_reply` fuzz target wait for before they
 /// answer. False when the connection ended (or failed, or ran past 64 KiB) first.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) async fn read_request<S: tokio::io::AsyncRead + Unpin>(io: &mut S) -> bool {
     use tokio::io::AsyncReadExt;
     let mut got = Vec::new();

@@ -30,6 +30,7 @@ mod session;
 mod tls;
 
 pub use auth::Authorizer;
+#[cfg(feature = "fuzzing")]
 pub(crate) use legacy::legacy_endpoint;
 pub use legacy::LegacySseTransport;
 use reply::*;

@@ -14,6 +14,8 @@ use crate::transport::http::{Authorizer, HttpConfig, HttpTransport, LegacySseTra
 use crate::transport::stdio::{StderrMode, StdioConfig, StdioTransport};
 use crate::transport::{SinkRef, Transport};
 
+mod check;
+
 /// The longest an HTTP connection may take to open, whatever the client's timeout.
 const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -173,6 +175,7 @@ impl Default for Config {
 impl Config {
     /// The stdio settings for `args` (the program, then its arguments).
     pub fn stdio(&self, args: &[String]) -> Result<StdioConfig> {
+        self.check()?;
         let Some((program, rest)) = args.split_first() else {
             return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "argv is NULL or argc is 0"));
         };
@@ -192,6 +195,7 @@ impl Config {
     /// connects; a connection opens within the client's timeout, and never takes
     /// longer than [`MAX_CONNECT_TIMEOUT`].
     pub fn http(&self, url: &str) -> Result<HttpConfig> {
+        self.check()?;
         let url = crate::url_policy::check_endpoint(url)?;
         let connect_timeout = self.client.timeout.min(MAX_CONNECT_TIMEOUT);
         let authorizer = match &self.oauth {
