@@ -24,12 +24,7 @@
  *         console control handler does the same (platform_win.c);
  *       - freeing everything on every path.
  *
- * Build (from the repository root):
- *   gcc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Iinclude \
- *       cli/mcpc.c cli/login.c cli/store.c cli/assertion.c cli/config.c cli/elicit.c \
- *       cli/platform_posix.c \
- *       -Ltarget/debug -lmcpc -lpthread \
- *       -Wl,-rpath,$PWD/target/debug -o build/mcpc
+ * Build: `make cli` (the files are the Makefile's CLI_SRC).
  *
  * Exit status: 0 success, 1 usage error, 2 the tool returned an error result,
  * 3 transport, protocol, handshake, JSON-RPC or authorization error, 4 timeout,
@@ -44,7 +39,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -67,15 +61,6 @@
 
 /* The library's default timeout (mcpc_options_new), which also bounds a login. */
 #define DEFAULT_TIMEOUT_MS 60000
-
-enum {
-    EXIT_OK = 0,
-    EXIT_USAGE = 1,
-    EXIT_TOOL_ERROR = 2,
-    EXIT_ERROR = 3, /* transport, protocol, handshake, JSON-RPC, anything else */
-    EXIT_TIMEOUT = 4,
-    EXIT_CANCELLED = 5,
-};
 
 static const char USAGE[] =
     "Usage: mcpc [OPTIONS] COMMAND\n"
@@ -208,102 +193,6 @@ static const char USAGE[] =
     "    that gives none; with --validate-output, a result that does not fit its\n"
     "    tool's outputSchema, printed all the same)\n"
     "  4 timeout            5 cancelled (" PLAT_INTERRUPTS "; a login cancelled or denied)\n";
-
-/* ------------------------------------------------------------------------- */
-/* Messages                                                                   */
-/* ------------------------------------------------------------------------- */
-
-#if defined(__MINGW32__)
-/* mingw's C99 printf (__USE_MINGW_ANSI_STDIO), not msvcrt's, which lacks %zu. */
-#define PRINTF_LIKE(f, a) __attribute__((format(gnu_printf, f, a)))
-#elif defined(__GNUC__)
-#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
-#else
-#define PRINTF_LIKE(f, a)
-#endif
-
-/* Prints a usage error and the hint; returns the usage exit status. */
-PRINTF_LIKE(1, 2)
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("mcpc: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\nTry 'mcpc --help' for more information.\n", stderr);
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-/*
- * Writes text that may hold server-controlled bytes (a JSON-RPC error message ends
- * up in mcpc_last_error_message) without letting control characters reach the
- * terminal: C0 controls, DEL and UTF-8-encoded C1 controls are written as escapes.
- */
-void put_sanitized(FILE *f, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    for (; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f) {
-            fprintf(f, "\\x%02x", *p);
-        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-            fprintf(f, "\\u%04x", p[1]);
-            p++;
-        } else {
-            fputc(*p, f);
-        }
-    }
-}
-
-/*
- * Reports the failure of the mcpc call that just returned `st`, as
- * "mcpc: <STATUS_NAME>: <message>". Must run before any other mcpc call on this
- * thread: the borrowed message is only valid until then. That is also why the
- * (static) status name is fetched before the message, not after it.
- */
-static void report_status(mcpc_status_t st)
-{
-    const char *name = mcpc_status_name((int32_t)st);
-    const char *msg = mcpc_last_error_message();
-    fprintf(stderr, "mcpc: %s: ", name);
-    put_sanitized(stderr, msg);
-    fputc('\n', stderr);
-}
-
-/* The exit status for an mcpc status. */
-static int exit_code_for(mcpc_status_t st)
-{
-    switch (st) {
-    case MCPC_OK:
-        return EXIT_OK;
-    case MCPC_ERR_INVALID_ARG:
-    case MCPC_ERR_INVALID_UTF8:
-        return EXIT_USAGE;
-    case MCPC_ERR_TOOL:
-        return EXIT_TOOL_ERROR;
-    case MCPC_ERR_TIMEOUT:
-        return EXIT_TIMEOUT;
-    case MCPC_ERR_CANCELLED:
-    case MCPC_ERR_LOGIN_CANCELLED:
-        return EXIT_CANCELLED;
-    default:
-        return EXIT_ERROR;
-    }
-}
-
-/* Prints one JSON document and a newline on stdout; returns an exit status. */
-static int print_json(const char *json)
-{
-    if (json == NULL) {
-        fputs("mcpc: internal error: the library returned no JSON\n", stderr);
-        return EXIT_ERROR;
-    }
-    if (fputs(json, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) {
-        fprintf(stderr, "mcpc: cannot write to stdout: %s\n", strerror(errno));
-        return EXIT_ERROR;
-    }
-    return EXIT_OK;
-}
 
 /* ------------------------------------------------------------------------- */
 /* Command line                                                               */
@@ -947,102 +836,6 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 }
 
 /* ------------------------------------------------------------------------- */
-/* Splitting --stdio into argv, like a shell would, without a shell           */
-/* ------------------------------------------------------------------------- */
-
-void words_free(struct words *w)
-{
-    free(w->argv);
-    free(w->buf);
-    w->argv = NULL;
-    w->buf = NULL;
-    w->argc = 0;
-}
-
-static bool is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n';
-}
-
-/*
- * Splits `s` into words: unquoted blanks separate words; '...' is literal;
- * "..." is literal except for backslash before " \ $ `; a backslash outside quotes
- * takes the next character literally. Nothing is expanded. Returns NULL on success
- * or a description of the error.
- */
-const char *split_command(const char *s, struct words *w)
-{
-    size_t len = strlen(s);
-    const char *err = NULL;
-
-    w->argc = 0;
-    /* Words never take more room than the input (each separator or quote pair
-     * pays for a NUL); a word uses at least one input byte plus a separator. */
-    w->buf = malloc(len + 1);
-    w->argv = malloc(sizeof *w->argv * (len / 2 + 2));
-    if (w->buf == NULL || w->argv == NULL) {
-        words_free(w);
-        return "out of memory";
-    }
-
-    const char *p = s;
-    char *o = w->buf;
-    for (;;) {
-        while (is_blank(*p))
-            p++;
-        if (*p == '\0')
-            break;
-        w->argv[w->argc++] = o;
-        while (*p != '\0' && !is_blank(*p)) {
-            char c = *p++;
-            if (c == '\'') {
-                while (*p != '\0' && *p != '\'')
-                    *o++ = *p++;
-                if (*p == '\0') {
-                    err = "unterminated single quote";
-                    goto fail;
-                }
-                p++;
-            } else if (c == '"') {
-                while (*p != '\0' && *p != '"') {
-                    if (*p == '\\' && p[1] != '\0' && strchr("\"\\$`", p[1]) != NULL)
-                        p++;
-                    *o++ = *p++;
-                }
-                if (*p == '\0') {
-                    err = "unterminated double quote";
-                    goto fail;
-                }
-                p++;
-            } else if (c == '\\') {
-                if (*p == '\0') {
-                    err = "backslash at the end";
-                    goto fail;
-                }
-                *o++ = *p++;
-            } else {
-                *o++ = c;
-            }
-        }
-        *o++ = '\0';
-    }
-    if (w->argc == 0) {
-        err = "empty command";
-        goto fail;
-    }
-    if (w->argv[0][0] == '\0') {
-        err = "empty program name";
-        goto fail;
-    }
-    w->argv[w->argc] = NULL;
-    return NULL;
-
-fail:
-    words_free(w);
-    return err;
-}
-
-/* ------------------------------------------------------------------------- */
 /* Interrupts (SIGINT/SIGTERM, Ctrl-C/Ctrl-Break) become a cancel: platform.h */
 /* ------------------------------------------------------------------------- */
 
@@ -1092,16 +885,6 @@ static int cmd_info(const mcpc_client_t *client)
     }
     mcpc_string_free(json);
     return code;
-}
-
-/* Prints `json` on success, else reports `st`; returns the exit status. */
-static int json_or_error(mcpc_status_t st, const char *json)
-{
-    if (st != MCPC_OK) {
-        report_status(st);
-        return exit_code_for(st);
-    }
-    return print_json(json);
 }
 
 static int cmd_tools(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts)
@@ -1203,43 +986,6 @@ static int cmd_read(const mcpc_client_t *client, const mcpc_call_opts_t *call_op
 /* ------------------------------------------------------------------------- */
 /* Input for the server: --roots and --elicit                                 */
 /* ------------------------------------------------------------------------- */
-
-/* Appends to a growing string; false when out of memory (declared in cli.h). */
-bool buf_add(struct buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = (b->len + n + 1) * 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL)
-            return false;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return true;
-}
-
-/* Appends `s` as a JSON string, quotes included (declared in cli.h). */
-bool buf_add_json_string(struct buf *b, const char *s)
-{
-    bool ok = buf_add(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; ok && *p; p++) {
-        char esc[8];
-        if (*p == '"' || *p == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)*p;
-            ok = buf_add(b, esc, 2);
-        } else if (*p < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", *p);
-            ok = buf_add(b, esc, 6);
-        } else {
-            ok = buf_add(b, (const char *)p, 1);
-        }
-    }
-    return ok && buf_add(b, "\"", 1);
-}
 
 /* The roots result for the directories, as absolute file:// URIs (percent-encoded)
  * named by their last component (JSON-escaped). NULL when out of memory or a
