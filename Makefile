@@ -36,12 +36,14 @@ lib-debug:
 	$(CARGO) build
 	ln -sfn libmcpc.so $(DEBUG)/libmcpc.so.$(MCPC_SOVERSION)
 
-# The command line: mcpc.c, what it prints (output.c), its strings (text.c), the browser
-# login (login.c), the credential store (store.c), the client key and assertion commands
+# The command line: mcpc.c, the option table (options.c) and parsing (parse.c), --help
+# (help.c), what it prints (output.c), its strings (text.c), the browser login
+# (login.c), the credential store (store.c), the client key and assertion commands
 # (assertion.c), --config (config.c) and --elicit (elicit.c).
-CLI_SRC := cli/mcpc.c cli/output.c cli/text.c cli/login.c cli/store.c cli/assertion.c cli/config.c \
-           cli/elicit.c cli/platform_posix.c
-CLI_DEPS := $(CLI_SRC) cli/cli.h cli/platform.h cli/login.h cli/store.h cli/assertion.h cli/config.h cli/elicit.h cli/json_scan.h include/mcpc.h
+CLI_SRC := cli/mcpc.c cli/options.c cli/parse.c cli/help.c cli/output.c cli/text.c cli/login.c \
+           cli/store.c cli/assertion.c cli/config.c cli/elicit.c cli/platform_posix.c
+CLI_DEPS := $(CLI_SRC) cli/cli.h cli/options.h cli/platform.h cli/login.h cli/store.h \
+            cli/assertion.h cli/config.h cli/elicit.h cli/json_scan.h include/mcpc.h
 
 build/release/mcpc: $(CLI_DEPS) lib
 	@mkdir -p build/release

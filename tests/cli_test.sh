@@ -46,6 +46,8 @@ expect usage-bad-timeout 1 '' -- --timeout abc --stdio "$SERVER" info
 expect usage-unterminated-quote 1 '' -- --stdio "$PYTHON 'demo/server.py" info
 expect bad-json-args 1 '' -- --stdio "$SERVER" call echo '{"text":'
 expect help 0 'Usage' -- --help
+expect help-short 0 'Usage' -- -h
+expect version 0 'mcpc ' -- -V
 
 # What can be checked is checked before anything starts: the server command (which
 # would leave a marker file) never runs, and the usage error comes at once.
