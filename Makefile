@@ -36,13 +36,15 @@ lib-debug:
 	$(CARGO) build
 	ln -sfn libmcpc.so $(DEBUG)/libmcpc.so.$(MCPC_SOVERSION)
 
-# The command line: mcpc.c, the option table (options.c) and parsing (parse.c), --help
-# (help.c), what it prints (output.c), its strings (text.c), the browser login
+# The command line, one file a job: main (mcpc.c), the option table (options.c) and
+# parsing (parse.c), --help (help.c), connecting (connect.c), the commands
+# (commands.c), output (output.c), text helpers (text.c), the browser login
 # (login.c), the credential store (store.c), the client key and assertion commands
-# (assertion.c), --config (config.c) and --elicit (elicit.c).
-CLI_SRC := cli/mcpc.c cli/options.c cli/parse.c cli/help.c cli/output.c cli/text.c cli/login.c \
-           cli/store.c cli/assertion.c cli/config.c cli/elicit.c cli/platform_posix.c
-CLI_DEPS := $(CLI_SRC) cli/cli.h cli/options.h cli/platform.h cli/login.h cli/store.h \
+# (assertion.c), --config (config.c), --elicit (elicit.c) and the system (platform_*.c).
+CLI_SRC := cli/mcpc.c cli/options.c cli/parse.c cli/help.c cli/connect.c cli/commands.c \
+           cli/output.c cli/text.c cli/login.c cli/store.c cli/assertion.c cli/config.c \
+           cli/elicit.c cli/platform_posix.c
+CLI_DEPS := $(CLI_SRC) cli/cli.h cli/options.h cli/client.h cli/platform.h cli/login.h cli/store.h \
             cli/assertion.h cli/config.h cli/elicit.h cli/json_scan.h include/mcpc.h
 
 build/release/mcpc: $(CLI_DEPS) lib

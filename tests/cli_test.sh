@@ -48,6 +48,12 @@ expect bad-json-args 1 '' -- --stdio "$SERVER" call echo '{"text":'
 expect help 0 'Usage' -- --help
 expect help-short 0 'Usage' -- -h
 expect version 0 'mcpc ' -- -V
+# No file of cli/ over 700 lines: one file a job.
+for f in cli/*; do
+    if [ "$(wc -l <"$f")" -gt 700 ]; then
+        echo "FAIL cli-file-size: $f has $(wc -l <"$f") lines (at most 700)"; failed=$((failed + 1))
+    fi
+done
 
 # What can be checked is checked before anything starts: the server command (which
 # would leave a marker file) never runs, and the usage error comes at once.

@@ -1,0 +1,29 @@
+/*
+ * client.h - from a parsed command line to a connected client (connect.c), and
+ * the command run on it (commands.c).
+ */
+#ifndef MCPC_CLI_CLIENT_H
+#define MCPC_CLI_CLIENT_H
+
+#include "mcpc.h"
+
+#include "cli.h"
+#include "options.h"
+#include "store.h"
+
+/* What the library can check without starting or connecting to anything: the URL
+ * policy and the call's arguments. Returns -1 to go on, or EXIT_USAGE. */
+int check_before_start(const struct config *cfg);
+
+/* Builds the client options, with the OAuth settings of --oauth, which take the
+ * store (*store is NULL then). Returns -1 with *out set, or an exit status. */
+int make_options(const struct config *cfg, struct store **store, mcpc_options_t **out);
+
+/* Connects as configured; returns -1 with *out_client set, or an exit status. */
+int connect_client(const struct config *cfg, const struct words *server_argv,
+                   const mcpc_options_t *opts, mcpc_client_t **out_client);
+
+/* Runs cfg->command on the client and prints its result; returns the exit status. */
+int run_command(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const struct config *cfg);
+
+#endif
