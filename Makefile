@@ -22,7 +22,7 @@ VALGRIND := valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite 
 RUNNER   := $(if $(filter 1,$(MCPC_VALGRIND)),$(VALGRIND),)
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-.PHONY: all lib lib-debug cli demo test test-rust loom test-c test-asan soak chaos test-cli test-eyeballs test-readme check-header check-symbols lint clean
+.PHONY: all lib lib-debug cli man demo test test-rust loom test-c test-asan soak chaos test-cli test-eyeballs test-readme check-header check-symbols lint clean
 
 all: lib cli
 
@@ -37,8 +37,8 @@ lib-debug:
 	ln -sfn libmcpc.so $(DEBUG)/libmcpc.so.$(MCPC_SOVERSION)
 
 # The command line, one file a job: main (mcpc.c), the option table (options.c) and
-# parsing (parse.c), --help (help.c), connecting (connect.c), the commands
-# (commands.c), output (output.c), text helpers (text.c), the browser login
+# parsing (parse.c), --help and the man page (help.c), connecting (connect.c), the
+# commands (commands.c), output (output.c), text helpers (text.c), the browser login
 # (login.c), the credential store (store.c), the client key and assertion commands
 # (assertion.c), --config (config.c), --elicit (elicit.c) and the system (platform_*.c).
 CLI_SRC := cli/mcpc.c cli/options.c cli/parse.c cli/help.c cli/connect.c cli/commands.c \
@@ -56,6 +56,11 @@ build/debug/mcpc: $(CLI_DEPS) lib-debug
 	$(CC) $(CFLAGS_C) $(CLI_SRC) -L$(DEBUG) -lmcpc -lpthread -Wl,-rpath,'$$ORIGIN/../../$(DEBUG)' -o $@
 
 cli: build/release/mcpc
+
+# The man page, which the CLI makes from its option table (cli/help.c): committed,
+# installed by make install; test-cli fails when cli/mcpc.1 is not what it makes.
+man: build/debug/mcpc
+	build/debug/mcpc --man >cli/mcpc.1
 
 demo: build/release/mcpc
 	@echo '$$ mcpc --stdio "$(PYTHON) demo/server.py" info'

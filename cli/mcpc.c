@@ -8,12 +8,12 @@
  *     calls one, reads its resources and prompts, or shows its initialize result.
  *     stdout carries exactly one JSON document and a newline, so it can be piped
  *     into jq and friends; everything else goes to stderr, and the exit status
- *     says what happened (the EXITS table in options.c; `mcpc --help`).
+ *     says what happened (the EXITS table in options.c; `mcpc --help`, mcpc.1).
  *
  *  2. The first example of the libmcpc C API (include/mcpc.h), kept small on
  *     purpose, one file per job:
  *       - options.c, parse.c: the command line, from one table of options that
- *         also makes --help (help.c);
+ *         also makes --help and the man page (help.c);
  *       - connect.c: options (mcpc_options_new / _set_* / _free; connect copies
  *         them), connecting over stdio with an argv array (no shell involved) or
  *         HTTP, and OAuth (mcpc_oauth_t: the login in login.c, the credential

@@ -1,7 +1,7 @@
 /*
  * options.c - every option of mcpc, once: its name, short form, placeholder,
  * section, handler and help text in one row of OPTIONS, which parse.c parses
- * with and help.c prints --help from. The commands and the exit
+ * with and help.c prints --help and the man page from. The commands and the exit
  * statuses are tables here too, for the same reason.
  */
 #include <errno.h>
@@ -239,6 +239,14 @@ static int show_help(struct config *cfg, const struct cli_option *opt, const cha
     return print_help();
 }
 
+static int show_man(struct config *cfg, const struct cli_option *opt, const char *value)
+{
+    (void)cfg;
+    (void)opt;
+    (void)value;
+    return print_man();
+}
+
 /* The header this CLI was built with, and the library it runs with. */
 static int show_version(struct config *cfg, const struct cli_option *opt, const char *value)
 {
@@ -361,6 +369,9 @@ const struct cli_option OPTIONS[] = {
     {"--help", 'h', NULL, SEC_INFO, show_help, 0, 0, "print this help and exit"},
     {"--version", 'V', NULL, SEC_INFO, show_version, 0, 0,
      "print the CLI's and the library's versions and exit"},
+    /* The man page's roff source, which cli/mcpc.1 is made from: for the build,
+     * not the user, so neither --help nor the page lists it. */
+    {"--man", 0, NULL, SEC_HIDDEN, show_man, 0, 0, "print the man page (roff) and exit"},
 };
 const size_t N_OPTIONS = sizeof OPTIONS / sizeof OPTIONS[0];
 

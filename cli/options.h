@@ -1,7 +1,7 @@
 /*
  * options.h - the command line as data: the tables of options, commands and exit
  * statuses (options.c), parsed into a struct config (parse.c) and described by
- * --help (help.c). An option is written once, in its table row.
+ * --help and the man page (help.c). An option is written once, in its table row.
  */
 #ifndef MCPC_CLI_OPTIONS_H
 #define MCPC_CLI_OPTIONS_H
@@ -89,8 +89,8 @@ struct config {
     const char *complete_value;
 };
 
-/* The groups of options, in the order --help shows them. */
-enum opt_section { SEC_SERVER, SEC_CLIENT, SEC_AUTH, SEC_INFO };
+/* The groups of options, in the order --help and the man page show them. */
+enum opt_section { SEC_SERVER, SEC_CLIENT, SEC_AUTH, SEC_INFO, SEC_HIDDEN };
 
 struct cli_option;
 
@@ -150,7 +150,9 @@ bool valid_url(const char *u);
  * *why says what is wrong (options.c). */
 bool valid_header(const char *h, const char **why);
 
-/* --help on stdout (help.c): EXIT_OK, or EXIT_ERROR when stdout cannot be written. */
+/* --help on stdout, and the roff source of the man page (help.c). Each returns
+ * EXIT_OK, or EXIT_ERROR when stdout cannot be written. */
 int print_help(void);
+int print_man(void);
 
 #endif

@@ -48,6 +48,24 @@ expect bad-json-args 1 '' -- --stdio "$SERVER" call echo '{"text":'
 expect help 0 'Usage' -- --help
 expect help-short 0 'Usage' -- -h
 expect version 0 'mcpc ' -- -V
+
+# The committed man page is the one the CLI makes from its option table (make man).
+"$MCPC" --man >"$tmp/mcpc.1"
+if [ $? -eq 0 ] && cmp -s "$tmp/mcpc.1" cli/mcpc.1; then
+    echo "ok   man-page-current"; passed=$((passed + 1))
+else
+    echo "FAIL man-page-current: cli/mcpc.1 is not what '$MCPC --man' prints; run make man"
+    diff cli/mcpc.1 "$tmp/mcpc.1" | head -20
+    failed=$((failed + 1))
+fi
+# Where groff is installed, the page must format without a warning.
+if command -v groff >/dev/null; then
+    if groff -man -Tutf8 -ww -z cli/mcpc.1 2>"$tmp/groff" && [ ! -s "$tmp/groff" ]; then
+        echo "ok   man-page-formats"; passed=$((passed + 1))
+    else
+        echo "FAIL man-page-formats: $(head -c 600 "$tmp/groff")"; failed=$((failed + 1))
+    fi
+fi
 # No file of cli/ over 700 lines: one file a job.
 for f in cli/*; do
     if [ "$(wc -l <"$f")" -gt 700 ]; then
