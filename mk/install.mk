@@ -1,7 +1,7 @@
 # Installing libmcpc like any C library.
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=] [LIBDIR=$(PREFIX)/lib] [INCLUDEDIR=$(PREFIX)/include]
-#                [BINDIR=$(PREFIX)/bin] [CLI_NAME=mcpc]
+#                [BINDIR=$(PREFIX)/bin] [MANDIR=$(PREFIX)/share/man] [CLI_NAME=mcpc]
 #   make uninstall (same variables)
 #   make test-install   installs into a temporary prefix and builds C and C++ programs
 #                       against it, outside the source tree, through pkg-config and CMake
@@ -14,6 +14,7 @@
 #   INCLUDEDIR/mcpc.h, INCLUDEDIR/mcpc.hpp (the header-only C++17 wrapper)
 #   BINDIR/$(CLI_NAME), the command-line client (cli/), which finds the library in
 #   LIBDIR relative to itself ($ORIGIN), so a moved tree still works
+#   MANDIR/man1/$(CLI_NAME).1, its man page (cli/mcpc.1, made by `make man`)
 # SOVERSION is MAJOR, or 0.MINOR while MAJOR is 0 (0.x releases may break the ABI); it
 # must equal the SONAME that build.rs gives the library.
 
@@ -26,6 +27,7 @@ PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
 # The command line is installed as `mcpc`. A global npm install of @apify/mcpc (another
 # MCP command line) also puts an `mcpc` on PATH: CLI_NAME installs ours under another name.
 CLI_NAME   ?= mcpc
@@ -75,6 +77,9 @@ install: lib
 	$(CC) $(CFLAGS_C) -O2 $(CLI_SRC) -L$(RELEASE) -lmcpc -lpthread -Wl,-rpath,'$(_cli_rpath)' -o build/install/mcpc
 	install -d "$(DESTDIR)$(BINDIR)"
 	install -m 755 build/install/mcpc "$(DESTDIR)$(BINDIR)/$(CLI_NAME)"
+	@# Named as the command is, so that `man $(CLI_NAME)` finds it.
+	install -d "$(DESTDIR)$(MANDIR)/man1"
+	install -m 644 cli/mcpc.1 "$(DESTDIR)$(MANDIR)/man1/$(CLI_NAME).1"
 
 uninstall:
 	rm -f "$(DESTDIR)$(LIBDIR)/libmcpc.so.$(MCPC_VERSION)" "$(DESTDIR)$(LIBDIR)/libmcpc.so.$(MCPC_SOVERSION)" \
@@ -82,7 +87,7 @@ uninstall:
 	      "$(DESTDIR)$(LIBDIR)/pkgconfig/mcpc.pc" \
 	      "$(DESTDIR)$(LIBDIR)/cmake/mcpc/mcpcConfig.cmake" "$(DESTDIR)$(LIBDIR)/cmake/mcpc/mcpcConfigVersion.cmake" \
 	      "$(DESTDIR)$(INCLUDEDIR)/mcpc.h" "$(DESTDIR)$(INCLUDEDIR)/mcpc.hpp" \
-	      "$(DESTDIR)$(BINDIR)/$(CLI_NAME)"
+	      "$(DESTDIR)$(BINDIR)/$(CLI_NAME)" "$(DESTDIR)$(MANDIR)/man1/$(CLI_NAME).1"
 	-rmdir "$(DESTDIR)$(LIBDIR)/cmake/mcpc" 2>/dev/null
 
 # Needs cmake and pkg-config (Debian: apt-get install cmake pkg-config).

@@ -5,7 +5,7 @@
 # the version (mcpc_version() == the header's macros == Cargo.toml), a DESTDIR-staged
 # install that is moved elsewhere (both pkg-config --define-prefix and CMake find it),
 # static linking, find_package's version check, the command line (bin/mcpc, or
-# CLI_NAME), and uninstall.
+# CLI_NAME) and its man page, and uninstall.
 #
 # Run from the repository root by `make test-install` (which passes CC, CXX,
 # PYTHON, MCPC_VERSION, MCPC_SOVERSION). Needs cmake and pkg-config; as root with
@@ -79,9 +79,13 @@ layout() {
         [ -f "$lib/cmake/mcpc/mcpcConfig.cmake" ] && [ -f "$lib/cmake/mcpc/mcpcConfigVersion.cmake" ] &&
         cmp -s "$inc/mcpc.h" "$REPO/include/mcpc.h" && cmp -s "$inc/mcpc.hpp" "$REPO/bindings/cpp/mcpc.hpp" &&
         [ "$(stat -c %a "$lib/libmcpc.so.$VERSION")" = 755 ] && [ "$(stat -c %a "$inc/mcpc.h")" = 644 ] &&
-        [ -f "$1/bin/mcpc" ] && [ "$(stat -c %a "$1/bin/mcpc")" = 755 ]
+        [ -f "$1/bin/mcpc" ] && [ "$(stat -c %a "$1/bin/mcpc")" = 755 ] && man_page "$1/share/man/man1/mcpc.1"
 }
-check "layout: libmcpc.so.$VERSION, links .so.$SOVERSION and .so, .a, headers, .pc, CMake files, bin/mcpc" layout "$P"
+# man -l may be missing: the page is the committed one, and a page of section 1.
+man_page() {
+    [ -f "$1" ] && [ "$(stat -c %a "$1")" = 644 ] && cmp -s "$1" "$REPO/cli/mcpc.1" && grep -q '^\.TH MCPC 1 ' "$1"
+}
+check "layout: libmcpc.so.$VERSION, links .so.$SOVERSION and .so, .a, headers, .pc, CMake files, bin/mcpc, share/man/man1/mcpc.1" layout "$P"
 
 soname() { readelf -d "$1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'; }
 got=$(soname "$P/lib/libmcpc.so.$VERSION")
@@ -104,6 +108,8 @@ check "bin/mcpc loads the installed library and calls the demo server" cli_works
 N=$WORK/named
 check "make install CLI_NAME=mcpc-c installs bin/mcpc-c, and no bin/mcpc" sh -c \
     "$MAKE_INSTALL install PREFIX='$N' CLI_NAME=mcpc-c && test -f '$N/bin/mcpc-c' && test ! -e '$N/bin/mcpc'"
+check "make install CLI_NAME=mcpc-c installs its man page as mcpc-c.1" sh -c \
+    "test -f '$N/share/man/man1/mcpc-c.1' && test ! -e '$N/share/man/man1/mcpc.1'"
 check "bin/mcpc-c works" cli_works "$N/bin/mcpc-c"
 check "make uninstall CLI_NAME=mcpc-c removes every file" sh -c \
     "$MAKE_INSTALL uninstall PREFIX='$N' CLI_NAME=mcpc-c && test -z \"\$(find '$N' -type f -o -type l)\""
