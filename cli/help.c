@@ -47,31 +47,35 @@ static const char *const DESCRIPTION[] = {
 };
 #define N_DESCRIPTION (sizeof DESCRIPTION / sizeof DESCRIPTION[0])
 
-/* ENVIRONMENT and FILES of the man page: a name and what it is. */
+/* ENVIRONMENT, FILES and EXAMPLES of the man page: a name, its placeholder (if
+ * any) and what it is. */
 struct entry {
     const char *name, *arg, *text;
 };
 
 static const struct entry ENVIRONMENT[] = {
-    {"MCPC_CLIENT_SECRET", NULL, "the client secret of --client-id when --client-secret and --client-key "
-                           "are not given: it stays off the command line"},
+    {"MCPC_CLIENT_SECRET", NULL,
+     "the client secret of --client-id when --client-secret and --client-key are not given: "
+     "it stays off the command line"},
     {"https_proxy, HTTPS_PROXY", NULL, "the proxy for https:// URLs, when --proxy is not given"},
     {"http_proxy, HTTP_PROXY", NULL, "the proxy for http:// URLs, when --proxy is not given"},
     {"all_proxy, ALL_PROXY", NULL, "the proxy for either, when the variable for the scheme is not set"},
-    {"no_proxy, NO_PROXY", NULL, "hosts reached without the proxy, as --noproxy (which replaces it); "
-                           "loopback addresses always are"},
-    {"PATH", NULL, "where the programs of --stdio, --assertion-command and --id-token-command are "
-             "looked up. The server started by --stdio inherits mcpc's environment, with the "
-             "env of its --config entry added"},
+    {"no_proxy, NO_PROXY", NULL,
+     "hosts reached without the proxy, as --noproxy (which replaces it); loopback addresses "
+     "always are"},
+    {"PATH", NULL,
+     "where the programs of --stdio, --assertion-command and --id-token-command are looked "
+     "up. The server started by --stdio inherits mcpc's environment, with the env of its "
+     "--config entry added"},
 };
 
 static const struct entry FILES[] = {
-    {"--config", "FILE", "an MCP hosts' configuration: a JSON object whose \"mcpServers\" (or VS "
-                      "Code's \"servers\") maps names to {command, args, env, cwd} or {url, "
-                      "headers, type}"},
-    {"--oauth-store", "FILE", "tokens and client registrations, a JSON object of strings, mode 0600; "
-                           "written as a new file renamed over the old one, so it is never "
-                           "left half written"},
+    {"--config", "FILE",
+     "an MCP hosts' configuration: a JSON object whose \"mcpServers\" (or VS Code's "
+     "\"servers\") maps names to {command, args, env, cwd} or {url, headers, type}"},
+    {"--oauth-store", "FILE",
+     "tokens and client registrations, a JSON object of strings, mode 0600; written as a new "
+     "file renamed over the old one, so it is never left half written"},
 };
 
 static const struct entry EXAMPLES[] = {

@@ -143,9 +143,6 @@ extern const size_t N_EXITS;
  */
 int parse_args(int argc, char **argv, struct config *cfg);
 
-/* Whether `u` looks like an http:// or https:// URL with a host (parse.c). */
-bool valid_url(const char *u);
-
 /* "Name: value": a token name, a colon, a value without control characters; else
  * *why says what is wrong (options.c). */
 bool valid_header(const char *h, const char **why);

@@ -21,7 +21,7 @@ static bool header_is(const char *h, const char *name)
 }
 
 /* Minimal check now; the HTTP transport will do the real parsing. */
-bool valid_url(const char *u)
+static bool valid_url(const char *u)
 {
     const char *rest = NULL;
     if (strncasecmp(u, "http://", 7) == 0)
