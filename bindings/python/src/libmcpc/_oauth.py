@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ctypes import CFUNCTYPE, c_char_p, c_int, c_int32, c_size_t, c_void_p, memmove, string_at
+from ctypes import c_size_t, memmove, string_at
 from typing import Any, Callable, Optional, Tuple, Union
 
 from . import _ffi
+from ._decls import ASSERTION_CB, AUTHORIZE_CB, SIGN_CB, STORE_LOAD_CB, STORE_SAVE_CB
 from ._ffi import lib, registry
 
 __all__ = ["AssertionSource", "AuthorizeCallback", "OAuth", "OAuthStore", "Signer"]
@@ -24,43 +25,6 @@ sign)``, where ``sign(data)`` returns the ES256 signature of ``data`` (ECDSA P-2
 over its SHA-256), raw (r then s) or DER. mcpc checks every signature against the
 public key before it sends one; an exception or a bad signature fails the request
 with :class:`~libmcpc.AuthError`."""
-
-AUTHORIZE_CB = CFUNCTYPE(None, c_void_p, c_void_p)
-ASSERTION_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t)
-STORE_LOAD_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p, c_size_t)
-STORE_SAVE_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p)
-SIGN_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)
-
-_P = c_void_p
-_S = c_int
-_DECLS = [
-    ("mcpc_oauth_new", _P),
-    ("mcpc_oauth_free", None, _P),
-    ("mcpc_oauth_set_client", _S, _P, c_char_p, c_char_p),
-    ("mcpc_oauth_set_redirect_uri", _S, _P, c_char_p),
-    ("mcpc_oauth_set_client_metadata_url", _S, _P, c_char_p),
-    ("mcpc_oauth_set_scope", _S, _P, c_char_p),
-    ("mcpc_oauth_set_grant", _S, _P, c_int32),
-    ("mcpc_oauth_set_headless", _S, _P, c_int32),
-    ("mcpc_oauth_set_client_key", _S, _P, c_char_p),
-    ("mcpc_oauth_set_assertion", _S, _P, c_char_p),
-    ("mcpc_oauth_set_assertion_callback", _S, _P, ASSERTION_CB, _P, _ffi.FREE_CB),
-    ("mcpc_oauth_set_identity_provider", _S, _P, c_char_p, c_char_p),
-    ("mcpc_oauth_set_dpop", _S, _P, c_int32),
-    ("mcpc_oauth_set_dpop_key", _S, _P, c_char_p),
-    ("mcpc_oauth_set_dpop_signer", _S, _P, c_char_p, SIGN_CB, _P, _ffi.FREE_CB),
-    ("mcpc_oauth_set_client_signer", _S, _P, c_char_p, SIGN_CB, _P, _ffi.FREE_CB),
-    ("mcpc_oauth_set_authorize_callback", _S, _P, AUTHORIZE_CB, _P, _ffi.FREE_CB),
-    ("mcpc_oauth_set_store", _S, _P, STORE_LOAD_CB, STORE_SAVE_CB, _P, _ffi.FREE_CB),
-    ("mcpc_options_set_oauth", _S, _P, _P),
-    ("mcpc_auth_request_url", c_char_p, _P),
-    ("mcpc_auth_request_complete", _S, _P, c_char_p),
-    ("mcpc_auth_request_cancel", _S, _P),
-]
-for _name, _res, *_args in _DECLS:
-    _fn = getattr(lib, _name)
-    _fn.restype = _res
-    _fn.argtypes = _args
 
 _GRANTS = {"authorization_code": 0, "client_credentials": 1, "jwt_bearer": 2}
 
