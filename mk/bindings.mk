@@ -16,6 +16,10 @@
 #                      the library with cargo
 #   make test-python-sdist  installs that sdist into a fresh venv, imports libmcpc and
 #                      calls the demo server (cargo builds in target/, as `make lib` does)
+#   make check-bindings  holds both bindings to include/mcpc.h (tests/bindings/check_bindings.py):
+#                      each Python ctypes declaration and mirrored struct, every mcpc_* name
+#                      mcpc.hpp uses, and each README's list of what is not bound; needs
+#                      neither the library nor a compiler
 
 PYTEST_PIN     := pytest==9.1.1
 SETUPTOOLS_PIN := setuptools==80.9.0
@@ -27,7 +31,7 @@ PY_BUILD  := build/python
 PY_VENV   := $(PY_BUILD)/venv
 MCP_VENV  := $(PY_BUILD)/mcp-venv
 
-.PHONY: test-python test-cpp python-wheel python-sdist test-python-sdist
+.PHONY: test-python test-cpp python-wheel python-sdist test-python-sdist check-bindings
 
 $(PY_VENV)/.pins: mk/bindings.mk
 	rm -rf $(PY_VENV)
@@ -98,6 +102,9 @@ test-python: python-wheel $(MCP_VENV)/.pins
 	    MCPC_TEST_MCP_PYTHON=$(CURDIR)/$(MCP_VENV)/bin/python MCPC_REQUIRE_MCP=1 PYTHONDONTWRITEBYTECODE=1 \
 	    $(CURDIR)/$(PY_VENV)/bin/python -m pytest -p no:cacheprovider -q $(CURDIR)/bindings/python/tests
 
+check-bindings:
+	$(PYTHON) tests/bindings/check_bindings.py
+
 CPP_TEST_DEPS := tests/bindings/cpp_test.cpp bindings/cpp/mcpc.hpp include/mcpc.h lib-debug
 
 build/bindings/cpp_test: $(CPP_TEST_DEPS)
@@ -110,9 +117,9 @@ build/bindings/asan/cpp_test: $(CPP_TEST_DEPS)
 	$(CXX) -std=c++17 $(CWARN) -g $(SANITIZE) -Iinclude -Ibindings/cpp $< -L$(DEBUG) -lmcpc -lpthread \
 	    -Wl,-rpath,'$$ORIGIN/../../../$(DEBUG)' -o $@
 
-test-cpp: build/bindings/cpp_test build/bindings/asan/cpp_test
+test-cpp: check-bindings build/bindings/cpp_test build/bindings/asan/cpp_test
 	$(RUNNER) build/bindings/cpp_test
 	build/bindings/asan/cpp_test
 	CXX="$(CXX)" LIB=$(DEBUG) tests/bindings/cpp_examples.sh
 
-EXTRA_TESTS += test-python test-python-sdist test-cpp
+EXTRA_TESTS += check-bindings test-python test-python-sdist test-cpp
