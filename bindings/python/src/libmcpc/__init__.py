@@ -25,19 +25,11 @@ sits in, else the system's library path. :data:`library_path` says which was loa
 """
 
 from ._ffi import library_path
-from ._client import (
-    CallResult,
-    Cancel,
-    Client,
-    Exchange,
-    NotificationCallback,
-    ProgressCallback,
-    RequestTransport,
-    StderrCallback,
-    TokenCallback,
-    Transport,
-    version,
-)
+from ._call import Cancel, ProgressCallback
+from ._client import Client, version
+from ._options import NotificationCallback, StderrCallback, TokenCallback
+from ._results import CallResult
+from ._transport import Exchange, RequestTransport, Transport
 from ._content import Content, ResourceContents
 from ._oauth import AssertionSource, AuthorizeCallback, OAuth, OAuthStore, Signer
 from .errors import (

@@ -1,439 +1,37 @@
-"""The client, results, cancellation and the caller-supplied transport."""
+"""The client: connecting, information, tools, and closing (mcpc_client_t)."""
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import ctypes
 import json
-import math
-import os
 import threading
 import weakref
-from ctypes import byref, c_char_p, c_size_t, c_void_p
-from dataclasses import dataclass, field
-from typing import (
-    Any,
-    Callable,
-    Dict,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Tuple,
-    Union,
-)
+from ctypes import byref, c_char_p, c_void_p
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _ffi
+from ._async import _async_progress, _call_done, _close_orphan, _connect_done, _finish_op, _list_done, _Pending, _start_op
+from ._call import Cancel, ProgressCallback, _call_opts
 from ._content import ContentMixin
+from ._convert import PathLike, _arguments_json, _b, _check, _raise_last
 from ._ffi import lib, registry
-from ._oauth import OAuth
-from .errors import ClosedError, McpcError, Status, error_for
+from ._options import build_options, options_signature
+from ._results import CallResult, _result_from, _tools_from
+from ._transport import Transport
+from .errors import ClosedError, Status
 
-__all__ = [
-    "CallResult",
-    "Cancel",
-    "Client",
-    "Exchange",
-    "RequestTransport",
-    "Transport",
-    "version",
-]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-PathLike = Union[str, "os.PathLike[str]"]
-ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
-"""on_progress(progress, total or None, message or None)."""
-NotificationCallback = Callable[[str, Optional[Dict[str, Any]]], None]
-"""on_notification(method, params or None)."""
-LogCallback = Callable[[str, Optional[str], Any], None]
-"""on_log(level, logger or None, data): one log message of the server."""
-StderrCallback = Callable[[bytes], None]
-"""stderr(line): one line the server wrote to stderr, without its line end."""
-TokenCallback = Callable[[Optional[str]], Optional[str]]
-"""token(www_authenticate): the bearer token; www_authenticate is None for the first
-token and the server's WWW-Authenticate value after a 401. None means "no token"."""
+    from ._options import CommonOptions, HttpOptions, StdioOptions
+
+__all__ = ["Client", "version"]
 
 
 def version() -> str:
     """The library's version, "MAJOR.MINOR.PATCH"."""
     return _ffi.text(lib.mcpc_version())
-
-
-def _b(s: Union[str, bytes, "os.PathLike[str]"]) -> bytes:
-    if isinstance(s, bytes):
-        return s
-    return os.fspath(s).encode("utf-8", errors="surrogateescape")
-
-
-def _ms(seconds: Optional[float], what: str) -> int:
-    """Seconds (None: 0, the default) to whole milliseconds, rounded up."""
-    if seconds is None:
-        return 0
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise TypeError("%s must be a number of seconds, not %r" % (what, type(seconds).__name__))
-    if seconds != seconds or seconds <= 0:
-        raise ValueError("%s must be a positive number of seconds, got %r" % (what, seconds))
-    if math.isinf(seconds):
-        return 2**62
-    return max(1, math.ceil(round(seconds * 1000, 6)))  # 0.2 s is 200 ms, not 201
-
-
-def _raise_last(status: int) -> "McpcError":
-    """The exception for a status just returned on this thread (reads the last error)."""
-    message = _ffi.text(lib.mcpc_last_error_message())
-    rpc = lib.mcpc_last_error_rpc_code()
-    return error_for(status, message, rpc or None, _ffi.text(lib.mcpc_status_name(status)))
-
-
-def _check(status: int) -> None:
-    if status != Status.OK:
-        raise _raise_last(status)
-
-
-# ---- results ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CallResult:
-    """The result of a tool call, copied out of the library.
-
-    ``structured`` is the parsed ``structuredContent`` (None when absent), ``text``
-    the text blocks joined with newlines, ``texts`` each text block, ``raw`` the whole
-    ``CallToolResult`` as parsed JSON (content blocks of every type are kept),
-    ``is_error`` the tool's ``isError``. Tool output is untrusted data.
-    """
-
-    raw: Dict[str, Any]
-    structured: Any
-    text: str
-    texts: List[str]
-    is_error: bool
-    json: str = field(repr=False)
-
-    @property
-    def content(self) -> List[Dict[str, Any]]:
-        """The content blocks, as the server sent them."""
-        content = self.raw.get("content")
-        return content if isinstance(content, list) else []
-
-
-def _result_from(ptr: int) -> CallResult:
-    """Copies a result and frees it."""
-    try:
-        raw_json = _ffi.text(lib.mcpc_result_json(ptr))
-        structured_json = lib.mcpc_result_structured_json(ptr)
-        n = c_size_t(0)
-        p = lib.mcpc_result_text(ptr, byref(n))
-        joined = ctypes.string_at(p, n.value).decode("utf-8", errors="replace") if p else ""
-        texts = []
-        for i in range(lib.mcpc_result_text_count(ptr)):
-            p = lib.mcpc_result_text_at(ptr, i, byref(n))
-            texts.append(ctypes.string_at(p, n.value).decode("utf-8", errors="replace") if p else "")
-        return CallResult(
-            raw=json.loads(raw_json) if raw_json else {},
-            structured=json.loads(structured_json) if structured_json is not None else None,
-            text=joined,
-            texts=texts,
-            is_error=bool(lib.mcpc_result_is_error(ptr)),
-            json=raw_json,
-        )
-    finally:
-        lib.mcpc_result_free(ptr)
-
-
-def _tools_from(ptr: int) -> List[Dict[str, Any]]:
-    """Copies a tool list and frees it."""
-    try:
-        out = c_void_p()
-        _check(lib.mcpc_tool_list_to_json(ptr, byref(out)))
-        tools = json.loads(_ffi.take_string(out.value))
-        return tools if isinstance(tools, list) else []
-    finally:
-        lib.mcpc_tool_list_free(ptr)
-
-
-# ---- cancellation ----------------------------------------------------------------
-
-
-class Cancel:
-    """A cancellation handle (mcpc_cancel_t). Pass it as ``cancel=`` to calls and call
-    :meth:`trigger` from any thread: every call carrying it sends
-    ``notifications/cancelled`` and raises :class:`~libmcpc.CancelledError`. Once
-    triggered it stays triggered; make a new one for the next call."""
-
-    def __init__(self) -> None:
-        handle = lib.mcpc_cancel_new()
-        if not handle:
-            raise MemoryError("mcpc_cancel_new failed")
-        self._handle: Optional[int] = handle
-
-    def trigger(self) -> None:
-        """Cancels every call carrying this handle. Idempotent; any thread."""
-        lib.mcpc_cancel_trigger(self._handle)
-
-    cancel = trigger
-
-    @property
-    def triggered(self) -> bool:
-        """True once :meth:`trigger` was called."""
-        return bool(lib.mcpc_cancel_is_triggered(self._handle))
-
-    def __del__(self) -> None:
-        # Calls still using the handle keep their own reference.
-        handle, self._handle = getattr(self, "_handle", None), None
-        if handle:
-            lib.mcpc_cancel_free(handle)
-
-
-# ---- per-call options --------------------------------------------------------------
-
-
-def _progress_py(userdata: Optional[int], progress: float, total: float, message: Optional[bytes]) -> None:
-    fn = registry.get(userdata)
-    if fn is not None:
-        fn(progress, total if total >= 0 else None, message.decode("utf-8", "replace") if message is not None else None)
-
-
-_progress_trampoline = _ffi.PROGRESS_CB(_progress_py)
-
-
-def _call_opts(timeout: Optional[float], cancel: Optional[Cancel], progress_key: Optional[int],
-               reset_timeout_on_progress: bool = False, max_total: Optional[float] = None) -> _ffi.CallOpts:
-    opts = _ffi.new_call_opts()
-    opts.timeout_ms = _ms(timeout, "timeout")
-    if cancel is not None:
-        if not isinstance(cancel, Cancel):
-            raise TypeError("cancel must be a libmcpc.Cancel")
-        opts.cancel = cancel._handle
-    if progress_key is not None:
-        opts.on_progress = _progress_trampoline
-        opts.progress_userdata = progress_key
-    opts.reset_timeout_on_progress = bool(reset_timeout_on_progress)
-    opts.max_total_ms = _ms(max_total, "max_total")
-    return opts
-
-
-def _arguments_json(arguments: Optional[Mapping[str, Any]]) -> Optional[bytes]:
-    if arguments is None:
-        return None
-    if isinstance(arguments, (str, bytes)):
-        raise TypeError("arguments must be a mapping (it is serialised to JSON), not a string")
-    return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-
-
-# ---- client options ---------------------------------------------------------------
-
-
-def _stderr_py(userdata: Optional[int], line: Optional[int], length: int) -> None:
-    fn = registry.get(userdata)
-    if fn is not None:
-        fn(ctypes.string_at(line, length) if line else b"")
-
-
-_stderr_trampoline = _ffi.STDERR_CB(_stderr_py)
-
-
-def _notification_py(userdata: Optional[int], method: Optional[bytes], params: Optional[bytes]) -> None:
-    fn = registry.get(userdata)
-    if fn is not None:
-        fn(_ffi.text(method), json.loads(params) if params is not None else None)
-
-
-_notification_trampoline = _ffi.NOTIFICATION_CB(_notification_py)
-
-
-def _log_py(userdata: Optional[int], level: Optional[bytes], logger: Optional[bytes], data: Optional[bytes]) -> None:
-    fn = registry.get(userdata)
-    if fn is not None:
-        fn(_ffi.text(level), _ffi.text(logger) if logger is not None else None, json.loads(data) if data else None)
-
-
-_log_trampoline = _ffi.LOG_CB(_log_py)
-
-
-def _token_py(userdata: Optional[int], www: Optional[bytes], buf: Optional[int], size: int) -> int:
-    try:
-        fn = registry.get(userdata)
-        if fn is None or not buf:
-            return 1
-        token = fn(www.decode("utf-8", "replace") if www is not None else None)
-        if token is None:
-            return 1
-        return _ffi.put_string(buf, size, token)
-    except BaseException:  # noqa: BLE001 - an exception means "no token"
-        return 1
-
-
-_token_trampoline = _ffi.TOKEN_CB(_token_py)
-
-
-class _Options:
-    """An mcpc_options_t being built; freed after the connect call copied it."""
-
-    def __init__(self) -> None:
-        self.handle = lib.mcpc_options_new()
-        if not self.handle:
-            raise MemoryError("mcpc_options_new failed")
-
-    def free(self) -> None:
-        handle, self.handle = self.handle, None
-        if handle:
-            lib.mcpc_options_free(handle)
-
-    def __enter__(self) -> "_Options":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.free()
-
-    def callback(self, setter: Callable[..., int], trampoline: Any, fn: Callable[..., Any]) -> None:
-        if not callable(fn):
-            raise TypeError("expected a callable, got %r" % (fn,))
-        key = registry.add(fn)  # popped by userdata_free, which runs exactly once
-        _check(setter(self.handle, trampoline, key, _ffi.free_userdata))
-
-
-_STDERR_MODES = {"discard": 0, "inherit": 1}
-_NEGOTIATION = {"auto": 0, "legacy": 1}
-
-
-def _build_options(
-    *,
-    # every transport
-    timeout: Optional[float] = None,
-    protocol_version: Optional[str] = None,
-    negotiation: Optional[str] = None,
-    client_info: Optional[Tuple[str, str]] = None,
-    on_notification: Optional[NotificationCallback] = None,
-    max_pages: Optional[int] = None,
-    max_message_size: Optional[int] = None,
-    log_level: Optional[str] = None,
-    on_log: Optional[LogCallback] = None,
-    validate_output: bool = False,
-    # stdio
-    env: Optional[Mapping[str, Optional[str]]] = None,
-    clear_env: bool = False,
-    cwd: Optional[PathLike] = None,
-    stderr: Union[str, StderrCallback] = "discard",
-    close_grace: Optional[Tuple[float, float]] = None,
-    restart: Optional[Tuple[int, float]] = None,
-    # HTTP
-    headers: Optional[Mapping[str, str]] = None,
-    bearer: Optional[str] = None,
-    token: Optional[TokenCallback] = None,
-    cacert: Union[None, PathLike, Sequence[PathLike]] = None,
-    ca_pem: Union[None, str, bytes] = None,
-    standalone_stream: bool = False,
-    oauth: Optional[OAuth] = None,
-    proxy: Optional[str] = None,
-    no_proxy: Optional[str] = None,
-    proxy_credentials: Optional[Tuple[str, str]] = None,
-    http_transport: Optional[str] = None,
-    http_version: Optional[str] = None,
-) -> _Options:
-    """An mcpc_options_t with these settings (the caller frees it)."""
-    o = _Options()
-    try:
-        h = o.handle
-        if timeout is not None:
-            _check(lib.mcpc_options_set_timeout_ms(h, _ms(timeout, "timeout")))
-        if negotiation is not None:
-            if negotiation not in _NEGOTIATION:
-                raise ValueError("negotiation must be 'auto' or 'legacy'")
-            if not hasattr(lib, "mcpc_options_set_negotiation"):
-                raise NotImplementedError("this libmcpc has no negotiation setting")
-            _check(lib.mcpc_options_set_negotiation(h, _NEGOTIATION[negotiation]))
-        if protocol_version is not None:
-            _check(lib.mcpc_options_set_protocol_version(h, _b(protocol_version)))
-        if client_info is not None:
-            name, ver = client_info
-            _check(lib.mcpc_options_set_client_info(h, _b(name), _b(ver)))
-        if on_notification is not None:
-            o.callback(lib.mcpc_options_set_notification_callback, _notification_trampoline, on_notification)
-        if log_level is not None:
-            _check(lib.mcpc_options_set_log_level(h, _b(log_level)))
-        if validate_output:
-            _check(lib.mcpc_options_set_validate_output(h, True))
-        if on_log is not None:
-            o.callback(lib.mcpc_options_set_log_callback, _log_trampoline, on_log)
-        if max_pages is not None:
-            _check(lib.mcpc_options_set_max_pages(h, max_pages))
-        if max_message_size is not None:
-            _check(lib.mcpc_options_set_max_message_size(h, max_message_size))
-
-        if clear_env:
-            _check(lib.mcpc_options_clear_env(h))
-        for name, value in (env or {}).items():
-            _check(lib.mcpc_options_set_env(h, _b(name), None if value is None else _b(value)))
-        if cwd is not None:
-            _check(lib.mcpc_options_set_cwd(h, _b(cwd)))
-        if callable(stderr):
-            o.callback(lib.mcpc_options_set_stderr_callback, _stderr_trampoline, stderr)
-        elif stderr in _STDERR_MODES:
-            _check(lib.mcpc_options_set_stderr(h, _STDERR_MODES[stderr]))
-        else:
-            raise ValueError("stderr must be 'discard', 'inherit' or a callable taking bytes")
-        if restart is not None:
-            times, backoff = restart
-            if not isinstance(times, int) or times < 0:
-                raise ValueError("restart must be (times, backoff seconds) with times >= 0")
-            _check(lib.mcpc_options_set_restart(h, times, _ms(backoff, "restart")))
-        if close_grace is not None:
-            after_stdin, after_term = close_grace
-            _check(lib.mcpc_options_set_close_grace_ms(h, _ms(after_stdin, "close_grace"),
-                                                       _ms(after_term, "close_grace")))
-
-        for name, value in (headers or {}).items():
-            _check(lib.mcpc_options_add_header(h, _b(name), _b(value)))
-        if bearer is not None:
-            _check(lib.mcpc_options_set_bearer_token(h, _b(bearer)))
-        if token is not None:
-            o.callback(lib.mcpc_options_set_token_callback, _token_trampoline, token)
-        if cacert is not None:
-            files = [cacert] if isinstance(cacert, (str, bytes, os.PathLike)) else list(cacert)
-            for f in files:
-                _check(lib.mcpc_options_add_ca_file(h, _b(f)))
-        if ca_pem is not None:
-            pem = _b(ca_pem)
-            _check(lib.mcpc_options_add_ca_pem(h, pem, len(pem)))
-        if standalone_stream:
-            _check(lib.mcpc_options_set_standalone_stream(h, True))
-        if http_transport is not None:
-            if http_transport not in _HTTP_TRANSPORTS:
-                raise ValueError("http_transport must be 'auto', 'streamable' or 'sse'")
-            _check(lib.mcpc_options_set_http_transport(h, _HTTP_TRANSPORTS[http_transport]))
-        if http_version is not None:
-            if http_version not in _HTTP_VERSIONS:
-                raise ValueError("http_version must be 'auto', '1.1' or '2-prior-knowledge'")
-            _check(lib.mcpc_options_set_http_version(h, _HTTP_VERSIONS[http_version]))
-        if proxy is not None:
-            _check(lib.mcpc_options_set_proxy(h, _b(proxy)))
-        if no_proxy is not None:
-            _check(lib.mcpc_options_set_no_proxy(h, _b(no_proxy)))
-        if proxy_credentials is not None:
-            user, password = proxy_credentials
-            _check(lib.mcpc_options_set_proxy_credentials(h, _b(user), _b(password)))
-        if oauth is not None:
-            if not isinstance(oauth, OAuth):
-                raise TypeError("oauth must be a libmcpc.OAuth")
-            oauth._attach(h, _check)
-    except BaseException:
-        o.free()
-        raise
-    return o
-
-
-_STDIO_ONLY = ("env", "clear_env", "cwd", "stderr", "close_grace", "restart")
-_HTTP_ONLY = ("headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream", "oauth", "proxy", "no_proxy",
-              "proxy_credentials", "http_transport", "http_version")
-_HTTP_TRANSPORTS = {"auto": 0, "streamable": 1, "sse": 2}
-_HTTP_VERSIONS = {"auto": 0, "1.1": 1, "2-prior-knowledge": 2}
-
-
-def _only(kind: str, options: Mapping[str, Any], refused: Sequence[str]) -> None:
-    bad = [k for k in refused if k in options]
-    if bad:
-        raise TypeError("%s: options for another transport: %s" % (kind, ", ".join(bad)))
 
 
 def _argv(argv: Sequence[PathLike]) -> Tuple[Any, int]:
@@ -442,114 +40,6 @@ def _argv(argv: Sequence[PathLike]) -> Tuple[Any, int]:
     items = [_b(a) for a in argv]
     arr = (c_char_p * max(1, len(items)))(*items)
     return arr, len(items)
-
-
-# ---- async plumbing ---------------------------------------------------------------
-
-
-class _Pending:
-    """An asyncio future waiting for a completion callback on an mcpc thread."""
-
-    __slots__ = ("loop", "future", "convert", "progress_key", "orphan")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, convert: Callable[[int], Any],
-                 orphan: Optional[Callable[[Any], None]] = None) -> None:
-        self.loop = loop
-        self.future: "asyncio.Future[Any]" = loop.create_future()
-        self.convert = convert
-        self.progress_key: Optional[int] = None
-        self.orphan = orphan  # disposes of a value nobody awaits any more
-
-    def complete(self, status: int, value: Optional[int], error: Optional[bytes]) -> None:
-        """Runs on the mcpc thread: converts (and frees) the value at once, then
-        settles the future on its loop."""
-        if self.progress_key is not None:
-            registry.pop(self.progress_key)
-        outcome: Any
-        try:
-            if status == Status.OK:
-                outcome = self.convert(value) if value else None
-            else:
-                rpc = lib.mcpc_last_error_rpc_code()  # valid during the callback
-                result = self.convert(value) if (value and status == Status.TOOL) else None
-                outcome = error_for(status, _ffi.text(error), rpc or None,
-                                    _ffi.text(lib.mcpc_status_name(status)), result)
-        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
-            outcome = e
-        try:
-            self.loop.call_soon_threadsafe(self._settle, outcome)
-        except RuntimeError:  # the loop is closed: nobody is waiting
-            self._dispose(outcome)
-
-    def _settle(self, outcome: Any) -> None:
-        if self.future.done():  # the awaiting task was cancelled meanwhile
-            self._dispose(outcome)
-        elif isinstance(outcome, BaseException):
-            self.future.set_exception(outcome)
-        else:
-            self.future.set_result(outcome)
-
-    def _dispose(self, outcome: Any) -> None:
-        if self.orphan is not None and outcome is not None and not isinstance(outcome, BaseException):
-            self.orphan(outcome)
-
-
-def _make_done(cb_type: Any) -> Any:
-    def done(userdata: Optional[int], status: int, value: Optional[int], error: Optional[bytes]) -> None:
-        pending = registry.pop(userdata)
-        if pending is not None:
-            pending.complete(status, value, error)
-
-    return cb_type(done)
-
-
-# Module-level, so they live as long as the module (see _ffi).
-_connect_done = _make_done(_ffi.CONNECT_DONE_CB)
-_list_done = _make_done(_ffi.LIST_DONE_CB)
-_call_done = _make_done(_ffi.CALL_DONE_CB)
-
-
-def _start_op(start: Callable[[int, Any], int], pending: _Pending) -> int:
-    """Starts an async C operation: start(userdata, out_op) -> status. Returns the op
-    handle; raises (and no callback will run) when it could not start."""
-    key = registry.add(pending)
-    op = c_void_p()
-    status = start(key, byref(op))
-    if status != Status.OK:
-        error = _raise_last(status)
-        registry.pop(key)
-        if pending.progress_key is not None:
-            registry.pop(pending.progress_key)
-        raise error
-    return op.value or 0
-
-
-async def _finish_op(op: int, pending: _Pending) -> Any:
-    """Awaits a started operation; cancelling the awaiting task cancels it."""
-    try:
-        return await pending.future
-    except asyncio.CancelledError:
-        lib.mcpc_op_cancel(op)  # the completion reports CANCELLED unless it had won
-        raise
-    finally:
-        lib.mcpc_op_free(op)
-
-
-def _async_progress(loop: asyncio.AbstractEventLoop, fn: ProgressCallback) -> ProgressCallback:
-    """Runs an async call's progress callback on its event loop."""
-
-    def relay(progress: float, total: Optional[float], message: Optional[str]) -> None:
-        try:
-            loop.call_soon_threadsafe(fn, progress, total, message)
-        except RuntimeError:  # loop closed
-            pass
-
-    return relay
-
-
-def _close_orphan(client: "Client") -> None:
-    """A client that connected after its awaiting task was cancelled."""
-    threading.Thread(target=client.close, daemon=True).start()
 
 
 # ---- the client -------------------------------------------------------------------
@@ -594,27 +84,8 @@ class Client(ContentMixin):
     # -- connecting --
 
     @classmethod
-    def stdio(
-        cls,
-        argv: Sequence[PathLike],
-        *,
-        timeout: Optional[float] = None,
-        env: Optional[Mapping[str, Optional[str]]] = None,
-        clear_env: bool = False,
-        cwd: Optional[PathLike] = None,
-        stderr: Union[str, StderrCallback] = "discard",
-        close_grace: Optional[Tuple[float, float]] = None,
-        restart: Optional[Tuple[int, float]] = None,
-        protocol_version: Optional[str] = None,
-        negotiation: Optional[str] = None,
-        client_info: Optional[Tuple[str, str]] = None,
-        on_notification: Optional[NotificationCallback] = None,
-        log_level: Optional[str] = None,
-        on_log: Optional[LogCallback] = None,
-        validate_output: bool = False,
-        max_pages: Optional[int] = None,
-        max_message_size: Optional[int] = None,
-    ) -> "Client":
+    @options_signature("stdio")
+    def stdio(cls, argv: Sequence[PathLike], **options: "Unpack[StdioOptions]") -> "Client":
         """Starts ``argv[0]`` (looked up in PATH) with the other arguments as a child
         process and connects to it over stdio. The server belongs to the client:
         closing the client stops and reaps it.
@@ -635,44 +106,14 @@ class Client(ContentMixin):
         calls on a client from inside one raise :class:`~libmcpc.WouldDeadlockError`.
         """
         arr, n = _argv(argv)
-        o = _build_options(timeout=timeout, env=env, clear_env=clear_env, cwd=cwd, stderr=stderr,
-                           close_grace=close_grace, restart=restart, protocol_version=protocol_version,
-                           negotiation=negotiation,
-                           client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, validate_output=validate_output, max_pages=max_pages,
-                           max_message_size=max_message_size)
-        with o:
+        with build_options("stdio", options) as o:
             out = c_void_p()
             _check(lib.mcpc_client_connect_stdio(arr, n, o.handle, byref(out)))
         return cls(out.value or 0)
 
     @classmethod
-    def http(
-        cls,
-        url: str,
-        *,
-        headers: Optional[Mapping[str, str]] = None,
-        bearer: Optional[str] = None,
-        token: Optional[TokenCallback] = None,
-        cacert: Union[None, PathLike, Sequence[PathLike]] = None,
-        ca_pem: Union[None, str, bytes] = None,
-        standalone_stream: bool = False,
-        oauth: Optional[OAuth] = None,
-        proxy: Optional[str] = None,
-        no_proxy: Optional[str] = None,
-        proxy_credentials: Optional[Tuple[str, str]] = None,
-        http_transport: Optional[str] = None,
-        http_version: Optional[str] = None,
-        timeout: Optional[float] = None,
-        protocol_version: Optional[str] = None,
-        negotiation: Optional[str] = None,
-        client_info: Optional[Tuple[str, str]] = None,
-        on_notification: Optional[NotificationCallback] = None,
-        log_level: Optional[str] = None,
-        on_log: Optional[LogCallback] = None,
-        validate_output: bool = False,
-        max_pages: Optional[int] = None,
-        max_message_size: Optional[int] = None,
-    ) -> "Client":
+    @options_signature("http")
+    def http(cls, url: str, **options: "Unpack[HttpOptions]") -> "Client":
         """Connects to a Streamable HTTP endpoint: ``https://``, or ``http://`` on
         loopback only (anything else raises :class:`~libmcpc.InsecureUrlError` before
         connecting). TLS is always verified, against the system's roots plus
@@ -696,42 +137,21 @@ class Client(ContentMixin):
         h2c for ``http://``, only ``h2`` offered over TLS). Other arguments as for
         :meth:`stdio`.
         """
-        o = _build_options(headers=headers, bearer=bearer, token=token, cacert=cacert, ca_pem=ca_pem,
-                           standalone_stream=standalone_stream, oauth=oauth, proxy=proxy, no_proxy=no_proxy,
-                           proxy_credentials=proxy_credentials, http_transport=http_transport, http_version=http_version, timeout=timeout, protocol_version=protocol_version,
-                           negotiation=negotiation, client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, validate_output=validate_output,
-                           max_pages=max_pages, max_message_size=max_message_size)
-        with o:
+        with build_options("http", options) as o:
             out = c_void_p()
             _check(lib.mcpc_client_connect_http(_b(url), o.handle, byref(out)))
         return cls(out.value or 0)
 
     @classmethod
-    def transport(
-        cls,
-        transport: "Transport",
-        *,
-        timeout: Optional[float] = None,
-        protocol_version: Optional[str] = None,
-        negotiation: Optional[str] = None,
-        client_info: Optional[Tuple[str, str]] = None,
-        on_notification: Optional[NotificationCallback] = None,
-        log_level: Optional[str] = None,
-        on_log: Optional[LogCallback] = None,
-        validate_output: bool = False,
-        max_pages: Optional[int] = None,
-        max_message_size: Optional[int] = None,
-    ) -> "Client":
+    @options_signature("transport")
+    def transport(cls, transport: Transport, **options: "Unpack[CommonOptions]") -> "Client":
         """Connects over a caller-supplied :class:`Transport`, running the handshake
         through it; the host delivers the server's messages from its own thread
         meanwhile. Closing the client closes the transport (its ``close()`` runs) and
         releases it: a transport serves one client."""
         if not isinstance(transport, Transport):
             raise TypeError("transport must be a libmcpc.Transport")
-        o = _build_options(timeout=timeout, protocol_version=protocol_version, negotiation=negotiation,
-                           client_info=client_info, on_notification=on_notification, log_level=log_level, on_log=on_log, validate_output=validate_output, max_pages=max_pages,
-                           max_message_size=max_message_size)
-        with o:
+        with build_options("transport", options) as o:
             out = c_void_p()
             _check(lib.mcpc_client_connect_transport(transport._require(), o.handle, byref(out)))
         return cls(out.value or 0, transport)
@@ -739,33 +159,33 @@ class Client(ContentMixin):
     # -- connecting without blocking --
 
     @classmethod
-    async def stdio_async(cls, argv: Sequence[PathLike], **options: Any) -> "Client":
+    @options_signature("stdio")
+    async def stdio_async(cls, argv: Sequence[PathLike], **options: "Unpack[StdioOptions]") -> "Client":
         """As :meth:`stdio` (same keyword arguments), awaiting the handshake without
         blocking the event loop. Cancelling the awaiting task stops the handshake and
         the server."""
-        _only("stdio", options, _HTTP_ONLY)
         arr, n = _argv(argv)
-        with _build_options(**options) as o:
+        with build_options("stdio", options) as o:
             return await cls._connect_async(
                 lambda key, op: lib.mcpc_client_connect_stdio_async(arr, n, o.handle, _connect_done, key, op))
 
     @classmethod
-    async def http_async(cls, url: str, **options: Any) -> "Client":
+    @options_signature("http")
+    async def http_async(cls, url: str, **options: "Unpack[HttpOptions]") -> "Client":
         """As :meth:`http` (same keyword arguments), without blocking the event loop."""
-        _only("http", options, _STDIO_ONLY)
         burl = _b(url)
-        with _build_options(**options) as o:
+        with build_options("http", options) as o:
             return await cls._connect_async(
                 lambda key, op: lib.mcpc_client_connect_http_async(burl, o.handle, _connect_done, key, op))
 
     @classmethod
-    async def transport_async(cls, transport: "Transport", **options: Any) -> "Client":
+    @options_signature("transport")
+    async def transport_async(cls, transport: Transport, **options: "Unpack[CommonOptions]") -> "Client":
         """As :meth:`transport` (same keyword arguments), without blocking the event loop."""
-        _only("transport", options, _STDIO_ONLY + _HTTP_ONLY)
         if not isinstance(transport, Transport):
             raise TypeError("transport must be a libmcpc.Transport")
         handle = transport._require()
-        with _build_options(**options) as o:
+        with build_options("transport", options) as o:
             return await cls._connect_async(
                 lambda key, op: lib.mcpc_client_connect_transport_async(handle, o.handle, _connect_done, key, op),
                 transport)
@@ -1001,222 +421,3 @@ class Client(ContentMixin):
     def __repr__(self) -> str:
         return "<libmcpc.Client %s>" % ("closed" if self.closed else self.protocol_version)
 
-
-# ---- the caller-supplied transport -----------------------------------------------------
-
-
-def _send_py(userdata: Optional[int], data: Optional[int], length: int) -> int:
-    try:
-        t = registry.get(userdata)
-        if t is None:
-            return 1
-        t.send(ctypes.string_at(data, length) if data else b"")
-        return 0
-    except BaseException:  # noqa: BLE001 - fails this message, not the connection
-        return 1
-
-
-_send_trampoline = _ffi.SEND_CB(_send_py)
-
-
-def _close_py(userdata: Optional[int]) -> None:
-    t = registry.get(userdata)
-    if t is not None:
-        t.close()
-
-
-_close_trampoline = _ffi.CLOSE_CB(_close_py)
-
-
-def _request_py(userdata: Optional[int], exchange: Optional[int], data: Optional[int], length: int) -> int:
-    ex = Exchange(exchange or 0)
-    try:
-        t = registry.get(userdata)
-        if t is None:
-            ex.fail("the transport is gone")
-            return 0
-        t.request(ex, ctypes.string_at(data, length) if data else b"")
-    except BaseException as e:  # noqa: BLE001
-        ex.fail("%s: %s" % (type(e).__name__, e))  # no-op if the host consumed it
-    return 0  # the exchange is consumed either way
-
-
-_request_trampoline = _ffi.REQUEST_CB(_request_py)
-
-
-class Transport:
-    """A transport whose channel the host owns (the stream form of the seam).
-
-    Subclass it and implement :meth:`send` (and :meth:`close` if the channel needs
-    closing); call :meth:`deliver` with each message the server sends, from any
-    thread (typically a reader thread of your own), and :meth:`end` when the channel
-    ends. Then connect with ``Client.transport(t)``.
-
-    ``send`` and ``close`` run on an mcpc thread, one at a time, in order. ``send``
-    may raise: that fails the request the message belongs to, not the connection. It
-    may call :meth:`deliver` itself (also for the response to the message it sends).
-    Callbacks reached through :meth:`deliver` (notifications, progress) run on the
-    delivering thread.
-    """
-
-    def __init__(self) -> None:
-        key = registry.add(self)  # dropped by userdata_free, once mcpc is done with us
-        out = c_void_p()
-        status = self._new(key, out)
-        if status != Status.OK:
-            raise _raise_last(status)
-        self._handle: Optional[int] = out.value
-        self._lock = threading.Condition(threading.Lock())
-        self._delivering = 0
-
-    def _new(self, key: int, out: c_void_p) -> int:
-        return int(lib.mcpc_transport_new(_send_trampoline, _close_trampoline, key, _ffi.free_userdata, byref(out)))
-
-    # -- implemented by the host --
-
-    def send(self, data: bytes) -> None:
-        """Sends one outgoing message: one compact JSON object, without a line end
-        (frame it as the channel needs). Raise to fail it."""
-        raise NotImplementedError("Transport subclasses implement send(data)")
-
-    def close(self) -> None:
-        """Closes the channel; runs once, when the client closes. Default: nothing."""
-
-    # -- called by the host --
-
-    def deliver(self, data: Union[bytes, str]) -> None:
-        """Delivers one message from the server (exactly one JSON-RPC message, no
-        framing). It is routed before this returns. Raises
-        :class:`~libmcpc.ClosedError` once the client closed the transport,
-        :class:`~libmcpc.ProtocolError` for a message that is not JSON-RPC (dropped; the
-        connection goes on)."""
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        handle = self._begin()
-        try:
-            _check(lib.mcpc_transport_deliver(handle, data, len(data)))
-        finally:
-            self._end()
-
-    def end(self, reason: Optional[str] = None) -> None:
-        """The channel ended (the server went away): calls in flight and later calls
-        fail with :class:`~libmcpc.TransportError` naming ``reason``. Does nothing once
-        the client has closed."""
-        try:
-            handle = self._begin()
-        except ClosedError:
-            return
-        try:
-            status = lib.mcpc_transport_end(handle, None if reason is None else _b(reason))
-            if status not in (Status.OK, Status.CLOSED):
-                raise _raise_last(status)
-        finally:
-            self._end()
-
-    # -- internal --
-
-    def _begin(self) -> int:
-        with self._lock:
-            if self._handle is None:
-                raise ClosedError("the transport was closed", Status.CLOSED)
-            self._delivering += 1
-            return self._handle
-
-    def _end(self) -> None:
-        with self._lock:
-            self._delivering -= 1
-            if not self._delivering:
-                self._lock.notify_all()
-
-    def _require(self) -> int:
-        if self._handle is None:
-            raise ClosedError("the transport was closed", Status.CLOSED)
-        return self._handle
-
-    def release(self) -> None:
-        """Frees the host's handle once no thread is inside :meth:`deliver`; later
-        deliveries raise :class:`~libmcpc.ClosedError`. Closing the client does this;
-        call it for a transport that never got connected. Idempotent."""
-        with self._lock:
-            handle, self._handle = self._handle, None
-            if handle is None:
-                return
-            while self._delivering:
-                self._lock.wait()
-        lib.mcpc_transport_free(handle)
-
-    def __del__(self) -> None:
-        # Only reached once mcpc dropped its reference (userdata_free), or if the
-        # transport was never attached to a client.
-        handle = getattr(self, "_handle", None)
-        if handle:
-            self._handle = None
-            lib.mcpc_transport_free(handle)
-
-
-class RequestTransport(Transport):
-    """The request/response form of the seam, for hosts whose channel answers each
-    request (their own HTTP client, an RPC system).
-
-    Implement :meth:`request`: it gets each outgoing message with its
-    :class:`Exchange`, which the host completes (with the response body) or fails
-    exactly once, now or later, from any thread. :meth:`deliver` still works for
-    messages that arrive outside any exchange.
-    """
-
-    def _new(self, key: int, out: c_void_p) -> int:
-        return int(lib.mcpc_transport_new_request(_request_trampoline, _close_trampoline, key,
-                                                  _ffi.free_userdata, byref(out)))
-
-    def request(self, exchange: "Exchange", data: bytes) -> None:
-        """Carries one outgoing message. An exception fails the exchange (when the
-        host had not completed it)."""
-        raise NotImplementedError("RequestTransport subclasses implement request(exchange, data)")
-
-    def send(self, data: bytes) -> None:  # pragma: no cover - not used by this form
-        raise NotImplementedError
-
-
-class Exchange:
-    """One outgoing message of a :class:`RequestTransport`. Complete it with
-    :meth:`complete` or fail it with :meth:`fail`, exactly once, from any thread.
-    An exchange dropped untouched is failed when it is garbage-collected."""
-
-    def __init__(self, handle: int) -> None:
-        self._handle: Optional[int] = handle or None
-        self._lock = threading.Lock()
-        self.expects_response: bool = bool(lib.mcpc_exchange_expects_response(handle)) if handle else False
-        """True for a request, whose response the body must hold; False for
-        notifications and answers to server requests (complete those with no body)."""
-
-    def _take(self) -> Optional[int]:
-        with self._lock:
-            handle, self._handle = self._handle, None
-            return handle
-
-    @property
-    def done(self) -> bool:
-        """True once completed or failed."""
-        return self._handle is None
-
-    def complete(self, body: Union[bytes, str] = b"") -> None:
-        """Completes the exchange with the response body: JSON-RPC messages, one per
-        line (notifications may come before the response). Consumes the exchange even
-        when it raises."""
-        handle = self._take()
-        if handle is None:
-            raise McpcError("the exchange was already completed or failed", Status.INVALID_ARG)
-        if isinstance(body, str):
-            body = body.encode("utf-8")
-        _check(lib.mcpc_exchange_complete(handle, body or None, len(body)))
-
-    def fail(self, reason: Optional[str] = None) -> None:
-        """Fails the exchange: its request raises :class:`~libmcpc.TransportError` naming
-        ``reason``. Does nothing if already consumed."""
-        handle = self._take()
-        if handle is not None:
-            lib.mcpc_exchange_fail(handle, None if reason is None else _b(reason))
-
-    def __del__(self) -> None:
-        if getattr(self, "_handle", None) is not None:
-            self.fail("the host dropped the exchange")

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, TypeVar, Union
 
 from . import _ffi
+from ._call import Cancel, _call_opts
+from ._convert import _check
 from ._ffi import lib
 
 __all__ = ["Content", "ResourceContents"]
@@ -90,8 +92,6 @@ class ContentMixin:
 
     def _json_call(self, call: Callable[[int, Any, Any], int], timeout: Optional[float],
                    cancel: Any, fresh: bool = False) -> Any:
-        from ._client import _call_opts, _check  # the client module imports this one
-
         opts = _call_opts(timeout, cancel, None)
         h = self._enter()
         try:
@@ -124,8 +124,6 @@ class ContentMixin:
         """Reads the resource ``uri``: its entries, blobs decoded. A malformed result
         (a blob that is not base64, no contents) raises
         :class:`~libmcpc.ProtocolError`."""
-        from ._client import _call_opts, _check
-
         opts = _call_opts(timeout, cancel, None)
         h = self._enter()
         try:
@@ -189,8 +187,6 @@ class ContentMixin:
         self._uri_call(lib.mcpc_client_unsubscribe_resource, uri, timeout, cancel)
 
     def _uri_call(self, fn: Callable[..., int], uri: str, timeout: Optional[float], cancel: Any) -> None:
-        from ._client import _call_opts, _check
-
         opts = _call_opts(timeout, cancel, None)
         h = self._enter()
         try:
@@ -201,8 +197,6 @@ class ContentMixin:
     def set_log_level(self, level: Optional[str], *, timeout: Optional[float] = None, cancel: Any = None) -> None:
         """Asks the server for log messages at ``level`` and above (``"debug"`` ...
         ``"emergency"``; None: under 2026-07-28 none). They reach ``on_log``."""
-        from ._client import _call_opts, _check
-
         opts = _call_opts(timeout, cancel, None)
         h = self._enter()
         try:
@@ -212,8 +206,6 @@ class ContentMixin:
 
     def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
         """Sends the notification ``method`` with ``params``."""
-        from ._client import _check
-
         h = self._enter()
         try:
             _check(lib.mcpc_client_notify(h, method.encode("utf-8"), _json_arg(params, "params")))
@@ -223,8 +215,6 @@ class ContentMixin:
     # -- asyncio --
 
     async def _in_thread(self, fn: Callable[..., T], *args: Any, cancel: Any = None, **kwargs: Any) -> T:
-        from ._client import Cancel
-
         own = cancel if cancel is not None else Cancel()
         task = asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args, cancel=own, **kwargs))
         try:

@@ -1,7 +1,7 @@
 """Loading libmcpc and declaring its C ABI for ctypes (private).
 
-Lifetimes of callbacks: every C callback is one of the module-level CFUNCTYPE
-objects below (the trampolines), created once and alive for as long as the module.
+Lifetimes of callbacks: every C callback is a module-level CFUNCTYPE object (a
+trampoline, in the module that uses it), created once and alive as long as it.
 Per-call and per-object Python state travels as `userdata`: an integer key into
 `registry`, which holds the Python objects until the library is done with them
 (a completion ran, `userdata_free` ran, or a blocking call returned). So no ctypes
@@ -19,27 +19,9 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from ._decls import (  # the callback types, for the modules that make trampolines
-    CALL_DONE_CB,
-    CLOSE_CB,
-    CONNECT_DONE_CB,
-    FREE_CB,
-    FUNCTIONS,
-    LIST_DONE_CB,
-    LOG_CB,
-    NOTIFICATION_CB,
-    OPTIONAL,
-    PROGRESS_CB,
-    REQUEST_CB,
-    SEND_CB,
-    STDERR_CB,
-    TOKEN_CB,
-    CallOpts,
-)
+from ._decls import FREE_CB, FUNCTIONS, OPTIONAL, CallOpts
 
-__all__ = ["lib", "library_path", "registry", "CallOpts", "new_call_opts", "CALL_DONE_CB", "CLOSE_CB",
-           "CONNECT_DONE_CB", "FREE_CB", "LIST_DONE_CB", "LOG_CB", "NOTIFICATION_CB", "PROGRESS_CB", "REQUEST_CB",
-           "SEND_CB", "STDERR_CB", "TOKEN_CB"]
+__all__ = ["lib", "library_path", "registry", "CallOpts", "new_call_opts"]
 
 # The library's file names, in the order they are tried. On Windows cargo names the
 # DLL mcpc.dll (its import library is libmcpc.dll.a); libmcpc.dll is a copy renamed

@@ -49,7 +49,7 @@ import enum
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Type
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._client import CallResult
+    from ._results import CallResult
 
 
 class Status(enum.IntEnum):
