@@ -18,7 +18,7 @@
  *         them), connecting over stdio with an argv array (no shell involved) or
  *         HTTP, and OAuth (mcpc_oauth_t: the login in login.c, the credential
  *         store in store.c);
- *       - commands.c: per-call settings (mcpc_call_opts_init, then set only what
+ *       - commands.c: per-call settings (mcpc_call_opts_init_sized, then set only what
  *         you need), results (owned `char *` versus borrowed `const char *`);
  *       - output.c: errors, a status plus mcpc_last_error_message(), read on the
  *         calling thread before the next mcpc call;
@@ -90,7 +90,7 @@ static int run(const struct config *cfg, const struct words *server_argv,
         return code;
 
     mcpc_call_opts_t call_opts;
-    mcpc_call_opts_init(&call_opts); /* defaults: the client's timeout, no progress */
+    mcpc_call_opts_init_sized(&call_opts, sizeof call_opts); /* defaults: the client's timeout, no progress */
     call_opts.cancel = cancel;
     code = run_command(client, &call_opts, cfg);
 

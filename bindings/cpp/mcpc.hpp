@@ -431,7 +431,7 @@ inline void progress_trampoline(void* ud, double progress, double total, const c
 /// Fills a C call options struct; `progress` must outlive the call.
 inline mcpc_call_opts_t c_opts(const CallOptions& o, const ProgressFn* progress) {
     mcpc_call_opts_t c;
-    mcpc_call_opts_init(&c);
+    mcpc_call_opts_init_sized(&c, sizeof c);
     c.timeout_ms = to_ms(o.timeout);
     c.cancel = o.cancel ? o.cancel->get() : nullptr;
     if (progress && *progress) {

@@ -47,9 +47,9 @@ SIGN_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)
 
 
 class CallOpts(Structure):
-    """mcpc_call_opts_t. The library may know a longer struct than this one (it
-    grows by struct_size), so instances live in a larger zeroed buffer: see
-    _ffi.new_call_opts()."""
+    """mcpc_call_opts_t as this binding knows it: initialised by
+    mcpc_call_opts_init_sized with this struct's size, so a library that knows a
+    longer struct reads the fields past it as their defaults (see _ffi.new_call_opts())."""
 
     _fields_ = [
         ("struct_size", c_uint32),
@@ -87,6 +87,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "mcpc_cancel_is_triggered": (c_bool, [_P]),
     "mcpc_cancel_free": (None, [_P]),
     "mcpc_call_opts_init": (None, [_OPTS]),
+    "mcpc_call_opts_init_sized": (c_int, [_OPTS, c_size_t]),
     # client settings
     "mcpc_options_new": (_P, []),
     "mcpc_options_free": (None, [_P]),

@@ -95,17 +95,14 @@ def _declare_all() -> None:
 
 _declare_all()
 
-_CALL_OPTS_BUFFER = 512  # bytes; far more than any version of the struct
-
-
 def new_call_opts() -> CallOpts:
-    """An initialised mcpc_call_opts_t (mcpc_call_opts_init), in a buffer large
-    enough for whatever size this library's version of the struct has."""
-    buf = ctypes.create_string_buffer(_CALL_OPTS_BUFFER)
-    opts = CallOpts.from_buffer(buf)
-    lib.mcpc_call_opts_init(ctypes.byref(opts))
-    if opts.struct_size > _CALL_OPTS_BUFFER:  # pragma: no cover - would be a library bug
-        raise RuntimeError("mcpc_call_opts_t is larger than expected")
+    """An mcpc_call_opts_t initialised by mcpc_call_opts_init_sized with this
+    binding's size of the struct: the library reads what it knows of it, and the
+    fields it adds later as their defaults."""
+    opts = CallOpts()
+    status = lib.mcpc_call_opts_init_sized(ctypes.byref(opts), ctypes.sizeof(opts))
+    if status != 0:  # pragma: no cover - would be a library bug
+        raise RuntimeError("mcpc_call_opts_init_sized refused this binding's struct")
     return opts
 
 
