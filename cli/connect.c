@@ -221,24 +221,31 @@ int make_options(const struct config *cfg, struct store **store, mcpc_options_t 
     if (st == MCPC_OK)
         st = mcpc_options_set_stderr(opts, cfg->inherit_stderr ? MCPC_STDERR_INHERIT
                                                                : MCPC_STDERR_DISCARD);
-    /* HTTP settings (validated while parsing; they only matter with --url). */
-    for (size_t k = 0; st == MCPC_OK && cfg->url != NULL && k < cfg->n_headers; k++) {
-        const char *h = cfg->headers[k];
-        const char *colon = strchr(h, ':');
-        size_t name_len = (size_t)(colon - h);
-        char *name = malloc(name_len + 1);
-        if (name == NULL) {
+    /* "ID[=JSON]" and "Name: value" pairs, split at their separator. */
+    for (size_t k = 0; st == MCPC_OK && k < cfg->n_extensions + cfg->n_headers; k++) {
+        bool is_ext = k < cfg->n_extensions;
+        if (!is_ext && cfg->url == NULL)
+            break; /* headers only matter with --url */
+        const char *pair = is_ext ? cfg->extensions[k] : cfg->headers[k - cfg->n_extensions];
+        const char *sep = strchr(pair, is_ext ? '=' : ':');
+        size_t key_len = sep ? (size_t)(sep - pair) : strlen(pair);
+        char *key = malloc(key_len + 1);
+        if (key == NULL) {
             fputs("mcpc: out of memory\n", stderr);
             mcpc_options_free(opts);
             return EXIT_ERROR;
         }
-        memcpy(name, h, name_len);
-        name[name_len] = '\0';
-        const char *value = colon + 1;
-        while (*value == ' ' || *value == '\t')
-            value++;
-        st = mcpc_options_add_header(opts, name, value);
-        free(name);
+        memcpy(key, pair, key_len);
+        key[key_len] = '\0';
+        if (is_ext) {
+            st = mcpc_options_add_extension(opts, key, sep ? sep + 1 : NULL);
+        } else {
+            const char *value = sep + 1; /* validated while parsing: a colon is there */
+            while (*value == ' ' || *value == '\t')
+                value++;
+            st = mcpc_options_add_header(opts, key, value);
+        }
+        free(key);
     }
     if (st == MCPC_OK && cfg->url != NULL && cfg->bearer != NULL)
         st = mcpc_options_set_bearer_token(opts, cfg->bearer);

@@ -170,6 +170,7 @@ out:
     client_key_free(cfg.client_key_pem);
     free(cfg.headers);
     free(cfg.roots);
+    free(cfg.extensions);
     server_config_free(&cfg.server);
     return code;
 }

@@ -146,6 +146,14 @@ static int add_header(struct config *cfg, const struct cli_option *opt, const ch
     return -1;
 }
 
+/* The library checks the id and the settings when the client is made. */
+static int add_extension(struct config *cfg, const struct cli_option *opt, const char *value)
+{
+    (void)opt;
+    cfg->extensions[cfg->n_extensions++] = value;
+    return -1;
+}
+
 static int set_bearer(struct config *cfg, const struct cli_option *opt, const char *value)
 {
     int rc = set_string(cfg, opt, value);
@@ -284,6 +292,9 @@ const struct cli_option OPTIONS[] = {
      "server/discover, use 2026-07-28 when the server speaks it, else initialize"},
     {"--stderr", 0, NULL, SEC_CLIENT, set_flag, AT(inherit_stderr), 0,
      "let the server's stderr through (default: discarded)"},
+    {"--extension", 0, "ID[=JSON]", SEC_CLIENT, add_extension, 0, 0,
+     "declare the extension ID to the server, with its settings JSON (an object; default {}); "
+     "repeatable. info shows the server's under capabilities.extensions"},
     {"--header", 0, "\"Name: value\"", SEC_CLIENT, add_header, 0, 0,
      "extra HTTP request header (repeatable; --url only)"},
     {"--bearer", 0, "TOKEN", SEC_CLIENT, set_bearer, AT(bearer), 0,

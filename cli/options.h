@@ -37,6 +37,9 @@ struct config {
     /* HTTP-only settings, validated while parsing, used with --url. */
     const char **headers; /* "Name: value", n_headers of them; the array is malloc'd */
     size_t n_headers;
+    /* --extension ID[=JSON], n_extensions of them; the array is malloc'd. */
+    const char **extensions;
+    size_t n_extensions;
     const char *bearer;
     const char *cacert;
     const char *proxy;      /* --proxy: a URL, or "none" */

@@ -188,10 +188,11 @@ int parse_args(int argc, char **argv, struct config *cfg)
 
     memset(cfg, 0, sizeof *cfg);
     cfg->http_version = -1;
-    /* Each argument is at most one header or root: argc entries always suffice. */
+    /* Each argument is at most one header, root or extension: argc entries always suffice. */
     cfg->headers = malloc(sizeof *cfg->headers * (size_t)(argc > 0 ? argc : 1));
     cfg->roots = malloc(sizeof *cfg->roots * (size_t)(argc > 0 ? argc : 1));
-    if (cfg->headers == NULL || cfg->roots == NULL) {
+    cfg->extensions = malloc(sizeof *cfg->extensions * (size_t)(argc > 0 ? argc : 1));
+    if (cfg->headers == NULL || cfg->roots == NULL || cfg->extensions == NULL) {
         fputs("mcpc: out of memory\n", stderr);
         return EXIT_ERROR;
     }

@@ -74,6 +74,9 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+# The extension the demo server offers, with its settings (capabilities.extensions).
+DEMO_EXTENSION = "dev.mcpc/demo"
+DEMO_EXTENSION_SETTINGS = {"logs": "the extensions a client declares"}
 
 
 def dumps(obj):
@@ -316,10 +319,23 @@ class ToolServer:
             self.client_info = info
         self.log_event({"event": "client-info", "clientInfo": info})
 
+    def record_client_extensions(self, capabilities):
+        """Log a client-extensions event when the extensions a client declares (in
+        initialize, or in a modern request's _meta) have changed."""
+        if not isinstance(capabilities, dict) or "extensions" not in capabilities:
+            return
+        extensions = capabilities["extensions"]
+        with self.lock:
+            if extensions == getattr(self, "client_extensions", None):
+                return
+            self.client_extensions = extensions
+        self.log_event({"event": "client-extensions", "extensions": extensions})
+
     def initialize_result(self, version):
         return {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}, "resources": {}, "prompts": {}},
+            "capabilities": {"tools": {"listChanged": False}, "resources": {}, "prompts": {},
+                             "extensions": {DEMO_EXTENSION: DEMO_EXTENSION_SETTINGS}},
             "serverInfo": dict(self.server_info),
             "instructions": self.instructions,
         }
@@ -328,7 +344,8 @@ class ToolServer:
         return {
             "resultType": "complete",
             "supportedVersions": list(self.supported),
-            "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+            "capabilities": {"tools": {}, "resources": {}, "prompts": {},
+                             "extensions": {DEMO_EXTENSION: DEMO_EXTENSION_SETTINGS}},
             "instructions": self.instructions,
             "ttlMs": 60000,
             "cacheScope": "public",

@@ -68,6 +68,11 @@ params._meta.progressToken.
         (each needs_state, endless_state and wants_input call)
     {"event":"client-info","clientInfo":{...}}   (a modern request whose _meta
         "io.modelcontextprotocol/clientInfo" differs from the last one recorded)
+    {"event":"client-extensions","extensions":{...}}   (the client's declared
+        capabilities.extensions, in initialize or a modern request's _meta client
+        capabilities, when they differ from the last ones recorded)
+
+Every era offers the extension "dev.mcpc/demo" in its capabilities.extensions.
 
 Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
     repeated-cursor     the page for cursor X has nextCursor X again
@@ -130,7 +135,7 @@ import sys
 import threading
 import time
 
-from mcp_tools import (ERAS, META_CLIENT_INFO, RpcError, ToolServer, _text, complete, dumps,
+from mcp_tools import (ERAS, META_CAPS, META_CLIENT_INFO, RpcError, ToolServer, _text, complete, dumps,
                        get_prompt, modern_list, negotiate_version, notification, read_resource)
 
 SERVER_INFO = {"name": "mcpc-demo", "version": "0.1.0"}
@@ -268,6 +273,7 @@ class Server:
     def dispatch_modern(self, rid, method, raw_params):
         params = self.core.check_modern(method, raw_params)
         self.core.record_client_info(params["_meta"].get(META_CLIENT_INFO))
+        self.core.record_client_extensions(params["_meta"].get(META_CAPS))
         if method == "server/discover" and self.discover_delay > 0:
             threading.Timer(self.discover_delay, self.respond, (rid, self.core.discover())).start()
         elif method == "server/discover":
@@ -305,6 +311,7 @@ class Server:
     # ---- initialize / tools/list ------------------------------------------
 
     def initialize(self, params):
+        self.core.record_client_extensions(params.get("capabilities"))
         if self.fault == "init-error":
             raise RpcError(-32603, "initialization refused")
         version = negotiate_version(params.get("protocolVersion"))

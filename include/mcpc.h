@@ -390,6 +390,26 @@ mcpc_options_t *mcpc_options_new(void);
 void mcpc_options_free(mcpc_options_t *opts);
 
 /**
+ * Declares the extension `id` (such as "io.modelcontextprotocol/tasks") with its
+ * settings, `settings_json`: a JSON object, or NULL for `{}`. The client sends it in
+ * `capabilities.extensions`: in `initialize` before 2026-07-28, and under 2026-07-28
+ * in every request's client capabilities. A server offers an extension's tools and
+ * methods only to a client that declared it. Declaring an id again replaces its
+ * settings. The settings are sent as written.
+ * Ownership: the strings are copied. Threads: as any options setter (one thread at a
+ * time per options object).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL options or id; an id not of the form
+ * `prefix/name`, printable and without spaces; settings that are not a JSON object),
+ * MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `opts` is NULL or a live options object; the strings are NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_options_add_extension(mcpc_options_t *opts,
+                                         const char *id,
+                                         const char *settings_json);
+
+/**
  * The server log level to ask for when connecting: "debug", "info", "notice",
  * "warning", "error", "critical", "alert" or "emergency" (messages at that level and
  * above); NULL (the default) asks for none. Before 2026-07-28 it is sent as
@@ -884,6 +904,23 @@ mcpc_status_t mcpc_check_url(const char *url);
  */
 mcpc_status_t mcpc_client_server_info(const mcpc_client_t *client,
                                       char **out_json);
+
+/**
+ * The extensions the server offers: its `capabilities.extensions` (in its
+ * `initialize` result, or under 2026-07-28 its `server/discover` result), exactly as
+ * the server sent it, an object of extension ids and their settings. `*out_json` is
+ * NULL (with MCPC_OK) when the server declared none. It is server data: check what
+ * you read of it.
+ * Ownership: on success `*out_json`, when not NULL, is owned by the caller; free with
+ * mcpc_string_free.
+ * Threads: any thread, concurrently.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `client` is NULL or live; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_server_extensions(const mcpc_client_t *client,
+                                            char **out_json);
 
 /**
  * The protocol version in use, such as "2025-11-25". NULL if `client` is NULL.

@@ -29,6 +29,21 @@ expect() {
 }
 
 expect info 0 '"serverInfo":{"name":"mcpc-demo"' -- --stdio "$SERVER" info
+# --extension declares extensions in both generations; info shows the server's.
+expect info-extensions 0 '"extensions":{"dev.mcpc/demo":' -- --stdio "$SERVER" info
+for era in legacy modern; do
+    "$MCPC" --extension io.modelcontextprotocol/tasks --extension 'dev.example/x={"a":[3]}' \
+        --stdio "$SERVER --era=$era --log $tmp/ext-$era.log" call echo '{"text":"x"}' >/dev/null 2>"$tmp/err"
+    if grep -qF '"extensions":{"io.modelcontextprotocol/tasks":{},"dev.example/x":{"a":[3]}}' "$tmp/ext-$era.log"; then
+        echo "ok   extension-declared-$era"
+        passed=$((passed + 1))
+    else
+        echo "FAIL extension-declared-$era: $(head -c 400 "$tmp/err")"
+        failed=$((failed + 1))
+    fi
+done
+expect extension-not-an-object 1 '' -- --extension 'dev.example/x=[1]' --stdio "$SERVER" tools
+expect extension-bad-id 1 '' -- --extension 'no-slash' --stdio "$SERVER" tools
 expect tools-all-pages 0 '"name":"item_19"' -- --stdio "$SERVER" tools
 expect call-text 0 '"text":"hi"' -- --stdio "$SERVER" call echo '{"text":"hi"}'
 expect call-structured 0 '"structuredContent":{"sum":5}' -- --stdio "$SERVER" call add '{"a":2,"b":3}'

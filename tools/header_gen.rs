@@ -91,6 +91,7 @@ const RULES: &[(usize, &str)] = &[
     (CONNECTING, "mcpc_client_connect_http"),
     (CONNECTING, "mcpc_check_url"),
     (CONNECTING, "mcpc_client_server_info"),
+    (CONNECTING, "mcpc_client_server_extensions"),
     (CONNECTING, "mcpc_client_protocol_version"),
     (CONNECTING, "mcpc_client_negotiated_by"),
     (CONNECTING, "mcpc_client_close"),

@@ -768,6 +768,13 @@ public:
             f, detail::delete_fn<F>));
         return *this;
     }
+    /// Declares the extension `id` with its settings (a JSON object; "{}" by default),
+    /// sent in the client's capabilities.extensions.
+    Options& extension(std::string_view id, std::string_view settings_json = "{}") {
+        detail::check(mcpc_options_add_extension(p_.get(), std::string(id).c_str(),
+                                                 std::string(settings_json).c_str()));
+        return *this;
+    }
     /// Adds a header to every HTTP request.
     Options& header(std::string_view name, std::string_view value) {
         detail::check(mcpc_options_add_header(p_.get(), std::string(name).c_str(), std::string(value).c_str()));
@@ -1075,6 +1082,16 @@ public:
     std::string server_info() const {
         char* s = nullptr;
         detail::check(mcpc_client_server_info(p_.get(), &s));
+        std::string out(s);
+        mcpc_string_free(s);
+        return out;
+    }
+    /// The extensions the server offers (its capabilities.extensions JSON, as sent),
+    /// or nullopt when it declared none.
+    std::optional<std::string> server_extensions() const {
+        char* s = nullptr;
+        detail::check(mcpc_client_server_extensions(p_.get(), &s));
+        if (!s) return std::nullopt;
         std::string out(s);
         mcpc_string_free(s);
         return out;

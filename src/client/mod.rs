@@ -24,6 +24,7 @@ pub mod call;
 mod core_tests;
 mod direct;
 mod exchange;
+pub mod extensions;
 pub mod generic;
 pub mod input;
 mod listen;
@@ -79,6 +80,8 @@ pub struct Options {
     /// A restart of the server follows a failed connection (set by the supervisor
     /// from the start, so that a server dying at once is reported as such).
     pub restart_follows: bool,
+    /// The extensions declared, by id, each with its settings (a JSON object).
+    pub extensions: Vec<(String, Box<serde_json::value::RawValue>)>,
 }
 
 /// Default request timeout: finite, long enough for slow tools.
@@ -99,6 +102,7 @@ impl Default for Options {
             on_log: None,
             validate_output: false,
             restart_follows: false,
+            extensions: Vec::new(),
         }
     }
 }

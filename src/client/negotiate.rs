@@ -116,7 +116,10 @@ impl Client {
         let shared = Arc::new(Shared::new(&options, inbox.clone()));
         let transport = connector(shared.clone() as SinkRef)?;
         inbox.set_transport(&transport);
-        let capabilities = (options.input.capabilities(false), options.input.capabilities(true));
+        let capabilities = (
+            super::extensions::declared(&options, false),
+            super::extensions::declared(&options, true),
+        );
         let mut client = Client {
             shared,
             transport,

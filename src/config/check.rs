@@ -114,6 +114,19 @@ impl Config {
         Ok(())
     }
 
+    /// Declares the extension `id` with its settings (a JSON object; none: `{}`); a
+    /// second declaration of an id replaces the first.
+    pub fn add_extension(&mut self, id: &str, settings_json: Option<&str>) -> Result<()> {
+        crate::client::extensions::check_id(id)?;
+        let settings = crate::client::extensions::check_settings(id, settings_json)?;
+        let list = &mut self.client.extensions;
+        match list.iter_mut().find(|(known, _)| known == id) {
+            Some(entry) => entry.1 = settings,
+            None => list.push((id.to_string(), settings)),
+        }
+        Ok(())
+    }
+
     /// Refuses a value no setter would have accepted (fields set directly).
     pub fn check(&self) -> Result<()> {
         positive(self.client.timeout, "the timeout")?;
@@ -138,6 +151,10 @@ impl Config {
         }
         if let Some(t) = &self.bearer {
             bearer(t)?;
+        }
+        for (id, settings) in &self.client.extensions {
+            crate::client::extensions::check_id(id)?;
+            crate::client::extensions::check_settings(id, Some(settings.get()))?;
         }
         Ok(())
     }

@@ -13,6 +13,7 @@ pub mod client_async;
 pub mod content;
 pub mod cstr;
 pub mod error;
+pub mod extensions;
 pub mod input;
 pub mod listing;
 pub mod logging;

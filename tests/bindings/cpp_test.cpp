@@ -327,6 +327,23 @@ int main() {
         CHECK_EQ(mcpc::status_name(mcpc::Status::Timeout), std::string("MCPC_ERR_TIMEOUT"));
     });
 
+    run("extensions: declared, and the server's as sent", [] {
+        mcpc::Options o = quick();
+        o.extension("io.modelcontextprotocol/tasks").extension("dev.example/x", "{\"a\":[3]}");
+        bool refused = false;
+        try {
+            o.extension("dev.example/y", "[1]");
+        } catch (const mcpc::Error& e) {
+            refused = e.status() == mcpc::Status::InvalidArg;
+        }
+        CHECK(refused);
+        mcpc::Client c = mcpc::Client::stdio(demo(), o);
+        std::optional<std::string> ext = c.server_extensions();
+        CHECK(ext.has_value());
+        CHECK(ext && contains(*ext, "\"dev.mcpc/demo\""));
+        CHECK(ext && contains(c.server_info(), *ext));
+    });
+
     run("stdio: info, tools with schemas, structured and text results", [] {
         mcpc::Client c = mcpc::Client::stdio(demo(), quick());
         CHECK(static_cast<bool>(c));

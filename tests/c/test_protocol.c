@@ -1105,6 +1105,53 @@ static void test_modern_server_is_spoken_to_in_2026(void) {
     close_and_check_cleanup(c);
 }
 
+/* The extensions the host declares reach the server in both generations (in
+ * initialize, and in every request's client capabilities under 2026-07-28), with their
+ * settings as written; the server's come back as the same bytes it sent. */
+static void test_extensions_declared_and_offered(void) {
+    const char *eras[] = {NULL, "--era=modern"};
+    const char *declared = "\"extensions\":{\"io.modelcontextprotocol/tasks\":{},\"dev.example/x\":{\"a\": [3]}}";
+    for (int i = 0; i < 2; i++) {
+        mcpc_options_t *o = mcpc_options_new();
+        CHECK_STATUS(mcpc_options_add_extension(o, "io.modelcontextprotocol/tasks", NULL), MCPC_OK);
+        CHECK_STATUS(mcpc_options_add_extension(o, "dev.example/x", "{\"a\":[1,2]}"), MCPC_OK);
+        CHECK_STATUS(mcpc_options_add_extension(o, "dev.example/x", "{\"a\": [3]}"), MCPC_OK); /* replaces */
+        CHECK_STATUS(mcpc_options_add_extension(o, "dev.example/y", "[1]"), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_options_add_extension(o, "dev.example/y", "7"), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_options_add_extension(o, "dev.example/y", "{"), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_options_add_extension(o, "no-slash", NULL), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_options_add_extension(o, "a b/c", NULL), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_options_add_extension(o, NULL, NULL), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_options_add_extension(NULL, "a/b", NULL), MCPC_ERR_INVALID_ARG);
+        mcpc_client_t *c = NULL;
+        CHECK_STATUS(connect_demo_args(NULL, eras[i], o, &c), MCPC_OK);
+        mcpc_options_free(o);
+        if (!c) continue;
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        if (i == 0) {
+            CHECK(log_lines_with("\"method\":\"initialize\"", declared) == 1);
+        } else {
+            int requests = log_lines_with("\"jsonrpc\":\"2.0\",\"id\":", "\"method\"");
+            CHECK(requests >= 2);
+            CHECK(log_lines_with("\"io.modelcontextprotocol/clientCapabilities\":{", declared) == requests);
+        }
+        CHECK(file_contains(log_path, "{\"event\":\"client-extensions\""));
+        char *ext = NULL, *info = NULL;
+        CHECK_STATUS(mcpc_client_server_extensions(c, &ext), MCPC_OK);
+        CHECK_STATUS(mcpc_client_server_info(c, &info), MCPC_OK);
+        CHECK(ext && strstr(ext, "\"dev.mcpc/demo\""));
+        CHECK(ext && info && strstr(info, ext)); /* the bytes the server sent */
+        mcpc_string_free(ext);
+        mcpc_string_free(info);
+        CHECK_STATUS(mcpc_client_server_extensions(c, NULL), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(mcpc_client_server_extensions(NULL, &ext), MCPC_ERR_INVALID_ARG);
+        CHECK(ext == NULL);
+        close_and_check_cleanup(c);
+    }
+}
+
 static void test_dual_server_prefers_2026(void) {
     mcpc_client_t *c = NULL;
     CHECK_STATUS(connect_demo_args(NULL, "--era=dual", NULL, &c), MCPC_OK);
@@ -1420,6 +1467,7 @@ int main(int argc, char **argv) {
     RUN(test_write_to_closed_pipe_is_an_error_not_sigpipe);
     RUN(test_server_that_stops_reading);
     RUN(test_modern_server_is_spoken_to_in_2026);
+    RUN(test_extensions_declared_and_offered);
     RUN(test_dual_server_prefers_2026);
     RUN(test_legacy_server_falls_back);
     RUN(test_pinned_versions);

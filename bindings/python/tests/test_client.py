@@ -294,3 +294,22 @@ def test_restart_starts_a_dead_server_again() -> None:
         libmcpc.Client.stdio(argv, restart=(-1, 0.1))
     with pytest.raises(TypeError):
         libmcpc.Client.http("http://127.0.0.1:1/mcp", restart=(1, 0.1))  # type: ignore[call-arg]
+
+
+def test_extensions_declared_and_offered(tmp_path: Path) -> None:
+    """Declared extensions reach the server in both generations; the server's come back."""
+    for era in ("legacy", "modern"):
+        log = tmp_path / ("ext-%s.log" % era)
+        exts = {"io.modelcontextprotocol/tasks": {}, "dev.example/x": {"a": [3]}, "dev.example/y": None}
+        with libmcpc.Client.stdio(demo_argv("--era", era, "--log", str(log)), timeout=20,
+                                  extensions=exts) as c:
+            assert c.server_extensions() == {"dev.mcpc/demo": {"logs": "the extensions a client declares"}}
+            c.call("echo", {"text": "x"})
+        events = [json.loads(line) for line in log.read_text().splitlines() if '"client-extensions"' in line]
+        assert events and events[0]["extensions"] == {"io.modelcontextprotocol/tasks": {}, "dev.example/x": {"a": [3]},
+                                                      "dev.example/y": {}}
+    for bad in ({"no-slash": {}}, {"dev.example/x": [1]}, {"dev.example/x": "[1]"}):
+        with pytest.raises(libmcpc.McpcError) as e:
+            libmcpc.Client.stdio(demo_argv(), timeout=20, extensions=bad)
+        assert e.value.status == libmcpc.Status.INVALID_ARG
+

@@ -11,7 +11,7 @@ import pytest
 import libmcpc
 
 COMMON = {"timeout", "protocol_version", "negotiation", "client_info", "on_notification", "log_level", "on_log",
-          "validate_output", "max_pages", "max_message_size"}
+          "validate_output", "max_pages", "max_message_size", "extensions"}
 STDIO = COMMON | {"env", "clear_env", "cwd", "stderr", "close_grace", "restart"}
 HTTP = COMMON | {"headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream", "oauth", "proxy", "no_proxy",
                  "proxy_credentials", "http_transport", "http_version"}

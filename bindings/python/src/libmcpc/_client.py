@@ -250,6 +250,20 @@ class Client(ContentMixin):
         finally:
             self._leave()
 
+    def server_extensions(self) -> Optional[Dict[str, Any]]:
+        """The extensions the server offers (its ``capabilities.extensions``, id to
+        settings), or None when it declared none. Server data: check what you use."""
+        h = self._enter()
+        try:
+            out = c_void_p()
+            _check(lib.mcpc_client_server_extensions(h, byref(out)))
+            if not out.value:
+                return None
+            ext = json.loads(_ffi.take_string(out.value))
+            return ext if isinstance(ext, dict) else None
+        finally:
+            self._leave()
+
     # -- tools --
 
     def tools(self, *, timeout: Optional[float] = None, cancel: Optional[Cancel] = None,

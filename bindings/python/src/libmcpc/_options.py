@@ -201,6 +201,12 @@ def _close_grace(o: _Options, v: Tuple[float, float]) -> None:
     o.call("mcpc_options_set_close_grace_ms", _ms(after_stdin, "close_grace"), _ms(after_term, "close_grace"))
 
 
+def _extensions(o: _Options, extensions: Mapping[str, Any]) -> None:
+    for ext_id, settings in extensions.items():
+        text = None if settings is None else settings if isinstance(settings, str) else json.dumps(settings)
+        o.call("mcpc_options_add_extension", _b(ext_id), None if text is None else _b(text))
+
+
 def _headers(o: _Options, headers: Mapping[str, str]) -> None:
     for name, value in headers.items():
         o.call("mcpc_options_add_header", _b(name), _b(value))
@@ -243,6 +249,8 @@ class CommonOptions(TypedDict, total=False):
     on_log: Annotated[Optional[LogCallback], Option(_callback("mcpc_options_set_log_callback", _log_trampoline))]
     max_pages: Annotated[Optional[int], Option(_number("mcpc_options_set_max_pages"))]
     max_message_size: Annotated[Optional[int], Option(_number("mcpc_options_set_max_message_size"))]
+    # Extension id -> its settings (a dict, or JSON text of an object; None: {}).
+    extensions: Annotated[Optional[Mapping[str, Any]], Option(_extensions)]
 
 
 class StdioOptions(CommonOptions, total=False):
