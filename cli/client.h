@@ -23,6 +23,11 @@ int make_options(const struct config *cfg, struct store **store, mcpc_options_t 
 int connect_client(const struct config *cfg, const struct words *server_argv,
                    const mcpc_options_t *opts, mcpc_client_t **out_client);
 
+/* The skills commands (skills.c). */
+int cmd_skills(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts);
+int cmd_skill(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const char *name,
+              const char *file);
+
 /* Runs cfg->command on the client and prints its result; returns the exit status. */
 int run_command(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const struct config *cfg);
 

@@ -154,6 +154,10 @@ int run_command(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, 
         return cmd_request(client, call_opts, cfg->tool_name, cfg->tool_args);
     case CMD_READ:
         return cmd_read(client, call_opts, cfg->tool_name);
+    case CMD_SKILLS:
+        return cmd_skills(client, call_opts);
+    case CMD_SKILL:
+        return cmd_skill(client, call_opts, cfg->tool_name, cfg->tool_args);
     case CMD_RESOURCES:
     case CMD_TEMPLATES:
     case CMD_PROMPTS:

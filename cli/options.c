@@ -410,6 +410,13 @@ const struct cli_command COMMANDS[] = {
      "complete: expected prompt|resource REF ARGUMENT VALUE",
      "ask for completions of ARGUMENT (typed so far: VALUE) of prompt REF or resource "
      "template REF"},
+    {"skills", CMD_SKILLS, 0, 0, NULL, NULL,
+     "print the server's skills (io.modelcontextprotocol/skills) as one JSON array of their "
+     "entries (all pages)"},
+    {"skill", CMD_SKILL, 1, 2, "NAME [FILE]", "skill: missing NAME",
+     "print the SKILL.md of the skill NAME, or its FILE (a path within the skill), once "
+     "verified against the listing (size, sha256 digest, frontmatter); a file that fails is "
+     "not printed"},
 };
 const size_t N_COMMANDS = sizeof COMMANDS / sizeof COMMANDS[0];
 

@@ -25,6 +25,8 @@ enum command {
     CMD_PROMPTS,
     CMD_PROMPT,
     CMD_COMPLETE,
+    CMD_SKILLS,
+    CMD_SKILL,
 };
 
 enum elicit_mode { ELICIT_NONE, ELICIT_FIELDS, ELICIT_JSON };

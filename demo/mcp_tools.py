@@ -77,6 +77,8 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 # The extension the demo server offers, with its settings (capabilities.extensions).
 DEMO_EXTENSION = "dev.mcpc/demo"
 DEMO_EXTENSION_SETTINGS = {"logs": "the extensions a client declares"}
+# The skills extension (demo/skills.py), with directory reads.
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
 
 def dumps(obj):
@@ -335,7 +337,8 @@ class ToolServer:
         return {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}, "resources": {}, "prompts": {},
-                             "extensions": {DEMO_EXTENSION: DEMO_EXTENSION_SETTINGS}},
+                             "extensions": {DEMO_EXTENSION: DEMO_EXTENSION_SETTINGS,
+                                            SKILLS_EXTENSION: {"directoryRead": True}}},
             "serverInfo": dict(self.server_info),
             "instructions": self.instructions,
         }
@@ -345,7 +348,8 @@ class ToolServer:
             "resultType": "complete",
             "supportedVersions": list(self.supported),
             "capabilities": {"tools": {}, "resources": {}, "prompts": {},
-                             "extensions": {DEMO_EXTENSION: DEMO_EXTENSION_SETTINGS}},
+                             "extensions": {DEMO_EXTENSION: DEMO_EXTENSION_SETTINGS,
+                                            SKILLS_EXTENSION: {"directoryRead": True}}},
             "instructions": self.instructions,
             "ttlMs": 60000,
             "cacheScope": "public",

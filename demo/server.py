@@ -72,7 +72,10 @@ params._meta.progressToken.
         capabilities.extensions, in initialize or a modern request's _meta client
         capabilities, when they differ from the last ones recorded)
 
-Every era offers the extension "dev.mcpc/demo" in its capabilities.extensions.
+Every era offers the extension "dev.mcpc/demo" in its capabilities.extensions, and
+the skills extension (io.modelcontextprotocol/skills, with directoryRead): one skill,
+skill://demo-greeting/SKILL.md (demo/skills.py); the faults skill-bad-digest,
+skill-bad-size, skill-bad-frontmatter, skill-outside and skill-dynamic break it.
 
 Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
     repeated-cursor     the page for cursor X has nextCursor X again
@@ -138,6 +141,8 @@ import time
 from mcp_tools import (ERAS, META_CAPS, META_CLIENT_INFO, RpcError, ToolServer, _text, complete, dumps,
                        get_prompt, modern_list, negotiate_version, notification, read_resource)
 
+import skills  # noqa: E402  (beside this file, as mcp_tools is)
+
 SERVER_INFO = {"name": "mcpc-demo", "version": "0.1.0"}
 INSTRUCTIONS = "Demo server for mcpc: echo, add, fail, slow."
 FAULTS = {
@@ -148,7 +153,7 @@ FAULTS = {
     "truncate-exit", "invalid-utf8", "dup-response", "bad-result", "string-id", "notification-flood", "stop-reading",
     "ping-during-call", "notify-during-call", "notify-after-call", "stubborn", "linger", "grandchild",
     "close-stdout", "close-stdin",
-}
+} | skills.FAULTS
 
 
 class Server:
@@ -259,6 +264,8 @@ class Server:
                 self.respond(rid, self.list_tools(params.get("cursor")))
             elif method == "tools/call":
                 self.tools_call(rid, params)
+            elif skills.handle(method, params, self.fault, RpcError) is not None:
+                self.respond(rid, skills.handle(method, params, self.fault, RpcError))
             elif method == "resources/read":
                 self.respond(rid, read_resource(params))
             elif method == "prompts/get":
@@ -282,6 +289,8 @@ class Server:
             self.respond(rid, modern_list(self.list_tools(params.get("cursor"))))
         elif method == "tools/call":
             self.tools_call(rid, params, modern=True)
+        elif skills.handle(method, params, self.fault, RpcError) is not None:
+            self.respond(rid, complete(skills.handle(method, params, self.fault, RpcError)))
         elif method == "resources/read":
             self.respond(rid, complete(read_resource(params)))
         elif method == "prompts/get":

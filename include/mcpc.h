@@ -199,6 +199,13 @@ typedef enum {
    * mcpc_options_set_validate_output asks for it); the result is still handed out.
    */
   MCPC_ERR_OUTPUT_SCHEMA = 35,
+  /**
+   * A skill's file failed verification: its size or sha256 digest is not the one
+   * the skill's listing gives, its frontmatter differs from the listing's, or no
+   * listed skill names it (refused before anything was sent). Its content is not
+   * handed out.
+   */
+  MCPC_ERR_INTEGRITY = 36,
 } mcpc_status_t;
 
 /**
@@ -1182,6 +1189,84 @@ mcpc_status_t mcpc_client_list_prompts(const mcpc_client_t *client,
  * `client` is NULL or live.
  */
 mcpc_status_t mcpc_client_forget_lists(const mcpc_client_t *client);
+
+/**
+ * Lists the server's skills (`skills/list`, every page): a JSON array of the entries
+ * as the server sent them (`uri`, `frontmatter`, `resources`), each checked first
+ * (its name, description, files within the skill with a sha256 digest and a size,
+ * the extension's limits); an entry that fails is left out (and logged), as it must
+ * not be loaded. The listing is kept for its `ttlMs` (mcpc_client_forget_lists drops
+ * it). Nothing is fetched but the listing. The entries listed are held, so that
+ * their files can be read (mcpc_client_read_skill_file).
+ * Ownership: `opts` is read during the call; on success `*out_json` is the caller's:
+ * free it with mcpc_string_free.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_NOT_SUPPORTED (the server offers no
+ * skills extension), MCPC_ERR_PROTOCOL, MCPC_ERR_RPC, MCPC_ERR_CURSOR_REPEATED,
+ * MCPC_ERR_TOO_MANY_PAGES, MCPC_ERR_TIMEOUT, MCPC_ERR_CANCELLED, MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * `client` is NULL or live; `opts` is NULL or initialised; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_list_skills(const mcpc_client_t *client,
+                                      const mcpc_call_opts_t *opts,
+                                      char **out_json);
+
+/**
+ * Gets the entry of the skill whose `SKILL.md` is `uri` (`skills/get`), listed or
+ * not: the entry as the server sent it, checked as a listing's are, and held in place
+ * of what was held for it (the way to refresh a skill after a verification failure).
+ * Ownership: as mcpc_client_list_skills.
+ * Threads: as mcpc_client_list_skills.
+ * Errors: as mcpc_client_list_skills, and MCPC_ERR_INVALID_UTF8; MCPC_ERR_RPC
+ * (-32602) for a skill the server does not have; MCPC_ERR_PROTOCOL for an entry that
+ * fails its checks or names another skill.
+ *
+ * # Safety
+ * As mcpc_client_list_skills; `uri` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_client_get_skill(const mcpc_client_t *client,
+                                    const char *uri,
+                                    const mcpc_call_opts_t *opts,
+                                    char **out_json);
+
+/**
+ * Reads the file `uri` of a skill listed (or got) before, and hands it out only once
+ * it is verified: its size and its sha256 digest are those of the skill's entry, and
+ * for the skill's `SKILL.md` its YAML frontmatter equals the entry's, field by field.
+ * A file no held entry lists is refused before anything is sent, as is any file of a
+ * skill whose files are `"dynamic"` (they cannot be verified).
+ * Ownership: `uri` and `opts` are read during the call; on success `*out_contents` is
+ * the caller's: free it with mcpc_contents_free.
+ * Threads: as mcpc_client_list_skills.
+ * Errors: MCPC_ERR_INTEGRITY (any verification failure; nothing is handed out),
+ * MCPC_ERR_NOT_SUPPORTED (no skills extension), and those of mcpc_client_read_resource.
+ *
+ * # Safety
+ * As mcpc_client_get_skill; `out_contents` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_read_skill_file(const mcpc_client_t *client,
+                                          const char *uri,
+                                          const mcpc_call_opts_t *opts,
+                                          mcpc_contents_t **out_contents);
+
+/**
+ * Lists the directory `uri` of a held skill (`resources/directory/read`, every page):
+ * a JSON array of its direct children as the server sent them (subdirectories have
+ * `mimeType` "inode/directory"). Only when the server declared `directoryRead`; what
+ * it lists is not added to the skill's files (get the skill again for that).
+ * Ownership: as mcpc_client_list_skills.
+ * Threads: as mcpc_client_list_skills.
+ * Errors: MCPC_ERR_NOT_SUPPORTED (no skills extension, or no `directoryRead`),
+ * MCPC_ERR_INTEGRITY (`uri` is in no held skill), and those of mcpc_client_list_skills.
+ *
+ * # Safety
+ * As mcpc_client_get_skill.
+ */
+mcpc_status_t mcpc_client_read_skill_directory(const mcpc_client_t *client,
+                                               const char *uri,
+                                               const mcpc_call_opts_t *opts,
+                                               char **out_json);
 
 /**
  * Reads the resource `uri` (`resources/read`). Each entry of the result is text or a

@@ -97,6 +97,11 @@ pub enum mcpc_status_t {
     /// The tool's result does not fit its `outputSchema` (checked only when
     /// mcpc_options_set_validate_output asks for it); the result is still handed out.
     MCPC_ERR_OUTPUT_SCHEMA = 35,
+    /// A skill's file failed verification: its size or sha256 digest is not the one
+    /// the skill's listing gives, its frontmatter differs from the listing's, or no
+    /// listed skill names it (refused before anything was sent). Its content is not
+    /// handed out.
+    MCPC_ERR_INTEGRITY = 36,
 }
 
 pub use mcpc_status_t as Status;
@@ -142,6 +147,7 @@ impl Status {
             MCPC_ERR_INPUT_INVALID => "MCPC_ERR_INPUT_INVALID",
             MCPC_ERR_PROXY_AUTH => "MCPC_ERR_PROXY_AUTH",
             MCPC_ERR_OUTPUT_SCHEMA => "MCPC_ERR_OUTPUT_SCHEMA",
+            MCPC_ERR_INTEGRITY => "MCPC_ERR_INTEGRITY",
         }
     }
 }

@@ -44,6 +44,14 @@ for era in legacy modern; do
 done
 expect extension-not-an-object 1 '' -- --extension 'dev.example/x=[1]' --stdio "$SERVER" tools
 expect extension-bad-id 1 '' -- --extension 'no-slash' --stdio "$SERVER" tools
+# Skills: the listing, a skill's SKILL.md and another file, printed only once verified.
+expect skills-list 0 '"uri":"skill://demo-greeting/SKILL.md"' -- --stdio "$SERVER" skills
+expect skill-md 0 'name: demo-greeting' -- --stdio "$SERVER --era=modern" skill demo-greeting
+expect skill-file 0 'Grace' -- --stdio "$SERVER" skill demo-greeting references/names.md
+expect skill-bad-digest 3 '' -- --stdio "$SERVER --fault skill-bad-digest" skill demo-greeting
+expect skill-bad-frontmatter 3 '' -- --stdio "$SERVER --fault skill-bad-frontmatter" skill demo-greeting
+expect skill-unlisted-file 3 '' -- --stdio "$SERVER" skill demo-greeting scripts/run.sh
+expect skill-unknown 3 '' -- --stdio "$SERVER" skill nope
 expect tools-all-pages 0 '"name":"item_19"' -- --stdio "$SERVER" tools
 expect call-text 0 '"text":"hi"' -- --stdio "$SERVER" call echo '{"text":"hi"}'
 expect call-structured 0 '"structuredContent":{"sum":5}' -- --stdio "$SERVER" call add '{"a":2,"b":3}'

@@ -73,6 +73,7 @@ enum class Status : int {
     InputInvalid = MCPC_ERR_INPUT_INVALID,
     ProxyAuth = MCPC_ERR_PROXY_AUTH,
     OutputSchema = MCPC_ERR_OUTPUT_SCHEMA,
+    Integrity = MCPC_ERR_INTEGRITY,
 };
 
 /// The status's name, such as "MCPC_ERR_TIMEOUT".
@@ -1128,6 +1129,33 @@ public:
         mcpc_contents_t* r = nullptr;
         detail::check(mcpc_client_read_resource(p_.get(), std::string(uri).c_str(), &c, &r));
         return detail::take_contents(r);
+    }
+    /// The server's skills (skills/list, all pages): one JSON array of the entries that
+    /// passed their checks, as sent. No file is fetched.
+    std::string list_skills(const CallOptions& o = {}) const {
+        return json_call([&](mcpc_call_opts_t* c, char** out) { return mcpc_client_list_skills(p_.get(), c, out); }, o);
+    }
+    /// The entry of the skill whose SKILL.md is `uri` (skills/get), checked, as JSON.
+    std::string get_skill(std::string_view uri, const CallOptions& o = {}) const {
+        std::string u(uri);
+        return json_call([&](mcpc_call_opts_t* c, char** out) { return mcpc_client_get_skill(p_.get(), u.c_str(), c, out); },
+                         o);
+    }
+    /// Reads a file of a listed skill, handed out only once verified (size, sha256
+    /// digest, a SKILL.md's frontmatter); a failure throws Error with Status::Integrity.
+    ResourceContents read_skill_file(std::string_view uri, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        mcpc_contents_t* r = nullptr;
+        detail::check(mcpc_client_read_skill_file(p_.get(), std::string(uri).c_str(), &c, &r));
+        return detail::take_contents(r);
+    }
+    /// The children of a directory of a listed skill (resources/directory/read) as one
+    /// JSON array, where the server declared directoryRead.
+    std::string read_skill_directory(std::string_view uri, const CallOptions& o = {}) const {
+        std::string u(uri);
+        return json_call(
+            [&](mcpc_call_opts_t* c, char** out) { return mcpc_client_read_skill_directory(p_.get(), u.c_str(), c, out); },
+            o);
     }
     /// Subscribes to changes of `uri` (under 2026-07-28 through one
     /// `subscriptions/listen` for the whole set, kept open and sent again when it

@@ -21,6 +21,8 @@ pub(super) enum Kind {
     Resources,
     Templates,
     Prompts,
+    /// `skills/list`, kept for its `ttlMs` in either generation.
+    Skills,
 }
 
 impl Kind {
@@ -34,6 +36,7 @@ impl Kind {
             Kind::Tools => "tools",
             Kind::Resources | Kind::Templates => "resources",
             Kind::Prompts => "prompts",
+            Kind::Skills => "skills",
         }
     }
 
@@ -70,8 +73,8 @@ pub(super) enum Keep {
 /// The kept lists, and for each a count of the notifications that dropped it.
 #[derive(Default)]
 pub(crate) struct Cache {
-    entries: Mutex<[Option<Entry>; 4]>,
-    epochs: [AtomicU64; 4],
+    entries: Mutex<[Option<Entry>; 5]>,
+    epochs: [AtomicU64; 5],
 }
 
 impl Cache {

@@ -36,6 +36,7 @@ mod negotiate_tests;
 pub mod op;
 mod output;
 mod router;
+pub mod skills;
 mod tools;
 mod typed;
 
@@ -140,6 +141,8 @@ pub struct Client {
     capabilities: (Box<serde_json::value::RawValue>, Box<serde_json::value::RawValue>),
     /// Under 2026-07-28: the subscribed resources and their `subscriptions/listen`.
     listener: listen::Listener,
+    /// The skills entries held, by their `SKILL.md` URI (see [`skills`]).
+    skills: Mutex<HashMap<String, Arc<skills::Skill>>>,
 }
 
 /// What makes a transport: given the sink it delivers into. Called again to

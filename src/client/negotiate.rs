@@ -135,6 +135,7 @@ impl Client {
             output_schemas: Default::default(),
             capabilities,
             listener: Default::default(),
+            skills: Default::default(),
         };
         match client.negotiate(connector, ctl).await {
             Ok(session) => {

@@ -44,7 +44,7 @@ fn c_text(s: String, what: &str) -> crate::error::Result<CString> {
 }
 
 impl ContentsData {
-    fn new(c: Contents) -> crate::error::Result<Self> {
+    pub(super) fn new(c: Contents) -> crate::error::Result<Self> {
         let mut entries = Vec::with_capacity(c.items.len());
         for item in c.items {
             let (body, is_text) = match item.body {

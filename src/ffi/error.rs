@@ -100,6 +100,7 @@ const STATUSES: &[Status] = {
         MCPC_ERR_INPUT_INVALID,
         MCPC_ERR_PROXY_AUTH,
         MCPC_ERR_OUTPUT_SCHEMA,
+        MCPC_ERR_INTEGRITY,
     ]
 };
 

@@ -26,5 +26,6 @@ pub mod ptr;
 pub mod request;
 pub mod result;
 pub mod signer;
+pub mod skills;
 pub mod transport;
 pub mod userdata;

@@ -327,6 +327,20 @@ int main() {
         CHECK_EQ(mcpc::status_name(mcpc::Status::Timeout), std::string("MCPC_ERR_TIMEOUT"));
     });
 
+    run("skills: listed, read only once verified", [] {
+        mcpc::Client c = mcpc::Client::stdio(demo(), quick());
+        CHECK(contains(c.list_skills(), "\"skill://demo-greeting/SKILL.md\""));
+        mcpc::ResourceContents r = c.read_skill_file("skill://demo-greeting/references/names.md");
+        CHECK(r.contents.size() == 1 && r.contents[0].text && *r.contents[0].text == "Ada\nGrace\n");
+        bool refused = false;
+        try {
+            c.read_skill_file("skill://demo-greeting/scripts/run.sh");
+        } catch (const mcpc::Error& e) {
+            refused = e.status() == mcpc::Status::Integrity;
+        }
+        CHECK(refused);
+    });
+
     run("extensions: declared, and the server's as sent", [] {
         mcpc::Options o = quick();
         o.extension("io.modelcontextprotocol/tasks").extension("dev.example/x", "{\"a\":[3]}");

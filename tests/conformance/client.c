@@ -168,6 +168,9 @@ static mcpc_status_t connect_to(const char *url, mcpc_client_t **client) {
     if (strncmp(scenario, "elicitation", 11) == 0) {
         mcpc_options_set_elicitation_handler(o, MCPC_ELICIT_MODE_FORM, on_elicit, NULL, NULL);
     }
+    if (strncmp(scenario, "sep-2640-", 9) == 0) {
+        mcpc_options_add_extension(o, "io.modelcontextprotocol/skills", NULL);
+    }
     mcpc_options_set_timeout_ms(o, 20000);
     mcpc_oauth_t *a = oauth_settings();
     mcpc_options_set_oauth(o, a);
@@ -388,6 +391,54 @@ static int sc_elicitation_defaults(mcpc_client_t *c) {
     return ok ? 0 : 1;
 }
 
+/* sep-2640-client-no-prefetch: what a host does on connect: list the skills, and
+ * fetch none of their files. */
+static int sc_skills_list(mcpc_client_t *c) {
+    char *json = NULL;
+    mcpc_status_t st = mcpc_client_list_skills(c, NULL, &json);
+    if (st != MCPC_OK) return failed("skills/list", st);
+    say("skills: %s", json);
+    mcpc_string_free(json);
+    return 0;
+}
+
+/* Reads one file of a skill through the library's verification; 0 when it passed. */
+static int read_verified(mcpc_client_t *c, const char *uri) {
+    mcpc_contents_t *contents = NULL;
+    mcpc_status_t st = mcpc_client_read_skill_file(c, uri, NULL, &contents);
+    mcpc_contents_free(contents);
+    if (st != MCPC_OK) return failed(uri, st);
+    say("verified %s", uri);
+    return 0;
+}
+
+/* sep-2640-client-verify-*: load the first skill listed as a host does: its SKILL.md
+ * first, and its other files only once SKILL.md passed verification. */
+static int sc_skills_load(mcpc_client_t *c) {
+    char *json = NULL;
+    mcpc_status_t st = mcpc_client_list_skills(c, NULL, &json);
+    if (st != MCPC_OK) return failed("skills/list", st);
+    const char *entry = NULL, *files = NULL, *file = NULL;
+    size_t len = 0;
+    char *uri = NULL;
+    int rc = 1;
+    if (js_index(json, 0, &entry, &len) && (uri = js_get_string(entry, "uri")) != NULL) {
+        rc = read_verified(c, uri);
+        if (rc == 0 && js_get(entry, "resources", &files, &len)) {
+            for (size_t i = 0; rc == 0 && js_index(files, i, &file, &len); i++) {
+                char *f = js_get_string(file, "uri");
+                if (f && strcmp(f, uri) != 0) rc = read_verified(c, f);
+                free(f);
+            }
+        }
+    } else {
+        say("no skill listed");
+    }
+    free(uri);
+    mcpc_string_free(json);
+    return rc;
+}
+
 struct scenario {
     const char *name;
     int (*run)(mcpc_client_t *);
@@ -405,6 +456,10 @@ static const struct scenario SCENARIOS[] = {
     {"http-invalid-tool-headers", sc_invalid_tool_headers},
     {"sep-2322-client-request-state", sc_request_state},
     {"elicitation-sep1034-client-defaults", sc_elicitation_defaults},
+    {"sep-2640-client-no-prefetch", sc_skills_list},
+    {"sep-2640-client-verify-digest", sc_skills_load},
+    {"sep-2640-client-verify-size", sc_skills_load},
+    {"sep-2640-client-verify-frontmatter", sc_skills_load},
 };
 
 int main(int argc, char **argv) {

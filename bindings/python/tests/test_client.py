@@ -303,7 +303,8 @@ def test_extensions_declared_and_offered(tmp_path: Path) -> None:
         exts = {"io.modelcontextprotocol/tasks": {}, "dev.example/x": {"a": [3]}, "dev.example/y": None}
         with libmcpc.Client.stdio(demo_argv("--era", era, "--log", str(log)), timeout=20,
                                   extensions=exts) as c:
-            assert c.server_extensions() == {"dev.mcpc/demo": {"logs": "the extensions a client declares"}}
+            offered = c.server_extensions()
+            assert offered and offered["dev.mcpc/demo"] == {"logs": "the extensions a client declares"}
             c.call("echo", {"text": "x"})
         events = [json.loads(line) for line in log.read_text().splitlines() if '"client-extensions"' in line]
         assert events and events[0]["extensions"] == {"io.modelcontextprotocol/tasks": {}, "dev.example/x": {"a": [3]},

@@ -10,7 +10,7 @@ import pytest
 
 import libmcpc
 
-from conftest import PYTHON, REPO
+from conftest import PYTHON, REPO, demo_argv
 
 INPUT = str(REPO / "tests" / "fixtures" / "input_server.py")
 
@@ -137,3 +137,23 @@ def test_lists_are_kept(client: libmcpc.Client) -> None:
     assert int(client.call("lists").text) == before + 1
     client.tools(fresh=True)
     assert int(client.call("lists").text) == before + 2
+
+
+def test_skills_listed_and_read_only_once_verified() -> None:
+    for era in ("legacy", "modern"):
+        with libmcpc.Client.stdio(demo_argv("--era", era), timeout=20) as c:
+            skills = c.skills()
+            assert [s["frontmatter"]["name"] for s in skills] == ["demo-greeting"]
+            md = c.read_skill_file("skill://demo-greeting/SKILL.md")
+            assert "name: demo-greeting" in (md.contents[0].text or "")
+            assert c.skill("skill://demo-greeting/SKILL.md")["uri"] == "skill://demo-greeting/SKILL.md"
+            children = c.skill_directory("skill://demo-greeting")
+            assert any(ch.get("mimeType") == "inode/directory" for ch in children)
+            with pytest.raises(libmcpc.IntegrityError):
+                c.read_skill_file("skill://demo-greeting/scripts/run.sh")
+    with libmcpc.Client.stdio(demo_argv("--fault", "skill-bad-size"), timeout=20) as c:
+        c.skills()
+        with pytest.raises(libmcpc.IntegrityError) as e:
+            c.read_skill_file("skill://demo-greeting/SKILL.md")
+        assert e.value.status == libmcpc.Status.INTEGRITY
+

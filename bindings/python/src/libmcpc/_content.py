@@ -133,6 +133,39 @@ class ContentMixin:
             self._leave()
         return _contents_from(out.value or 0)
 
+    def skills(self, *, timeout: Optional[float] = None, cancel: Any = None,
+               fresh: bool = False) -> List[Dict[str, Any]]:
+        """Lists the server's skills (``skills/list``, all pages): the entries that
+        passed their checks, each as sent; kept for the listing's ``ttlMs`` unless
+        ``fresh``. No file is fetched."""
+        return list(self._json_call(lambda h, o, out: lib.mcpc_client_list_skills(h, o, out), timeout, cancel, fresh))
+
+    def skill(self, uri: str, *, timeout: Optional[float] = None, cancel: Any = None) -> Dict[str, Any]:
+        """The entry of the skill whose ``SKILL.md`` is ``uri`` (``skills/get``), checked."""
+        u = uri.encode("utf-8")
+        return dict(self._json_call(lambda h, o, out: lib.mcpc_client_get_skill(h, u, o, out), timeout, cancel))
+
+    def read_skill_file(self, uri: str, *, timeout: Optional[float] = None, cancel: Any = None) -> ResourceContents:
+        """Reads a file of a listed skill, handed out only once verified (size, sha256
+        digest, and a SKILL.md's frontmatter against the listing's); a failure, or a
+        file no listed skill names, raises :class:`~libmcpc.IntegrityError`."""
+        opts = _call_opts(timeout, cancel, None)
+        h = self._enter()
+        try:
+            out = c_void_p()
+            _check(lib.mcpc_client_read_skill_file(h, uri.encode("utf-8"), byref(opts), byref(out)))
+        finally:
+            self._leave()
+        return _contents_from(out.value or 0)
+
+    def skill_directory(self, uri: str, *, timeout: Optional[float] = None,
+                        cancel: Any = None) -> List[Dict[str, Any]]:
+        """The children of a directory of a listed skill (``resources/directory/read``),
+        where the server declared ``directoryRead``."""
+        u = uri.encode("utf-8")
+        return list(self._json_call(lambda h, o, out: lib.mcpc_client_read_skill_directory(h, u, o, out),
+                                    timeout, cancel))
+
     def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, *,
                    timeout: Optional[float] = None, cancel: Any = None) -> Dict[str, Any]:
         """Gets the prompt ``name`` with ``arguments`` (string values): the result as

@@ -29,6 +29,7 @@ The hierarchy::
     ├── RpcError                                 RPC (see rpc_code)
     ├── ToolError                                TOOL (see result)
     ├── OutputSchemaError                        OUTPUT_SCHEMA (see result)
+    ├── IntegrityError                           INTEGRITY (a skill's file failed verification)
     ├── TimeoutError (also builtins.TimeoutError) TIMEOUT
     ├── CancelledError                           CANCELLED
     ├── ClosedError                              CLOSED
@@ -91,6 +92,7 @@ class Status(enum.IntEnum):
     INPUT_INVALID = 33
     PROXY_AUTH = 34
     OUTPUT_SCHEMA = 35
+    INTEGRITY = 36
 
 
 class McpcError(Exception):
@@ -147,6 +149,11 @@ class TlsError(TransportError):
 class OutputSchemaError(McpcError):
     """The result does not fit its tool's outputSchema (``validate_output=True``);
     ``.result`` is the result all the same."""
+
+
+class IntegrityError(McpcError):
+    """A skill's file failed verification (size, sha256 digest, frontmatter), or no
+    listed skill names it; nothing of it is handed out."""
 
 
 class ServerExitedError(TransportError):
@@ -282,6 +289,7 @@ _BY_STATUS: Dict[int, Type[McpcError]] = {
     Status.PROXY_AUTH: ProxyAuthError,
     Status.SERVER_EXITED: ServerExitedError,
     Status.OUTPUT_SCHEMA: OutputSchemaError,
+    Status.INTEGRITY: IntegrityError,
 }
 
 
