@@ -534,7 +534,7 @@ pub(super) mod loom_models {
             let mut answered = request(&shared, 1).unwrap();
             let (tx, mut direct) = oneshot::channel();
             shared
-                .register_direct(2, Duration::from_secs(3600), Reply::Wake(tx))
+                .register_direct(2, Duration::from_secs(3600), Reply::Wake(tx), Reader::Call)
                 .unwrap();
             let router = {
                 let shared = shared.clone();
