@@ -1,7 +1,7 @@
 /* C tests of HTTP proxies: a real proxy (tinyproxy, started here on loopback, with and
  * without Basic authentication) in front of the loopback HTTP fixture, plain and TLS;
  * the explicit option, the no-proxy list, the environment's rule for loopback, a 407,
- * and hand-made proxies that refuse or drop the tunnel. Every address is loopback.
+ * and hand-made proxies that refuse, drop or never answer the tunnel. Every address is loopback.
  * Run from the repository root; the closing line is "N passed, N failed, N skipped".
  * An argument runs only tests whose name contains it. MCPC_TINYPROXY names the
  * program (default: tinyproxy on PATH). */
@@ -188,7 +188,10 @@ static void test_environment_spares_loopback(void) {
 }
 
 /* A hand-made proxy: answers one CONNECT with `answer`, or closes the connection
- * without a word when it is NULL. */
+ * without a word when it is NULL, or keeps it open without a word, until the client
+ * closes it, when it is SILENT. */
+static const char SILENT[] = "";
+
 struct fake {
     int fd;
     int port;
@@ -209,7 +212,11 @@ static void *fake_run(void *arg) {
         buf[got] = 0;
         if (strstr(buf, "\r\n\r\n")) break;
     }
-    if (k->answer && write(c, k->answer, strlen(k->answer)) < 0) perror("fake proxy write");
+    if (k->answer == SILENT)
+        while (read(c, buf, sizeof buf) > 0) {
+        }
+    else if (k->answer && write(c, k->answer, strlen(k->answer)) < 0)
+        perror("fake proxy write");
     close(c);
     return NULL;
 }
@@ -266,6 +273,30 @@ static void test_proxies_that_refuse(void) {
     fixture_stop(&f);
 }
 
+/* A proxy that takes the connection and never answers the CONNECT is a timeout, as a
+ * server that never answers is, not a transport error. */
+static void test_a_silent_proxy_times_out(void) {
+    struct fixture f;
+    if (tls_fixture(&f) != 0) {
+        CHECK(0);
+        return;
+    }
+    struct fake k;
+    if (fake_start(&k, SILENT) != 0) {
+        CHECK(0);
+        fixture_stop(&f);
+        return;
+    }
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", k.port);
+    mcpc_options_t *o = via(url);
+    mcpc_options_set_timeout_ms(o, 1000);
+    /* The connect timeout and the request's own race: either is a timeout. */
+    CHECK_STATUS(echo_via(&f, o, "x"), MCPC_ERR_TIMEOUT);
+    fake_stop(&k);
+    fixture_stop(&f);
+}
+
 static void test_bad_settings(void) {
     mcpc_options_t *o = mcpc_options_new();
     CHECK_STATUS(mcpc_options_set_proxy(o, "socks5://127.0.0.1:1080"), MCPC_ERR_NOT_SUPPORTED);
@@ -301,6 +332,7 @@ int main(int argc, char **argv) {
     RUN(test_no_proxy_and_none);
     RUN(test_environment_spares_loopback);
     RUN(test_proxies_that_refuse);
+    RUN(test_a_silent_proxy_times_out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", cert_dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", cert_dir);
     return harness_finish();

@@ -24,7 +24,7 @@ pub(super) const MAX_REDIRECTS: usize = 5;
 /// authorizer bounds its own step-ups within this).
 const MAX_CHALLENGES: usize = 5;
 
-/// Turns a failed exchange into our error: TLS failures are their own status;
+/// Turns a failed exchange into our error: TLS failures and timeouts are their own statuses;
 /// messages never carry the URL's query or credentials.
 pub(super) fn classify(e: Failure, url: &Url) -> Error {
     if let Failure::Proxy(_, status) = &e {
@@ -39,7 +39,13 @@ pub(super) fn classify(e: Failure, url: &Url) -> Error {
         err.http_status = *status;
         return err;
     }
-    if e.is_tls() {
+    if e.is_timeout() {
+        // Not answered in time is a timeout wherever it happens, as with a silent server.
+        Error::new(
+            Status::MCPC_ERR_TIMEOUT,
+            format!("HTTP request to {} failed: {e}", url_policy::redact(url)),
+        )
+    } else if e.is_tls() {
         Error::new(
             Status::MCPC_ERR_TLS,
             format!("TLS with {} failed: {e}", url_policy::redact(url)),
@@ -378,5 +384,41 @@ impl Inner {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::transport::net::{self, Origin, Route};
+
+    /// A proxy that takes the connection and never answers the CONNECT: the call ends
+    /// as a timeout, as with a server that never answers, naming the proxy.
+    #[test]
+    fn a_silent_proxy_is_a_timeout() {
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = proxy.local_addr().unwrap().port();
+        let held = std::thread::spawn(move || proxy.accept().map(|(c, _)| c));
+        let route = Route {
+            proxy: crate::transport::proxy::parse_proxy(&format!("127.0.0.1:{port}"), None, "test").unwrap(),
+            tls: None,
+        };
+        let url = Url::parse("https://127.0.0.1:9/mcp").unwrap();
+        let tls = Arc::new(super::super::tls::tls_config(&[], false).unwrap());
+        let origin = Origin::new(&url, Some(tls), Some(route)).unwrap();
+        let t0 = Instant::now();
+        let failure = crate::drive::runtime::handle()
+            .block_on(net::open(&origin, Duration::from_millis(300)))
+            .err()
+            .expect("no tunnel from a silent proxy");
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        let err = classify(failure, &url);
+        assert_eq!(err.status, Status::MCPC_ERR_TIMEOUT, "{}", err.message);
+        assert!(err.message.contains("did not answer within 300 ms"), "{}", err.message);
+        assert!(err.message.contains(&format!("127.0.0.1:{port}")), "{}", err.message);
+        drop(held.join());
     }
 }

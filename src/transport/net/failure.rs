@@ -22,6 +22,11 @@ impl Failure {
     pub fn is_tls(&self) -> bool {
         matches!(self, Failure::Tls(_))
     }
+
+    /// No connection (nor tunnel) within the connect timeout.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Failure::Connect(e) if e.kind() == io::ErrorKind::TimedOut)
+    }
 }
 
 impl std::fmt::Display for Failure {

@@ -282,9 +282,13 @@ pub async fn open(o: &Origin, timeout: Duration) -> Result<(Stream, Arc<AtomicBo
     };
     match tokio::time::timeout(timeout, connect).await {
         Ok(c) => c,
+        // A proxy that never answers its CONNECT times out as a silent server does.
         Err(_) => Err(Failure::Connect(io::Error::new(
             io::ErrorKind::TimedOut,
-            format!("no connection within {} ms", timeout.as_millis()),
+            match &o.route {
+                Some(r) => format!("proxy {:?} did not answer within {} ms", r.proxy, timeout.as_millis()),
+                None => format!("no connection within {} ms", timeout.as_millis()),
+            },
         ))),
     }
 }
