@@ -180,11 +180,32 @@ static void test_servers_that_break_the_rules(void) {
     }
 }
 
+/* A stream that never names its endpoint: the connect ends at its timeout, not after
+ * close's grace for messages queued to an endpoint that will never be known. */
+static void test_no_endpoint_keeps_the_timeout(void) {
+    struct legacy s;
+    if (legacy_start(&s, "no-endpoint") != 0) {
+        CHECK(0);
+        return;
+    }
+    mcpc_client_t *c = NULL;
+    /* Once unmeasured: the first connect also starts the library (slow under valgrind). */
+    CHECK_STATUS(connect_mode(&s, MCPC_HTTP_SSE, 300, &c), MCPC_ERR_TIMEOUT);
+    double t0 = now_ms();
+    CHECK_STATUS(connect_mode(&s, MCPC_HTTP_SSE, 300, &c), MCPC_ERR_TIMEOUT);
+    double took = now_ms() - t0;
+    if (took >= 1500) fprintf(stderr, "  took %.0f ms\n", took);
+    CHECK(took < 1500);
+    CHECK(c == NULL);
+    legacy_stop(&s);
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     RUN(test_auto_falls_back);
     RUN(test_pinned_modes);
     RUN(test_cancel_and_close);
     RUN(test_servers_that_break_the_rules);
+    RUN(test_no_endpoint_keeps_the_timeout);
     return harness_finish();
 }

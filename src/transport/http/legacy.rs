@@ -288,6 +288,15 @@ impl Transport for LegacySseTransport {
             }
             // What was queued before close goes out (a cancel, say), within the grace.
             drop(inner.queue.lock().unwrap_or_else(|p| p.into_inner()).take());
+            // Unless the stream never named where to: then nothing can go out, and the
+            // writer ends now rather than at the grace's end.
+            inner.endpoint.send_if_modified(|e| {
+                if e.is_some() {
+                    return false;
+                }
+                *e = Some(Err(Error::new(Status::MCPC_ERR_CLOSED, "the client is closed")));
+                true
+            });
             let writer = inner.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(mut w) = writer {
                 if tokio::time::timeout(CLOSE_WAIT, &mut w).await.is_err() {
