@@ -560,8 +560,27 @@ static void test_token_refresh_after_401(void) {
     mcpc_options_free(o);
     fixture_stop(&f);
 
-    if (start(&f, "json", "forbidden") == 0) {
+    /* A 403 that asks for more scope is an authorization error... */
+    if (start(&f, "json", "forbidden-scope") == 0) {
         CHECK_STATUS(connect_to(&f, NULL, &c), MCPC_ERR_AUTH);
+        fixture_stop(&f);
+    }
+    /* ...one with no challenge is the server's refusal, which its body's first line
+     * explains: an HTTP error that says it, escaped, and nothing after that line. */
+    if (start(&f, "json", "forbidden") == 0) {
+        o = mcpc_options_new();
+        mcpc_options_set_bearer_token(o, "secret-token");
+        CHECK_STATUS(connect_to(&f, o, &c), MCPC_ERR_HTTP);
+        mcpc_options_free(o);
+        const char *m = mcpc_last_error_message();
+        char want[64];
+        snprintf(want, sizeof want, "Access is only allowed at localhost:%d", f.port);
+        if (!strstr(m, want)) fprintf(stderr, "  %s\n", m);
+        CHECK(strstr(m, "403") != NULL);
+        CHECK(strstr(m, want) != NULL);
+        CHECK(strchr(m, '\x1b') == NULL);
+        CHECK(strstr(m, "not-this-line") == NULL);
+        CHECK(strstr(m, "secret-token") == NULL);
         fixture_stop(&f);
     }
 }

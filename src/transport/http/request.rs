@@ -14,7 +14,8 @@ use url::Url;
 
 use super::hx::{Failure, Reply};
 use super::*;
-use crate::error::{Error, Result, Status};
+use crate::drive::runtime::boxed_apart;
+use crate::error::{quote, Error, Result, Status};
 use crate::url_policy;
 
 /// How many redirects a request may follow (within the endpoint's origin only).
@@ -97,8 +98,22 @@ pub(super) async fn status_error(mut resp: Reply) -> Error {
         }
         err.message.push_str(&format!(" ({})", rpc.message));
         err.rpc_code = rpc.rpc_code;
+    } else if let Some(line) = first_line(body) {
+        err.message.push_str(&format!(": {}", quote(line)));
     }
     err
+}
+
+/// The first line of a body that is not JSON-RPC, the server's words on why it
+/// refused; its caller quotes it (server data: escaped and bounded).
+fn first_line(body: &[u8]) -> Option<&str> {
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => t,
+        // Cut in the middle of a character by the read limit: what comes before.
+        Err(e) => std::str::from_utf8(&body[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    let line = text.lines().next()?.trim();
+    (!line.is_empty()).then_some(line)
 }
 
 impl Inner {
@@ -179,6 +194,11 @@ impl Inner {
             let status = resp.status();
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
                 let challenge = resp.header_str(WWW_AUTHENTICATE.as_str()).map(str::to_string);
+                if status == StatusCode::FORBIDDEN && challenge.is_none() {
+                    // No challenge: not about credentials but the server's own refusal,
+                    // which its body explains ("only allowed at localhost", say).
+                    return Err(boxed_apart(|| status_error(resp)).await);
+                }
                 if let Some(a) = &self.cfg.authorizer {
                     // 403 is a challenge only when it asks for more scope (step-up).
                     let step_up = challenge.as_deref().is_some_and(|c| c.contains("insufficient_scope"));
