@@ -59,7 +59,10 @@ static char *roots_json(const char *const *dirs, size_t n)
 
 static void on_roots(void *userdata, mcpc_input_t *input)
 {
-    if (mcpc_input_complete(input, userdata) != MCPC_OK)
+    /* MCPC_ERR_CLOSED: asked while mcpc closes, there is nobody left to answer; not
+     * a fault worth a line. */
+    mcpc_status_t st = mcpc_input_complete(input, userdata);
+    if (st != MCPC_OK && st != MCPC_ERR_CLOSED)
         fprintf(stderr, "mcpc: roots: %s\n", mcpc_last_error_message());
     mcpc_input_free(input);
 }

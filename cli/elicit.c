@@ -585,7 +585,9 @@ static void answer(mcpc_input_t *input, bool by_field)
         st = answer_url(input);
     else
         st = by_field ? answer_fields(input) : answer_json_line(input);
-    if (st != MCPC_OK) {
+    /* MCPC_ERR_CLOSED: the client closed, or the call ended, while the user
+     * answered; nobody is left to tell. */
+    if (st != MCPC_OK && st != MCPC_ERR_CLOSED) {
         fputs("mcpc: elicitation: ", stderr);
         put_sanitized(stderr, mcpc_last_error_message());
         fputc('\n', stderr);

@@ -126,6 +126,8 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
     close-stdout        tools/call closes fd 1, then sleeps forever
     close-stdin         tools/call closes fd 0, answers the call, then sleeps forever
                         (so the client's next write finds a pipe with no reader)
+    roots-on-close      on stdin EOF (the client closing) sends a roots/list request,
+                        which can no longer be answered, and exits 0.5 s later
 """
 
 import argparse
@@ -152,7 +154,7 @@ FAULTS = {
     "garbage-line", "bad-responses", "long-line", "stderr-flood",
     "truncate-exit", "invalid-utf8", "dup-response", "bad-result", "string-id", "notification-flood", "stop-reading",
     "ping-during-call", "notify-during-call", "notify-after-call", "stubborn", "linger", "grandchild",
-    "close-stdout", "close-stdin",
+    "close-stdout", "close-stdin", "roots-on-close",
 } | skills.FAULTS
 
 
@@ -228,6 +230,10 @@ class Server:
         # stdin EOF
         if self.fault in ("stubborn", "linger"):
             sleep_forever()
+        if self.fault == "roots-on-close":
+            self.write_lines({"jsonrpc": "2.0", "id": "srv-%d" % next(self.srv_ids),
+                              "method": "roots/list"})
+            time.sleep(0.5)  # time for the client to try to answer before the pipe goes
         if self.log_file is not None:
             self.log_file.flush()
         os._exit(0)  # don't wait for worker threads (possibly blocked writers)

@@ -127,6 +127,14 @@ stderr_has() {
         echo "FAIL $1: stderr lacks $2: $(head -c 600 "$tmp/err")"; failed=$((failed + 1))
     fi
 }
+# stderr_lacks NAME TEXT: the last run's stderr does not hold TEXT.
+stderr_lacks() {
+    if grep -qF -- "$2" "$tmp/err"; then
+        echo "FAIL $1: stderr has $2: $(head -c 600 "$tmp/err")"; failed=$((failed + 1))
+    else
+        echo "ok   $1"; passed=$((passed + 1))
+    fi
+}
 # Input for the server: roots offered with --roots, elicitation answered on stdin with
 # --elicit field by field (defaults filled in, a wrong value asked again, choices by
 # number, value or title, decline and cancel) and with --elicit-json, a generic request.
@@ -164,6 +172,9 @@ for era in modern legacy; do
 done
 expect no-elicit-modern 0 '\"action\": \"decline\"' -- --stdio "$INPUT --era=modern" call form
 expect usage-roots-not-a-dir 1 '' -- --roots /nonexistent --stdio "$SERVER" tools
+# A roots request that comes while mcpc closes can no longer be answered: no error line.
+expect roots-while-closing 0 '"name":"echo"' -- --roots /tmp --stdio "$SERVER --fault roots-on-close" tools
+stderr_lacks roots-while-closing-quiet 'mcpc: roots'
 expect request 0 '"name":"echo"' -- --stdio "$SERVER" request tools/list '{}'
 expect request-rpc-error 3 '' -- --stdio "$SERVER" request no/such/method
 expect usage-request-no-method 1 '' -- --stdio "$SERVER" request

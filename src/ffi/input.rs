@@ -322,7 +322,8 @@ fn json_in(text: &str, what: &str) -> Result<Value> {
 /// JSON, not an elicitation), MCPC_ERR_INVALID_UTF8, MCPC_ERR_INPUT_INVALID (the content
 /// does not fit the schema, or content where none belongs: nothing was sent, the
 /// request stays open), MCPC_ERR_ALREADY_COMPLETED, MCPC_ERR_TIMEOUT (it ended
-/// unanswered), MCPC_ERR_CLOSED (its client or call is gone).
+/// unanswered), MCPC_ERR_CLOSED (its client is closing or gone, or its call ended:
+/// the answer cannot go out).
 ///
 /// # Safety
 /// `input` is NULL or live; `content_json` is NULL or NUL-terminated.

@@ -102,6 +102,12 @@ impl StdioConfig {
 /// The most read from a pipe at once.
 pub(super) const READ_CHUNK: usize = 64 * 1024;
 
+/// A message sent after the client began to close (an answer to a server request
+/// that came in meanwhile): `MCPC_ERR_CLOSED`, as after close on every transport.
+pub(super) fn closing() -> Error {
+    Error::new(Status::MCPC_ERR_CLOSED, "the client is closing")
+}
+
 pub(super) fn too_long_error(too_long: crate::framing::LineTooLong) -> Error {
     Error::new(
         Status::MCPC_ERR_MESSAGE_TOO_LARGE,

@@ -61,7 +61,7 @@ impl Transport for StdioTransport {
 
     fn send(&self, msg: Outgoing) -> Result<()> {
         if *self.close_tx.borrow() {
-            return Err(stdin_closed());
+            return Err(super::closing());
         }
         let mut body = msg.body;
         body.push(b'\n');

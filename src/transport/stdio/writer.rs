@@ -35,7 +35,7 @@ pub(super) struct WriteState {
     /// first have gone out.
     pub(super) queue: VecDeque<Vec<u8>>,
     pub(super) front_done: usize,
-    /// No more messages: drain, then close stdin.
+    /// The client closes: no more messages; drain, then close stdin.
     pub(super) closing: bool,
 }
 
@@ -51,7 +51,9 @@ impl Writer {
     pub(super) fn send(&self, msg: Vec<u8>) -> Result<()> {
         let mut st = self.lock();
         if st.closing {
-            return Err(Error::new(Status::MCPC_ERR_TRANSPORT, "the server's stdin is closed"));
+            // Our own close, not a fault: an answer to a server request that comes in
+            // meanwhile can no longer go out, and says so.
+            return Err(super::closing());
         }
         let Some(fd) = st.fd.clone() else {
             return Err(Error::new(Status::MCPC_ERR_TRANSPORT, "the server's stdin is closed"));
@@ -226,9 +228,8 @@ pub(super) async fn write_loop(writer: Arc<Writer>, sink: SinkRef, mut exit_rx: 
                     ),
                 ));
                 let mut st = writer.lock();
-                st.fd = None;
+                st.fd = None; // later sends fail as a transport error
                 st.queue.clear();
-                st.closing = true;
                 return;
             }
         }
