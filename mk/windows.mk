@@ -11,7 +11,8 @@
 #                      and test-windows-rust: the library's Rust unit tests, built
 #                      for Windows and run under Wine (not with WIN_DLL_DIR)
 # Both first run tests/windows/setup.sh, which installs mingw-w64, wine64 and the
-# Rust target when they are missing.
+# Rust target when they are missing: every rule that runs one of their tools has
+# windows-deps before it (tests/windows/deps_order.sh checks, in make test).
 # WIN_DLL_DIR=DIR takes libmcpc.dll.a and its DLL from DIR instead of cargo's
 # output (a DLL built elsewhere); then cargo does not run.
 
@@ -36,7 +37,12 @@ WIN_RUN      := WINEPREFIX='$(WIN_PREFIX)' WINEDEBUG=-all WINEDLLOVERRIDES='msco
 
 WIN_CLI_SRC  := $(filter-out cli/platform_posix.c,$(CLI_SRC)) cli/platform_win.c
 
-.PHONY: windows test-windows test-windows-rust windows-deps windows-dll python-wheel-windows
+.PHONY: windows test-windows test-windows-rust windows-deps windows-dll python-wheel-windows test-windows-deps
+
+# Runs no tool: reads make's dry runs (about a second).
+test-windows-deps:
+	tests/windows/deps_order.sh
+EXTRA_TESTS += test-windows-deps
 
 windows-deps:
 	tests/windows/setup.sh $(if $(filter $(WIN_CARGO_OUT),$(WIN_DLL_DIR)),,--no-rust)
@@ -54,7 +60,7 @@ endif
 	cp include/mcpc.h $(WIN_OUT)/
 
 # Its manifest makes the process code page UTF-8 (cli/mcpc.manifest).
-$(WIN_OUT)/mcpc_res.o: cli/mcpc.rc cli/mcpc.manifest
+$(WIN_OUT)/mcpc_res.o: cli/mcpc.rc cli/mcpc.manifest | windows-deps
 	@mkdir -p $(WIN_OUT)
 	$(WIN_WINDRES) $< -O coff -o $@
 
@@ -63,7 +69,7 @@ $(WIN_OUT)/mcpc.exe: $(WIN_CLI_SRC) $(wildcard cli/*.h) include/mcpc.h $(WIN_OUT
 
 windows: $(WIN_OUT)/mcpc.exe
 
-$(WIN_TEST_DIR)/fake_server.exe: tests/windows/fake_server.c benches/json_lite.h benches/bench_buf.h
+$(WIN_TEST_DIR)/fake_server.exe: tests/windows/fake_server.c benches/json_lite.h benches/bench_buf.h | windows-deps
 	@mkdir -p $(WIN_TEST_DIR)
 	$(WIN_CC) $(WIN_CFLAGS) -municode -Ibenches $< -lws2_32 -o $@
 
@@ -77,7 +83,7 @@ $(WIN_TEST_DIR)/test_windows.exe: tests/windows/test_windows.c tests/c/check.h i
 	$(WIN_CC) $(WIN_CFLAGS) -Itests/c -g $< -L$(WIN_OUT) -lmcpc -o $@
 
 # cli/platform_win.c alone: what the CLI tests cannot reach without an OAuth server.
-$(WIN_TEST_DIR)/test_cli_platform.exe: tests/windows/test_cli_platform.c cli/platform_win.c cli/platform.h
+$(WIN_TEST_DIR)/test_cli_platform.exe: tests/windows/test_cli_platform.c cli/platform_win.c cli/platform.h | windows-deps
 	@mkdir -p $(WIN_TEST_DIR)
 	$(WIN_CC) $(WIN_CFLAGS) -Icli $< cli/platform_win.c -Wl,-Bstatic -lpthread -Wl,-Bdynamic \
 	    -lws2_32 -lshell32 -lole32 -ladvapi32 -o $@
