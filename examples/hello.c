@@ -12,7 +12,7 @@ int main(void) {
 
     mcpc_tool_list_t *tools = NULL;
     if (mcpc_client_list_tools(client, NULL, &tools) == MCPC_OK) {
-        for (size_t i = 0; i < mcpc_tool_list_len(tools); i++) {
+        for (size_t i = 0; i < mcpc_tool_list_count(tools); i++) {
             printf("tool: %s\n", mcpc_tool_list_name(tools, i));
         }
         mcpc_tool_list_free(tools);

@@ -27,10 +27,13 @@ extern "C" {
 
 /**
  * The version of this header; mcpc_version() gives the library's.
+ * MCPC_VERSION_NUM is 0xMMmmpp (major, minor, patch; two hex digits each), for
+ * `#if MCPC_VERSION_NUM >= 0x000200` checks.
  */
 #define MCPC_VERSION_MAJOR 0
 #define MCPC_VERSION_MINOR 1
 #define MCPC_VERSION_PATCH 0
+#define MCPC_VERSION_NUM 0x000100
 #define MCPC_VERSION "0.1.0"
 
 /**
@@ -1521,6 +1524,16 @@ void mcpc_cancel_free(mcpc_cancel_t *cancel);
 
 /**
  * The number of tools (0 for NULL).
+ * Threads: any thread; the list is read-only.
+ *
+ * # Safety
+ * `list` is NULL or a live tool list.
+ */
+size_t mcpc_tool_list_count(const mcpc_tool_list_t *list);
+
+/**
+ * The number of tools: an alias of mcpc_tool_list_count (every count is `_count`),
+ * kept until 1.0.
  *
  * # Safety
  * `list` is NULL or a live tool list.

@@ -274,11 +274,17 @@ fn version_macros(version: &str) -> Vec<Item> {
     let mut parts = version.split(['.', '-', '+']);
     let mut next = || parts.next().unwrap_or("0").to_string();
     let (major, minor, patch) = (next(), next(), next());
-    let doc = "/**\n * The version of this header; mcpc_version() gives the library's.\n */\n";
+    // One number that grows with each version, for the preprocessor's comparisons.
+    let byte = |p: &str| p.parse::<u8>().expect("each part of the version is at most 255");
+    let num = format!("0x{:02x}{:02x}{:02x}", byte(&major), byte(&minor), byte(&patch));
+    let doc = "/**\n * The version of this header; mcpc_version() gives the library's.\n * \
+               MCPC_VERSION_NUM is 0xMMmmpp (major, minor, patch; two hex digits each), for\n * \
+               `#if MCPC_VERSION_NUM >= 0x000200` checks.\n */\n";
     let lines = [
         ("MCPC_VERSION_MAJOR", major),
         ("MCPC_VERSION_MINOR", minor),
         ("MCPC_VERSION_PATCH", patch),
+        ("MCPC_VERSION_NUM", num),
         ("MCPC_VERSION", format!("\"{version}\"")),
     ];
     let code: String = lines

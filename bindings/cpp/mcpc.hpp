@@ -282,7 +282,7 @@ public:
     explicit ToolList(mcpc_tool_list_t* l) noexcept : p_(l) {}
     explicit operator bool() const noexcept { return p_ != nullptr; }
 
-    size_t size() const noexcept { return mcpc_tool_list_len(p_.get()); }
+    size_t size() const noexcept { return mcpc_tool_list_count(p_.get()); }
     /// The name of tool `i`; throws std::out_of_range past the end.
     std::string name(size_t i) const { return at(mcpc_tool_list_name(p_.get(), i)); }
     /// Tool `i` as JSON, exactly as the server sent it (inputSchema unchanged).

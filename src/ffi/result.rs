@@ -204,15 +204,27 @@ impl Handle for mcpc_tool_list_t {
 }
 
 /// The number of tools (0 for NULL).
+/// Threads: any thread; the list is read-only.
+///
+/// # Safety
+/// `list` is NULL or a live tool list.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_tool_list_count(list: *const mcpc_tool_list_t) -> usize {
+    // SAFETY: per the contract.
+    boundary("mcpc_tool_list_count", || {
+        unsafe { ptr::get(list) }.map_or(0, |l| l.tools.len())
+    })
+}
+
+/// The number of tools: an alias of mcpc_tool_list_count (every count is `_count`),
+/// kept until 1.0.
 ///
 /// # Safety
 /// `list` is NULL or a live tool list.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpc_tool_list_len(list: *const mcpc_tool_list_t) -> usize {
-    // SAFETY: per the contract.
-    boundary("mcpc_tool_list_len", || {
-        unsafe { ptr::get(list) }.map_or(0, |l| l.tools.len())
-    })
+    // SAFETY: the same contract.
+    boundary("mcpc_tool_list_len", || unsafe { mcpc_tool_list_count(list) })
 }
 
 /// The name of tool `index`, or NULL if `list` is NULL or `index` is out of range.
@@ -303,6 +315,7 @@ mod tests {
         // SAFETY: a live list, freed once below; the names live as long as it does.
         unsafe {
             let names: Vec<_> = (0..4).map(|i| mcpc_tool_list_name(list, i)).collect();
+            assert_eq!(mcpc_tool_list_count(list), 3);
             assert_eq!(mcpc_tool_list_len(list), 3);
             assert_eq!(CStr::from_ptr(names[0]).to_str(), Ok("echo"));
             assert_eq!(CStr::from_ptr(names[1]).to_str(), Ok("a\\0b"));

@@ -168,6 +168,8 @@ static void test_pagination(void) {
     if (!c) return;
     mcpc_tool_list_t *l = NULL;
     CHECK_STATUS(mcpc_client_list_tools(c, NULL, &l), MCPC_OK);
+    /* Both spellings: _count, and _len, its alias until 1.0. */
+    CHECK(mcpc_tool_list_count(l) == 25);
     CHECK(mcpc_tool_list_len(l) == 25);
     CHECK(strcmp(mcpc_tool_list_name(l, 0), "echo") == 0);
     CHECK(strcmp(mcpc_tool_list_name(l, 24), "item_19") == 0);
@@ -791,6 +793,7 @@ static void test_caller_errors(void) {
     CHECK_STATUS(mcpc_options_set_timeout_ms(NULL, 5), MCPC_ERR_INVALID_ARG);
     CHECK(mcpc_result_json(NULL) == NULL);
     CHECK(mcpc_tool_list_len(NULL) == 0);
+    CHECK(mcpc_tool_list_count(NULL) == 0);
     CHECK(mcpc_client_protocol_version(NULL) == NULL);
     mcpc_client_free(NULL);
     mcpc_result_free(NULL);
@@ -802,6 +805,12 @@ static void test_caller_errors(void) {
     CHECK(strcmp(mcpc_status_name(MCPC_ERR_TIMEOUT), "MCPC_ERR_TIMEOUT") == 0);
     CHECK(strcmp(mcpc_status_name(9999), "MCPC_UNKNOWN_STATUS") == 0);
     CHECK(strcmp(mcpc_version(), MCPC_VERSION) == 0);
+    /* One number for the preprocessor: 0xMMmmpp. */
+#if MCPC_VERSION_NUM >= 0x000100
+    CHECK(MCPC_VERSION_NUM == ((MCPC_VERSION_MAJOR << 16) | (MCPC_VERSION_MINOR << 8) | MCPC_VERSION_PATCH));
+#else
+#error "MCPC_VERSION_NUM is missing, or older than 0.1.0"
+#endif
 
     /* A successful call clears the last error. */
     mcpc_options_t *o = mcpc_options_new();

@@ -174,6 +174,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "mcpc_contents_meta_json": (c_char_p, [_P, c_size_t]),
     "mcpc_contents_json": (c_char_p, [_P]),
     "mcpc_contents_free": (None, [_P]),
+    "mcpc_tool_list_count": (c_size_t, [_P]),
     "mcpc_tool_list_len": (c_size_t, [_P]),
     "mcpc_tool_list_name": (c_char_p, [_P, c_size_t]),
     "mcpc_tool_list_json": (c_char_p, [_P, c_size_t]),
