@@ -1,5 +1,8 @@
 //! Replays every fuzz target's corpus (fuzz/corpus/<target>/*) through the same entry
-//! points the fuzzers use, so an input that once crashed stays fixed.
+//! points the fuzzers use, so an input that once crashed stays fixed. Built with the
+//! `fuzzing` feature (`make test-rust` runs it so); without it there is nothing here.
+
+#![cfg(feature = "fuzzing")]
 
 #[test]
 fn fuzz_corpora_replay_clean() {
