@@ -61,6 +61,7 @@ impl LineFramer {
     /// With no line pending, `read` fills `scratch`; in the middle of a line it fills
     /// the line buffer directly (at most `scratch.len()` bytes). Returns what `read`
     /// returned.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the caller's fast path is Linux's alone
     pub fn read_with<E>(
         &mut self,
         scratch: &mut [u8],
@@ -136,6 +137,7 @@ impl LineFramer {
         Ok(())
     }
 
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the caller's fast path is Linux's alone
     fn check_held(&self) -> Result<(), LineTooLong> {
         if self.held > self.max + 1 {
             return Err(LineTooLong { limit: self.max });

@@ -79,6 +79,7 @@ type Dirs = u8;
 const READ: Dirs = 1;
 const WRITE: Dirs = 2;
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the caller's fast path is Linux's alone
 fn dir(read: bool) -> Dirs {
     if read {
         READ
@@ -104,6 +105,7 @@ fn events(dirs: Dirs) -> PollFlags {
 /// may wait on `fd` itself (readable if `read`, else writable). A connection that
 /// would block both ways in one poll (HTTP/2's reads, then its writes) waits for
 /// either, so that a blocked write never keeps it from reading.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the caller's fast path is Linux's alone
 pub fn note_wait(fd: RawFd, read: bool) {
     if HERE.with(|h| h.polling.get()) {
         HERE.with(|h| {
@@ -126,6 +128,7 @@ pub fn note_wait(fd: RawFd, read: bool) {
 ///
 /// Waiting in place saves the exchange's return to [`run`] and its poll down to
 /// the socket again, once a response.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the caller's fast path is Linux's alone
 pub fn wait_in_place(fd: BorrowedFd<'_>, read: bool) -> bool {
     if !HERE.with(|h| h.polling.get()) {
         return false;
@@ -140,6 +143,7 @@ pub fn wait_in_place(fd: BorrowedFd<'_>, read: bool) -> bool {
 /// True, once for each direction, after this thread was woken by socket `fd`,
 /// which it waited on (to read if `read`, else to write; a wait for both may have
 /// ended by either, so both are tried).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the caller's fast path is Linux's alone
 pub fn woken_by(fd: RawFd, read: bool) -> bool {
     HERE.with(|h| match h.woke.get() {
         None => false,
@@ -157,6 +161,7 @@ pub fn woken_by(fd: RawFd, read: bool) -> bool {
 }
 
 /// Called when the socket `fd` is closed or leaves its exchange: no wait on it.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // the caller's fast path is Linux's alone
 pub fn forget_wait(fd: RawFd) {
     if HERE.with(|h| h.wait.get()).is_some_and(|(w, _)| w == fd) {
         HERE.with(|h| h.wait.set(None));
