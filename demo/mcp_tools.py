@@ -358,30 +358,36 @@ class ToolServer:
 
     # tools/list
 
-    def page_number(self, cursor, bounded=True):
+    # tools: the listing to page through (None: self.tools; the demo server's
+    # --tasks adds its task tools after them for the requests that see tasks).
+
+    def page_number(self, cursor, bounded=True, tools=None):
         """The 0-based page a cursor stands for; -32602 for a bad cursor.
 
         bounded: a cursor past the last page is bad (False: any "cN" is good)."""
+        tools = self.tools if tools is None else tools
         if cursor is None:
             return 0
         digits = cursor[1:] if isinstance(cursor, str) and cursor.startswith("c") else ""
         n = int(digits) if digits.isdigit() else 0
         if cursor == "" and self.empty_cursor:
             n = 1
-        if n < 1 or (bounded and n * self.page_size >= len(self.tools)):
+        if n < 1 or (bounded and n * self.page_size >= len(tools)):
             raise RpcError(-32602, "Invalid cursor: %s" % (cursor,))
         return n
 
-    def page(self, n):
+    def page(self, n, tools=None):
         """The tools of page n (0-based); empty past the end."""
+        tools = self.tools if tools is None else tools
         start = n * self.page_size
-        return self.tools[start:start + self.page_size]
+        return tools[start:start + self.page_size]
 
-    def list_tools(self, cursor):
+    def list_tools(self, cursor, tools=None):
         """The tools/list result for a cursor (None: the first page)."""
-        n = self.page_number(cursor)
-        result = {"tools": self.page(n)}
-        if (n + 1) * self.page_size < len(self.tools):
+        tools = self.tools if tools is None else tools
+        n = self.page_number(cursor, tools=tools)
+        result = {"tools": self.page(n, tools)}
+        if (n + 1) * self.page_size < len(tools):
             result["nextCursor"] = "" if self.empty_cursor and n == 0 else "c%d" % (n + 1)
         return result
 

@@ -10,7 +10,7 @@ and the command line are here.
 Usage:
     python3 demo/server.py [--era legacy|modern|dual] [--fault MODE] [--log FILE]
                            [--start-delay MS] [--discover-delay MS]
-                           [--page-size N] [--extra-tools N]
+                           [--page-size N] [--extra-tools N] [--tasks]
 
 Framing: one JSON object per line on stdin/stdout (compact JSON + "\\n").
 Blank lines are ignored; lines that are not JSON are reported on stderr and
@@ -60,6 +60,102 @@ stdio server ignores the x-mcp-header annotations. `slow` runs in a worker threa
 can be cancelled and reports progress when the call carries
 params._meta.progressToken.
 
+Tasks (--tasks or env MCPC_DEMO_TASKS=1; without it none of this exists; demo/tasks.py).
+Legacy requests see tasks when the last initialize negotiated 2025-11-25 (or before any
+initialize); modern requests always. Task ids are "task-1", "task-2", ... (one sequence
+per server, both eras sharing one store). Timestamps are ISO 8601 UTC with milliseconds.
+    Tools, appended after all the others in tools/list (legacy listings give each
+    "execution":{"taskSupport":...}; modern ones have no "execution"):
+    task_report     {topic:string (default "mcpc"), ms:integer (default 300), fault:string}
+                    taskSupport "optional": done ms milliseconds after creation, result
+                    text "report on TOPIC"; fault: one of the task faults below.
+    task_required   {topic, ms}, taskSupport "required"; otherwise as task_report.
+    task_ask        {}, taskSupport "required": input_required 50 ms after creation,
+                    asking "Favourite colour?" (elicitation/create, mode "form",
+                    requestedSchema {"type":"object","properties":{"colour":{"type":
+                    "string"}},"required":["colour"]}); once answered: working
+                    ("input received"), 50 ms later completed, text "colour: C (ACTION)"
+                    (C "" when content.colour is absent).
+    Bad arguments -> -32602 "Invalid arguments for TOOL: ..." (an unknown fault too).
+    statusMessage: "started" (working), "Favourite colour?" (input_required), "done"
+    (completed), "the report failed" (failed), "cancelled by the client" (cancelled).
+  Legacy (2025-11-25): initialize capabilities gain "tasks":{"list":{},"cancel":{},
+    "requests":{"tools":{"call":{}}}}. The task object T is {"taskId","status",
+    "statusMessage","createdAt","lastUpdatedAt","ttl":60000,"pollInterval":100}.
+    tools/call with params.task (an object; its ttl is ignored) of a task tool ->
+        {"task":T} (status working); params.task not an object -> -32602; on another
+        known tool -> -32602 "Tool NAME does not support task augmentation".
+    Without params.task: task_report answers inline after ms, {"content":[text "report
+        on TOPIC"]}; task_required, task_ask -> -32601 "Tool NAME requires task
+        augmentation (taskSupport: 'required')".
+    Each later status change sends notifications/tasks/status with params T.
+    tasks/get {taskId} -> T; tasks/list -> {"tasks":[T...]} (every task, no cursor);
+    tasks/cancel {taskId} -> T, now cancelled (and its notification); a task in a
+        terminal status -> -32602 "Cannot cancel a task in terminal status".
+    tasks/result {taskId} -> when terminal (it waits): the tool result plus "_meta":
+        {"io.modelcontextprotocol/related-task":{"taskId":ID}} (failed: isError true,
+        text "the report failed"); cancelled -> -32603 "Task was cancelled".
+    An unknown or missing taskId -> -32602 "Task not found"; tasks/update -> -32601.
+    task_ask's elicitation/create request (server request ids "srv-N"; params as
+        above plus "_meta":{"io.modelcontextprotocol/related-task":{"taskId":ID}}) is
+        queued when the task goes input_required and sent once a tasks/result for
+        the task is waiting (or arrives), once. A response with "result" answers it
+        (action, content.colour); an error response fails the task ("elicitation
+        failed: MESSAGE", tasks/result: isError with that text).
+  Modern (2026-07-28): server/discover capabilities.extensions gain
+    "io.modelcontextprotocol/tasks":{}. A request opts in with params._meta
+    ["io.modelcontextprotocol/clientCapabilities"].extensions
+    ["io.modelcontextprotocol/tasks"] (an object). Without it, tasks/* and tools/call
+    of task_required or task_ask -> -32021 {"message":"Missing required client
+    capabilities","data":{"requiredCapabilities":{"extensions":
+    {"io.modelcontextprotocol/tasks":{}}}}}; task_report then answers inline
+    (after ms, "resultType":"complete").
+    tools/call of a task tool, opted in -> {"resultType":"task","taskId","status":
+        "working","statusMessage":"started","createdAt","lastUpdatedAt","ttlMs":60000,
+        "pollIntervalMs":100}. Other tools answer as usual.
+    tasks/get {taskId} -> {"resultType":"complete", the same task fields} plus, when
+        completed, "result":<the tool result with "resultType":"complete">; failed,
+        "error":{"code":-32603,"message":"the report failed"}; input_required,
+        "inputRequests":{"<taskId>:1":{"method":"elicitation/create","params":
+        {"mode":"form","message":"Favourite colour?","requestedSchema":{...}}}}.
+    tasks/update {taskId, inputResponses:{KEY:{"action":..,"content":{..}}}} ->
+        {"resultType":"complete"}; the outstanding key answers the task, other keys
+        (and a key already answered) are ignored; inputResponses not an object -> -32602.
+    tasks/cancel {taskId} -> {"resultType":"complete"}; a running task becomes
+        cancelled, a terminal one stays as it is.
+    An unknown or missing taskId -> -32602 "Task not found"; tasks/result and
+        tasks/list -> -32601. No notifications, no server requests.
+  Task faults: task_report's "fault" argument, per call (not --fault), both eras:
+    poll-zero, poll-negative, poll-huge
+                        pollInterval(Ms) 0, -5, 1000000000000 in every task object
+    poll-changing       each task object sent for the task (results, tasks/get,
+                        tasks/list, notifications) carries the next of 0, 1,
+                        1000000000000, -1, 30, cycling
+    never               stays working until cancelled
+    other-id            tasks/get answers taskId ID + "-other"
+    result-after-cancel tasks/cancel answers as usual (legacy: T with status cancelled)
+                        but the task at once completes normally instead (legacy: a
+                        completed notification; tasks/get completed, tasks/result the
+                        report; modern: tasks/get completed with the result)
+    reuse-id            the taskId is "task-reused" on every such call; a new call
+                        replaces the old record (a tasks/result waiting on the old one
+                        -> -32602 "Task not found")
+    same-input          (modern; elsewhere none) input_required 50 ms after creation
+                        as task_ask; after the answer the next 3 tasks/get still return
+                        input_required with the same inputRequests; the third of
+                        them completes the task ("colour: C (ACTION)"), so the fourth
+                        sees it completed
+    back-from-terminal  (legacy; elsewhere none) on completion the completed
+                        notification is sent, then the next tasks/get (one) says
+                        "working" (statusMessage "working again"); tasks/result as usual
+    fail                ends failed (legacy: tasks/result isError, text "the report
+                        failed"; modern: tasks/get "error" as above); inline calls:
+                        legacy isError result, modern error -32603 "the report failed"
+    bad-status          every tasks/get says status "exploded" (statusMessage
+                        "exploded"; modern: no result, error or inputRequests)
+    Inline task_report calls ignore the other faults. The --fault modes do not apply to
+    task tools or tasks/* requests.
+
 --log FILE appends every received line verbatim, plus event lines:
     {"event":"cancelled","requestId":ID}
     {"event":"client-response","id":ID,"msg":{...}}
@@ -71,6 +167,11 @@ params._meta.progressToken.
     {"event":"client-extensions","extensions":{...}}   (the client's declared
         capabilities.extensions, in initialize or a modern request's _meta client
         capabilities, when they differ from the last ones recorded)
+    {"event":"task-update","taskId":ID,"keys":[...]}   (each modern tasks/update
+        under --tasks, even one then refused: its params.taskId and the keys of its
+        inputResponses, [] when that is not an object)
+    {"event":"task-cancel","taskId":ID}   (each tasks/cancel under --tasks, legacy or
+        modern, even one then refused)
 
 Every era offers the extension "dev.mcpc/demo" in its capabilities.extensions, and
 the skills extension (io.modelcontextprotocol/skills, with directoryRead): one skill,
@@ -140,10 +241,12 @@ import sys
 import threading
 import time
 
-from mcp_tools import (ERAS, META_CAPS, META_CLIENT_INFO, RpcError, ToolServer, _text, complete, dumps,
-                       get_prompt, modern_list, negotiate_version, notification, read_resource)
+from mcp_tools import (ERAS, LATEST_VERSION, META_CAPS, META_CLIENT_INFO, RpcError, ToolServer, _text,
+                       complete, dumps, get_prompt, modern_list, negotiate_version, notification,
+                       read_resource)
 
 import skills  # noqa: E402  (beside this file, as mcp_tools is)
+import tasks  # noqa: E402
 
 SERVER_INFO = {"name": "mcpc-demo", "version": "0.1.0"}
 INSTRUCTIONS = "Demo server for mcpc: echo, add, fail, slow."
@@ -159,7 +262,7 @@ FAULTS = {
 
 
 class Server:
-    def __init__(self, fault, log_path, page_size, extra_tools, era="legacy"):
+    def __init__(self, fault, log_path, page_size, extra_tools, era="legacy", with_tasks=False):
         self.fault = fault
         self.out = sys.stdout.buffer
         self.write_lock = threading.Lock()
@@ -169,9 +272,13 @@ class Server:
                                empty_cursor=fault == "empty-cursor", log_event=self.log_event)
         self.state_lock = threading.Lock()
         self.inflight = {}        # json.dumps(request id) -> threading.Event (cancel)
-        self.awaiting = {}        # json.dumps(server request id) -> threading.Event
+        self.awaiting = {}        # json.dumps(server request id) -> Event, or callable(msg)
         self.srv_ids = itertools.count(1)
         self.discover_delay = 0.0
+        # --tasks: the task store (demo/tasks.py); legacy requests see tasks when the
+        # last initialize negotiated 2025-11-25 (the latest: also before any initialize).
+        self.tasks = tasks.TaskManager(self.log_event, self.notify) if with_tasks else None
+        self.legacy_version = LATEST_VERSION
 
     # ---- output -------------------------------------------------------------
 
@@ -267,9 +374,14 @@ class Server:
             elif method == "ping":
                 self.respond(rid, {})
             elif method == "tools/list":
-                self.respond(rid, self.list_tools(params.get("cursor")))
+                self.respond(rid, self.list_tools(params.get("cursor"), self.listed_tools(False)))
+            elif method == "tools/call" and self.tasks_seen(False) and self.tasks.owns_call(
+                    params, False, self.core.names):
+                self.task_op(rid, method, params, False)
             elif method == "tools/call":
                 self.tools_call(rid, params)
+            elif self.tasks_seen(False) and self.tasks.handles(method, False):
+                self.task_op(rid, method, params, False)
             elif skills.handle(method, params, self.fault, RpcError) is not None:
                 self.respond(rid, skills.handle(method, params, self.fault, RpcError))
             elif method == "resources/read":
@@ -288,13 +400,18 @@ class Server:
         self.core.record_client_info(params["_meta"].get(META_CLIENT_INFO))
         self.core.record_client_extensions(params["_meta"].get(META_CAPS))
         if method == "server/discover" and self.discover_delay > 0:
-            threading.Timer(self.discover_delay, self.respond, (rid, self.core.discover())).start()
+            threading.Timer(self.discover_delay, self.respond, (rid, self.discover())).start()
         elif method == "server/discover":
-            self.respond(rid, self.core.discover())
+            self.respond(rid, self.discover())
         elif method == "tools/list":
-            self.respond(rid, modern_list(self.list_tools(params.get("cursor"))))
+            self.respond(rid, modern_list(self.list_tools(params.get("cursor"),
+                                                          self.listed_tools(True))))
+        elif method == "tools/call" and self.tasks_seen(True) and self.tasks.owns_call(params, True):
+            self.task_op(rid, method, params, True)
         elif method == "tools/call":
             self.tools_call(rid, params, modern=True)
+        elif self.tasks_seen(True) and self.tasks.handles(method, True):
+            self.task_op(rid, method, params, True)
         elif skills.handle(method, params, self.fault, RpcError) is not None:
             self.respond(rid, complete(skills.handle(method, params, self.fault, RpcError)))
         elif method == "resources/read":
@@ -319,9 +436,55 @@ class Server:
     def on_client_response(self, msg):
         self.log_event({"event": "client-response", "id": msg["id"], "msg": msg})
         with self.state_lock:
-            ev = self.awaiting.pop(json.dumps(msg["id"]), None)
-        if ev is not None:
-            ev.set()
+            waiter = self.awaiting.pop(json.dumps(msg["id"]), None)
+        if callable(waiter):
+            waiter(msg)  # a task's elicitation/create (demo/tasks.py)
+        elif waiter is not None:
+            waiter.set()
+
+    def request_client(self, method, params, on_response):
+        """Send a request to the client; on_response(msg) gets its response message."""
+        sid = "srv-%d" % next(self.srv_ids)
+        with self.state_lock:
+            self.awaiting[json.dumps(sid)] = on_response
+        self.write_lines({"jsonrpc": "2.0", "id": sid, "method": method, "params": params})
+
+    # ---- tasks (--tasks; demo/tasks.py) -------------------------------------
+
+    def tasks_seen(self, modern):
+        """Whether a request sees tasks: modern ones always, legacy ones under 2025-11-25."""
+        return self.tasks is not None and (modern or self.legacy_version == tasks.TASKS_VERSION)
+
+    def listed_tools(self, modern):
+        """The tools/list listing: the core's tools, then the task tools if seen."""
+        if not self.tasks_seen(modern):
+            return self.core.tools
+        return self.core.tools + self.tasks.tools(modern)
+
+    def discover(self):
+        result = self.core.discover()
+        if self.tasks is not None:
+            result["capabilities"]["extensions"][tasks.MODERN_EXTENSION] = {}
+        return result
+
+    def task_op(self, rid, method, params, modern):
+        """A task tools/call or tasks/* request; off the reading thread if it blocks."""
+        def run():
+            try:
+                if method == "tools/call":
+                    self.tasks.call(params, modern, respond)
+                else:
+                    self.tasks.handle(method, params, modern, respond, self.request_client)
+            except RpcError as e:
+                self.write_lines(e.reply(rid))
+
+        def respond(result):
+            self.respond(rid, result)
+
+        if self.tasks.blocking(method, params, modern):
+            threading.Thread(target=run, daemon=True).start()
+        else:
+            run()
 
     # ---- initialize / tools/list ------------------------------------------
 
@@ -334,30 +497,36 @@ class Server:
             version = "1999-01-01"
         elif self.fault == "empty-version":
             version = ""
-        return self.core.initialize_result(version)
+        self.legacy_version = version
+        result = self.core.initialize_result(version)
+        if self.tasks_seen(False):
+            result["capabilities"]["tasks"] = self.tasks.legacy_capability()
+        return result
 
-    def page(self, n):
+    def page(self, n, tools=None):
         """Tools of page n (0-based); synthetic unique tools past the end."""
-        items = self.core.page(n)
+        items = self.core.page(n, tools)
         if not items and self.fault == "endless-pages":
             items = [{"name": "more_%d_%d" % (n, j), "description": "Endless filler.",
                       "inputSchema": {"type": "object", "properties": {}}}
                      for j in range(self.core.page_size)]
         return items
 
-    def list_tools(self, cursor):
-        """ToolServer's pages (fault empty-cursor there), bent by the other cursor faults."""
+    def list_tools(self, cursor, tools=None):
+        """ToolServer's pages (fault empty-cursor there), bent by the other cursor faults.
+
+        tools: the listing (None: the core's tools)."""
         if self.fault == "cursor-cycle":
             cycle = {None: (0, "A"), "A": (1, "B"), "B": (2, "A")}
             if cursor not in cycle:
                 raise RpcError(-32602, "Invalid cursor: %s" % cursor)
             n, nxt = cycle[cursor]
-            return {"tools": self.page(n), "nextCursor": nxt}
+            return {"tools": self.page(n, tools), "nextCursor": nxt}
         if self.fault == "endless-pages":
-            n = self.core.page_number(cursor, bounded=False)
-            return {"tools": self.page(n), "nextCursor": "c%d" % (n + 1)}
-        result = self.core.list_tools(cursor)
-        if self.fault == "duplicate-names" and self.core.page_number(cursor) == 1:
+            n = self.core.page_number(cursor, bounded=False, tools=tools)
+            return {"tools": self.page(n, tools), "nextCursor": "c%d" % (n + 1)}
+        result = self.core.list_tools(cursor, tools)
+        if self.fault == "duplicate-names" and self.core.page_number(cursor, tools=tools) == 1:
             result["tools"] = [dict(self.core.tools[0])] + result["tools"]
         if self.fault == "repeated-cursor" and cursor is not None:
             result["nextCursor"] = cursor
@@ -503,6 +672,9 @@ def main():
                          "serving the requests after it meanwhile")
     ap.add_argument("--page-size", type=int, default=5, help="tools per tools/list page")
     ap.add_argument("--extra-tools", type=int, default=20, help="number of item_NN filler tools")
+    ap.add_argument("--tasks", action="store_true",
+                    default=os.environ.get("MCPC_DEMO_TASKS") == "1",
+                    help="serve MCP tasks (see module docstring; also env MCPC_DEMO_TASKS=1)")
     opts = ap.parse_args()
     if opts.fault is not None and opts.fault not in FAULTS:
         ap.error("unknown fault mode: %s" % opts.fault)
@@ -510,7 +682,7 @@ def main():
         ap.error("unknown era: %s (legacy, modern or dual)" % opts.era)
     if opts.page_size < 1 or opts.extra_tools < 0:
         ap.error("--page-size must be >= 1 and --extra-tools >= 0")
-    server = Server(opts.fault, opts.log, opts.page_size, opts.extra_tools, opts.era)
+    server = Server(opts.fault, opts.log, opts.page_size, opts.extra_tools, opts.era, opts.tasks)
     server.discover_delay = opts.discover_delay / 1000.0
     time.sleep(opts.start_delay / 1000.0)
     server.run()
