@@ -209,6 +209,12 @@ typedef enum {
    * handed out.
    */
   MCPC_ERR_INTEGRITY = 36,
+  /**
+   * The call stopped following its task because the task callback asked it to
+   * (`MCPC_TASK_DETACH`): the task runs on on the server, and the reference the
+   * callback was given resumes it (mcpc_client_resume_task).
+   */
+  MCPC_ERR_TASK_DETACHED = 37,
 } mcpc_status_t;
 
 /**
@@ -993,6 +999,40 @@ void mcpc_client_free(mcpc_client_t *client);
 #define MCPC_COMPLETE_RESOURCE 1
 
 /**
+ * `mcpc_call_opts_t.task_mode`: a task only where one is needed (a tool that
+ * requires one; under 2026-07-28, as the host declared the tasks extension).
+ */
+#define MCPC_TASK_ALLOW 0
+
+/**
+ * `mcpc_call_opts_t.task_mode`: never a task.
+ */
+#define MCPC_TASK_FORBID 1
+
+/**
+ * `mcpc_call_opts_t.task_mode`: a task wherever the tool or the server allows one.
+ */
+#define MCPC_TASK_PREFER 2
+
+/**
+ * `mcpc_call_opts_t.task_mode`: a task, or MCPC_ERR_NOT_SUPPORTED before anything
+ * is sent when the server (or, under 2025-11-25, the tool) cannot run one.
+ */
+#define MCPC_TASK_REQUIRE 3
+
+/**
+ * What an mcpc_task_cb returns: go on following the task.
+ */
+#define MCPC_TASK_FOLLOW 0
+
+/**
+ * What an mcpc_task_cb returns: stop following the task and leave it running on the
+ * server; the call ends with MCPC_ERR_TASK_DETACHED, and the reference the callback
+ * was given resumes it (mcpc_client_resume_task). Ignored for a terminal status.
+ */
+#define MCPC_TASK_DETACH 1
+
+/**
  * A cancellation handle. Pass it in `mcpc_call_opts_t.cancel`; trigger it from
  * any thread to make the calls that carry it return `MCPC_ERR_CANCELLED` at once.
  * Once triggered it stays triggered; make a new one for the next call.
@@ -1028,6 +1068,24 @@ typedef void (*mcpc_progress_cb)(void *userdata,
                                  double progress,
                                  double total,
                                  const char *message);
+
+/**
+ * Receives each status change of the task a call became: when the server creates it
+ * and whenever its status changes. `reference_json` is the task's reference (a JSON
+ * object: `endpointId`, `generation` "v1" or "v2", `taskId`, `originalOperation`),
+ * to keep for mcpc_client_resume_task; `status` is one of "working",
+ * "input_required", "completed", "failed", "cancelled"; `message` the server's
+ * status message or NULL. All three are borrowed for the duration of the callback.
+ * Returns MCPC_TASK_FOLLOW or MCPC_TASK_DETACH.
+ * Threads: runs on the thread that follows the task (the caller's own during a
+ * blocking call, an mcpc thread otherwise); calls for one call never overlap. It
+ * must not block for long; blocking mcpc calls from it return
+ * MCPC_ERR_WOULD_DEADLOCK.
+ */
+typedef int32_t (*mcpc_task_cb)(void *userdata,
+                                const char *reference_json,
+                                const char *status,
+                                const char *message);
 
 /**
  * Per-call settings. Initialise with `mcpc_call_opts_init_sized(&opts, sizeof opts)`,
@@ -1072,6 +1130,26 @@ typedef struct {
    * ...but never past this many milliseconds in total (0: no total limit).
    */
   int64_t max_total_ms;
+  /**
+   * Whether the call may run as a task: MCPC_TASK_ALLOW (0, the default),
+   * MCPC_TASK_FORBID, MCPC_TASK_PREFER or MCPC_TASK_REQUIRE (see docs/tasks.md).
+   */
+  int32_t task_mode;
+  /**
+   * How long following a task may take in all, in milliseconds from the start of
+   * the call; 0: the call's timeout covers the task too. Each request to the
+   * server keeps the call's timeout. Negative is invalid.
+   */
+  int64_t task_timeout_ms;
+  /**
+   * Task callback (may be NULL): each status change of the call's task, with the
+   * task's reference.
+   */
+  mcpc_task_cb on_task;
+  /**
+   * Passed to `on_task`; must stay valid until the call completes.
+   */
+  void *task_userdata;
 } mcpc_call_opts_t;
 
 /**
@@ -1451,6 +1529,34 @@ mcpc_status_t mcpc_client_request(const mcpc_client_t *client,
 mcpc_status_t mcpc_client_notify(const mcpc_client_t *client,
                                  const char *method,
                                  const char *params_json);
+
+/**
+ * Follows a task to its end from its reference (the JSON an mcpc_task_cb was
+ * given, kept by the host), from this client: a task another call detached from,
+ * or one started by an earlier process. The outcome is the original request's: on
+ * success `*out_result_json` is its result as the server sent it (for a tool call,
+ * a CallToolResult). The call options apply as to any call: the timeout, the
+ * cancel handle (which also cancels the task on the server), `task_timeout_ms` and
+ * the task callback.
+ * Ownership: the strings and `opts` are read during the call; `*out_result_json` is
+ * owned by the caller: free it with mcpc_string_free.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, a malformed reference, one naming another
+ * endpoint, or a generation other than the session's: "v1" needs a session before
+ * 2026-07-28, "v2" one of 2026-07-28), MCPC_ERR_INVALID_UTF8, MCPC_ERR_RPC (the
+ * server does not know the task, or the task failed with an error), MCPC_ERR_TIMEOUT,
+ * MCPC_ERR_CANCELLED (also: the task was cancelled on the server), MCPC_ERR_CLOSED,
+ * MCPC_ERR_PROTOCOL, MCPC_ERR_TASK_DETACHED, MCPC_ERR_MISSING_CAPABILITY,
+ * MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `client` is NULL or live; `reference_json` is NULL or NUL-terminated; `opts` is
+ * NULL or an initialised mcpc_call_opts_t; `out_result_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_resume_task(const mcpc_client_t *client,
+                                      const char *reference_json,
+                                      const mcpc_call_opts_t *opts,
+                                      char **out_result_json);
 
 /**
  * Fills `opts` with the defaults as the struct's first version has them (client

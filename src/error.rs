@@ -102,6 +102,10 @@ pub enum mcpc_status_t {
     /// listed skill names it (refused before anything was sent). Its content is not
     /// handed out.
     MCPC_ERR_INTEGRITY = 36,
+    /// The call stopped following its task because the task callback asked it to
+    /// (`MCPC_TASK_DETACH`): the task runs on on the server, and the reference the
+    /// callback was given resumes it (mcpc_client_resume_task).
+    MCPC_ERR_TASK_DETACHED = 37,
 }
 
 pub use mcpc_status_t as Status;
@@ -148,6 +152,7 @@ impl Status {
             MCPC_ERR_PROXY_AUTH => "MCPC_ERR_PROXY_AUTH",
             MCPC_ERR_OUTPUT_SCHEMA => "MCPC_ERR_OUTPUT_SCHEMA",
             MCPC_ERR_INTEGRITY => "MCPC_ERR_INTEGRITY",
+            MCPC_ERR_TASK_DETACHED => "MCPC_ERR_TASK_DETACHED",
         }
     }
 }

@@ -156,6 +156,8 @@ pub enum ResultKind {
         request_state: Option<String>,
         input_requests: Option<serde_json::Map<String, serde_json::Value>>,
     },
+    /// The request became a task (the tasks extension): follow it.
+    Task,
 }
 
 #[derive(Deserialize)]
@@ -178,6 +180,7 @@ pub fn result_kind(json: &str) -> Result<ResultKind> {
             request_state: f.request_state,
             input_requests: f.input_requests.filter(|m| !m.is_empty()),
         }),
+        Some("task") => Ok(ResultKind::Task),
         Some(other) => Err(Error::new(
             Status::MCPC_ERR_PROTOCOL,
             format!("the result has an unknown resultType {}", quote(other)),
@@ -188,9 +191,9 @@ pub fn result_kind(json: &str) -> Result<ResultKind> {
 fn check_result_type(raw: &RawValue) -> Result<()> {
     match result_kind(raw.get())? {
         ResultKind::Complete => Ok(()),
-        ResultKind::InputRequired { .. } => Err(Error::new(
+        ResultKind::InputRequired { .. } | ResultKind::Task => Err(Error::new(
             Status::MCPC_ERR_PROTOCOL,
-            "server/discover may not ask for input",
+            "server/discover may not ask for input or become a task",
         )),
     }
 }
@@ -240,6 +243,9 @@ pub struct Session {
     pub modern: bool,
 }
 
+/// The tasks extension of 2026-07-28.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// The lists whose capability may say `listChanged` (see [`ServerCapabilities`]).
 const LISTS: [&str; 3] = ["tools", "resources", "prompts"];
 
@@ -251,6 +257,10 @@ pub struct ServerCapabilities {
     pub logging: bool,
     /// `listChanged` is `true` in each of [`LISTS`].
     list_changed: [bool; 3],
+    /// 2025-11-25: `tasks.requests.tools.call` is there (tool calls may be tasks).
+    pub tasks_tools_call: bool,
+    /// The tasks extension is offered (`extensions["io.modelcontextprotocol/tasks"]`).
+    pub tasks_extension: bool,
 }
 
 impl ServerCapabilities {
@@ -264,6 +274,8 @@ impl ServerCapabilities {
         ServerCapabilities {
             logging: caps.get("logging").is_some(),
             list_changed: LISTS.map(|list| caps[list]["listChanged"] == true),
+            tasks_tools_call: caps["tasks"]["requests"]["tools"]["call"].is_object(),
+            tasks_extension: caps["extensions"][TASKS_EXTENSION].is_object(),
         }
     }
 

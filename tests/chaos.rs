@@ -24,6 +24,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use mcpc::error::Status;
+use mcpc::ffi::call_opts::*;
 use mcpc::ffi::client::*;
 use mcpc::ffi::client_async::mcpc_client_call_tool_async;
 use mcpc::ffi::op::{mcpc_op_cancel, mcpc_op_free, mcpc_op_t};

@@ -74,6 +74,7 @@ enum class Status : int {
     ProxyAuth = MCPC_ERR_PROXY_AUTH,
     OutputSchema = MCPC_ERR_OUTPUT_SCHEMA,
     Integrity = MCPC_ERR_INTEGRITY,
+    TaskDetached = MCPC_ERR_TASK_DETACHED,
 };
 
 /// The status's name, such as "MCPC_ERR_TIMEOUT".
@@ -400,6 +401,21 @@ private:
 using ProgressFn = std::function<void(double progress, std::optional<double> total,
                                       std::optional<std::string_view> message)>;
 
+/// Whether a call may run as a task (MCPC_TASK_*; see docs/tasks.md).
+enum class TaskMode : int32_t {
+    Allow = MCPC_TASK_ALLOW,
+    Forbid = MCPC_TASK_FORBID,
+    Prefer = MCPC_TASK_PREFER,
+    Require = MCPC_TASK_REQUIRE,
+};
+
+/// A status change of the call's task: its status, the server's message (nullopt when
+/// none) and the task's reference (JSON, for Client::resume_task). Return true to stop
+/// following the task and leave it running: the call throws Error with
+/// Status::TaskDetached. Runs on the thread that follows the task; must not throw.
+using TaskFn = std::function<bool(std::string_view status, std::optional<std::string_view> message,
+                                  std::string_view reference)>;
+
 /// Per-call settings; the defaults are the client's.
 struct CallOptions {
     /// 0: the client's timeout.
@@ -412,10 +428,19 @@ struct CallOptions {
     bool reset_timeout_on_progress = false;
     /// ...but never past this in total (0: no limit).
     std::chrono::milliseconds max_total{0};
+    /// Whether the call may run as a task.
+    TaskMode task = TaskMode::Allow;
+    /// How long following a task may take in all (0: the timeout covers it).
+    std::chrono::milliseconds task_timeout{0};
+    /// Each status change of the call's task.
+    TaskFn on_task;
 
     CallOptions& with_timeout(std::chrono::milliseconds t) { timeout = t; return *this; }
     CallOptions& with_cancel(const Cancel& c) { cancel = &c; return *this; }
     CallOptions& with_progress(ProgressFn f) { on_progress = std::move(f); return *this; }
+    CallOptions& with_task(TaskMode m) { task = m; return *this; }
+    CallOptions& with_task_timeout(std::chrono::milliseconds t) { task_timeout = t; return *this; }
+    CallOptions& with_on_task(TaskFn f) { on_task = std::move(f); return *this; }
 };
 
 namespace detail {
@@ -429,8 +454,16 @@ inline void progress_trampoline(void* ud, double progress, double total, const c
     (*fn)(progress, t, m);
 }
 
-/// Fills a C call options struct; `progress` must outlive the call.
-inline mcpc_call_opts_t c_opts(const CallOptions& o, const ProgressFn* progress) {
+inline int32_t task_trampoline(void* ud, const char* reference, const char* status, const char* message) noexcept {
+    auto* fn = static_cast<TaskFn*>(ud);
+    std::optional<std::string_view> m;
+    if (message) m = std::string_view(message);
+    return (*fn)(status, m, reference) ? MCPC_TASK_DETACH : MCPC_TASK_FOLLOW;
+}
+
+/// Fills a C call options struct; `progress` and `task` (default: the one in `o`) must
+/// outlive the call.
+inline mcpc_call_opts_t c_opts(const CallOptions& o, const ProgressFn* progress, const TaskFn* task = nullptr) {
     mcpc_call_opts_t c;
     mcpc_call_opts_init_sized(&c, sizeof c);
     c.timeout_ms = to_ms(o.timeout);
@@ -441,6 +474,13 @@ inline mcpc_call_opts_t c_opts(const CallOptions& o, const ProgressFn* progress)
     }
     c.reset_timeout_on_progress = o.reset_timeout_on_progress;
     c.max_total_ms = to_ms(o.max_total);
+    c.task_mode = static_cast<int32_t>(o.task);
+    c.task_timeout_ms = to_ms(o.task_timeout);
+    if (!task) task = &o.on_task;
+    if (*task) {
+        c.on_task = task_trampoline;
+        c.task_userdata = const_cast<TaskFn*>(task);
+    }
     return c;
 }
 
@@ -1200,6 +1240,13 @@ public:
             return mcpc_client_request(p_.get(), m.c_str(), detail::or_null(params), c, out);
         }, o);
     }
+    /// Follows a task to its end from its reference (given to a TaskFn, kept by the
+    /// host, perhaps from another process): the original request's result as JSON.
+    std::string resume_task(std::string_view reference, const CallOptions& o = {}) const {
+        std::string r(reference);
+        return json_call([&](mcpc_call_opts_t* c, char** out) { return mcpc_client_resume_task(p_.get(), r.c_str(), c, out); },
+                         o);
+    }
     /// Changes the server log level (empty: under 2026-07-28, none).
     void set_log_level(std::string_view level, const CallOptions& o = {}) const {
         mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
@@ -1236,8 +1283,8 @@ public:
     /// progress callback in `o` is kept alive until then.
     Op call_async(std::string_view name, std::string_view arguments_json, CallDoneFn done,
                   const CallOptions& o = {}) const {
-        auto* st = new CallState{std::move(done), o.on_progress};
-        mcpc_call_opts_t c = detail::c_opts(o, &st->progress);
+        auto* st = new CallState{std::move(done), o.on_progress, o.on_task};
+        mcpc_call_opts_t c = detail::c_opts(o, &st->progress, &st->task);
         std::string args(arguments_json);
         mcpc_op_t* op = nullptr;
         mcpc_status_t s = mcpc_client_call_tool_async(p_.get(), std::string(name).c_str(),
@@ -1296,6 +1343,7 @@ private:
     struct CallState {
         CallDoneFn done;
         ProgressFn progress;
+        TaskFn task;
     };
     struct ListState {
         ListDoneFn done;

@@ -10,8 +10,8 @@
 //! own thread ([`Call::wait`]: the direct path of
 //! docs/decisions/0005-direct-blocking-call.md when nothing needs a task, else
 //! [`Call::run`]) or for a completion ([`Call::start`]: direct, or spawned as an
-//! operation that runs [`Call::run`]). A result that is a task would be followed in
-//! [`Call::run`], between one exchange and the reading of the result.
+//! operation that runs [`Call::run`]). A result that is a task is followed in
+//! [`Call::run`] ([`super::tasks`]), between one exchange and the reading of the result.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -23,9 +23,10 @@ use tokio::time::Instant;
 
 use super::direct::{expire_deadlines, DirectCall};
 use super::exchange::Exchange;
-use super::input::rounds::too_many_rounds;
+use super::input::rounds::{too_many_rounds, Next};
 use super::op::{direct_op, spawn_op, OpState, OpTracker};
 use super::router::{PendingGuard, Reader, Reply};
+use super::tasks::wire::{Generation, TaskView};
 use super::tools::{call_context, CallParams};
 use super::{Client, Completion, Control, MAX_INPUT_ROUNDS};
 use crate::error::{quote, Error, Result, Status};
@@ -197,13 +198,25 @@ impl<'a> Call<'a> {
     pub async fn run(&self) -> Result<ResultJson> {
         let (client, ctl) = (self.client, self.ctl);
         let wants_progress = ctl.progress.is_some() || ctl.reset_on_progress;
-        let deadline = Instant::now() + client.timeout_of(ctl);
+        let started = Instant::now();
+        let deadline = started + client.timeout_of(ctl);
+        let tool = match self.ask {
+            Ask::Tool { name, .. } => Some(name),
+            Ask::Method { method, params, .. } if method == "tools/call" && !params.contains_key("task") => {
+                params.get("name").and_then(Value::as_str)
+            }
+            Ask::Method { .. } => None,
+        };
+        let plan = client
+            .task_plan(tool, ctl)
+            .await
+            .map_err(|e| e.context(self.context()))?;
         let mut state: Option<String> = None;
         let mut responses: Option<Box<RawValue>> = None;
         let mut relisted = false;
         for round in 0..=MAX_INPUT_ROUNDS {
             let id = client.next_id();
-            let meta = client.meta(wants_progress.then_some(id));
+            let meta = client.meta_for(wants_progress.then_some(id), ctl.task.mode);
             let round_ctl = Control {
                 timeout: Some(deadline.saturating_duration_since(Instant::now())),
                 ..ctl.clone()
@@ -216,6 +229,7 @@ impl<'a> Call<'a> {
                         meta: (!meta.is_empty()).then_some(meta),
                         request_state: state.as_deref(),
                         input_responses: responses.as_deref(),
+                        task: plan.ask_v1,
                     };
                     let x = Exchange {
                         target: Some(name),
@@ -237,6 +251,9 @@ impl<'a> Call<'a> {
                     if let Some(r) = &responses {
                         let value = serde_json::from_str(r.get()).expect("input responses are JSON");
                         params_now.insert("inputResponses".into(), value);
+                    }
+                    if plan.ask_v1 {
+                        params_now.insert("task".into(), Value::Object(Map::new()));
                     }
                     let x = Exchange {
                         headers: client.named_headers(method, params),
@@ -269,6 +286,15 @@ impl<'a> Call<'a> {
                 other => other?,
             };
             if !client.is_modern() {
+                // Under 2025-11-25 a request that asked for a task gets one, or its
+                // result if the server ran it at once.
+                let asked = plan.ask_v1
+                    || matches!(self.ask, Ask::Method { params, .. } if params.get("task").is_some_and(Value::is_object));
+                if asked {
+                    if let Some(task) = TaskView::created_v1(json.get()).map_err(|e| e.context(self.context()))? {
+                        return self.follow(task, Generation::V1, started).await;
+                    }
+                }
                 return Ok(json);
             }
             // Any result may ask for input from 2026-07-28 on: a method's result is
@@ -277,17 +303,35 @@ impl<'a> Call<'a> {
                 Ask::Method { .. } => json.into_raw().map_err(|e| e.context(self.context()))?.into(),
                 Ask::Tool { .. } => json,
             };
-            if let Some(next) = client
+            match client
                 .input_round(json.get(), deadline, ctl.cancel.as_ref(), round == MAX_INPUT_ROUNDS)
                 .await
                 .map_err(|e| e.context(self.context()))?
             {
-                (state, responses) = next;
-                continue;
+                Next::Round(next) => {
+                    (state, responses) = next;
+                    continue;
+                }
+                Next::Task => {
+                    let task = TaskView::read(json.get(), Generation::V2).map_err(|e| e.context(self.context()))?;
+                    return self.follow(task, Generation::V2, started).await;
+                }
+                Next::Complete => return Ok(json),
             }
-            return Ok(json);
         }
         Err(too_many_rounds().context(self.context()))
+    }
+
+    /// Follows the task the request became to the request's outcome.
+    async fn follow(&self, task: TaskView, generation: Generation, started: Instant) -> Result<ResultJson> {
+        let operation = match self.ask {
+            Ask::Tool { .. } => "tools/call",
+            Ask::Method { method, .. } => method,
+        };
+        let follow = super::tasks::follow(self.client, task, generation, operation, self.ctl, started);
+        crate::drive::runtime::boxed_apart(|| follow)
+            .await
+            .map_err(|e| e.context(self.context()))
     }
 
     /// Starts the call for a completion: `complete` gets its outcome (errors with the
@@ -369,10 +413,15 @@ impl Client {
     }
 
     /// True when a call with these controls can be direct (see [`super::call::Call`]):
-    /// a session before 2026-07-28 (no `input_required` rounds), no progress, and no
-    /// cancellation token (a direct call is cancelled through its [`DirectCall`]).
+    /// a session before 2026-07-28 (no `input_required` rounds), no progress, no
+    /// cancellation token (a direct call is cancelled through its [`DirectCall`]),
+    /// and no task to ask for or follow.
     pub(super) fn can_call_direct(&self, ctl: &Control) -> bool {
-        ctl.progress.is_none() && !ctl.reset_on_progress && ctl.cancel.is_none() && !self.is_modern()
+        ctl.progress.is_none()
+            && !ctl.reset_on_progress
+            && ctl.cancel.is_none()
+            && !self.is_modern()
+            && self.tasks_idle(ctl)
     }
 
     /// Registers and sends a direct request, whose outcome goes to `reply`: from the
@@ -389,6 +438,7 @@ impl Client {
                     meta: None,
                     request_state: None,
                     input_responses: None,
+                    task: false,
                 };
                 let len = arguments.map_or(0, |a| a.get().len());
                 let body = jsonrpc::encode_request(id, "tools/call", Some(&params), len);

@@ -50,9 +50,20 @@ pub fn check_settings(id: &str, settings_json: Option<&str>) -> Result<Box<RawVa
 /// The client capabilities to declare: the input handlers' (see
 /// [`super::input::Handlers::capabilities`]) and, when the host declared any,
 /// `extensions` with each id's settings as the host wrote them, in the order declared.
-pub(super) fn declared(options: &Options, modern: bool) -> Box<RawValue> {
+/// `tasks` bends the declaration of the tasks extension for a call's task preference:
+/// `Some(false)` leaves it out, `Some(true)` adds it (with `{}`) when the host did not.
+pub(super) fn declared(options: &Options, modern: bool, tasks: Option<bool>) -> Box<RawValue> {
     let handlers = options.input.capabilities(modern);
-    if options.extensions.is_empty() {
+    let tasks_id = super::tasks::EXTENSION;
+    let declared_tasks = options.extensions.iter().any(|(id, _)| id == tasks_id);
+    let add_tasks = tasks == Some(true) && !declared_tasks;
+    let listed = options
+        .extensions
+        .iter()
+        .filter(|(id, _)| tasks != Some(false) || id != tasks_id)
+        .map(|(id, settings)| (id.as_str(), settings.get()));
+    let extensions: Vec<(&str, &str)> = listed.chain(add_tasks.then_some((tasks_id, "{}"))).collect();
+    if extensions.is_empty() {
         return handlers;
     }
     let text = handlers.get();
@@ -62,16 +73,38 @@ pub(super) fn declared(options: &Options, modern: bool) -> Box<RawValue> {
         out.push(',');
     }
     out.push_str(r#""extensions":{"#);
-    for (i, (id, settings)) in options.extensions.iter().enumerate() {
+    for (i, (id, settings)) in extensions.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         out.push_str(&serde_json::to_string(id).expect("a string serializes"));
         out.push(':');
-        out.push_str(settings.get());
+        out.push_str(settings);
     }
     out.push_str("}}");
     RawValue::from_string(out).expect("checked parts make valid JSON")
+}
+
+/// The client capabilities of each kind of request.
+pub(super) struct Declared {
+    /// In `initialize`.
+    pub(super) legacy: Box<RawValue>,
+    /// Under 2026-07-28, as the host declared them.
+    pub(super) modern: Box<RawValue>,
+    /// Under 2026-07-28, for a call that forbids tasks, and one that wants them.
+    pub(super) without_tasks: Box<RawValue>,
+    pub(super) with_tasks: Box<RawValue>,
+}
+
+impl Declared {
+    pub(super) fn of(options: &Options) -> Self {
+        Declared {
+            legacy: declared(options, false, None),
+            modern: declared(options, true, None),
+            without_tasks: declared(options, true, Some(false)),
+            with_tasks: declared(options, true, Some(true)),
+        }
+    }
 }
 
 /// The server's `capabilities.extensions` in its `initialize` or `server/discover`
@@ -122,13 +155,30 @@ mod tests {
     #[test]
     fn declared_beside_the_handlers() {
         let mut o = Options::default();
-        assert_eq!(declared(&o, false).get(), "{}");
+        assert_eq!(declared(&o, false, None).get(), "{}");
         o.extensions
             .push(("a/b".into(), check_settings("a/b", Some(r#"{"x":1}"#)).unwrap()));
         o.extensions.push(("c/d".into(), check_settings("c/d", None).unwrap()));
-        assert_eq!(declared(&o, true).get(), r#"{"extensions":{"a/b":{"x":1},"c/d":{}}}"#);
+        assert_eq!(
+            declared(&o, true, None).get(),
+            r#"{"extensions":{"a/b":{"x":1},"c/d":{}}}"#
+        );
+        let tasks = super::super::tasks::EXTENSION;
+        assert_eq!(
+            declared(&o, true, Some(true)).get(),
+            format!(r#"{{"extensions":{{"a/b":{{"x":1}},"c/d":{{}},"{tasks}":{{}}}}}}"#)
+        );
+        o.extensions
+            .push((tasks.into(), check_settings(tasks, Some(r#"{"k":2}"#)).unwrap()));
+        assert_eq!(declared(&o, true, Some(true)).get(), declared(&o, true, None).get());
+        assert!(declared(&o, true, None).get().contains(r#"{"k":2}"#));
+        assert_eq!(
+            declared(&o, true, Some(false)).get(),
+            r#"{"extensions":{"a/b":{"x":1},"c/d":{}}}"#
+        );
+        o.extensions.pop();
         o.input.roots = Some(std::sync::Arc::new(|_| unreachable!()));
-        let v: Value = serde_json::from_str(declared(&o, false).get()).unwrap();
+        let v: Value = serde_json::from_str(declared(&o, false, None).get()).unwrap();
         assert_eq!(
             v,
             serde_json::json!({"roots": {"listChanged": true}, "extensions": {"a/b": {"x": 1}, "c/d": {}}})

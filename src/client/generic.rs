@@ -75,12 +75,14 @@ pub fn request_params(method: &str, params_json: Option<&str>) -> Result<Map<Str
 
 impl Client {
     /// Under 2026-07-28 over HTTP, the headers that mirror what a request names:
-    /// `Mcp-Name` for `tools/call` and `prompts/get` (`name`) and `resources/read`
-    /// (`uri`), and a tool call's `Mcp-Param-*`, as for the typed calls.
+    /// `Mcp-Name` for `tools/call` and `prompts/get` (`name`), `resources/read`
+    /// (`uri`) and `tasks/*` (`taskId`), and a tool call's `Mcp-Param-*`, as for the
+    /// typed calls.
     pub(super) fn named_headers(&self, method: &str, params: &Map<String, Value>) -> Vec<(String, String)> {
         let key = match method {
             "tools/call" | "prompts/get" => "name",
             "resources/read" => "uri",
+            "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" => "taskId",
             _ => return Vec::new(),
         };
         let Some(name) = params.get(key).and_then(Value::as_str) else {

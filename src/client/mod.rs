@@ -25,6 +25,7 @@ mod core_tests;
 mod direct;
 mod exchange;
 pub mod extensions;
+mod followed;
 pub mod generic;
 pub mod input;
 mod listen;
@@ -37,6 +38,7 @@ pub mod op;
 mod output;
 mod router;
 pub mod skills;
+pub mod tasks;
 mod tools;
 mod typed;
 
@@ -83,6 +85,8 @@ pub struct Options {
     pub restart_follows: bool,
     /// The extensions declared, by id, each with its settings (a JSON object).
     pub extensions: Vec<(String, Box<serde_json::value::RawValue>)>,
+    /// Names the server in task references (see [`tasks::Reference`]).
+    pub endpoint: String,
 }
 
 /// Default request timeout: finite, long enough for slow tools.
@@ -104,6 +108,7 @@ impl Default for Options {
             validate_output: false,
             restart_follows: false,
             extensions: Vec::new(),
+            endpoint: String::new(),
         }
     }
 }
@@ -120,6 +125,8 @@ pub struct Control {
     pub max_total: Option<Duration>,
     /// A listing asks the server even when a kept list still holds.
     pub bypass_cache: bool,
+    /// How a call deals with tasks.
+    pub task: tasks::TaskControl,
 }
 
 /// Receives a request's outcome on the thread that routes its response (an mcpc
@@ -137,8 +144,8 @@ pub struct Client {
     param_headers: Mutex<HashMap<String, Arc<Vec<ParamHeader>>>>,
     /// With `validate_output`: each listed tool's compiled `outputSchema`.
     output_schemas: output::Schemas,
-    /// The capabilities the handlers declare: for `initialize`, and under 2026-07-28.
-    capabilities: (Box<serde_json::value::RawValue>, Box<serde_json::value::RawValue>),
+    /// The capabilities the client declares: for `initialize`, and under 2026-07-28.
+    capabilities: extensions::Declared,
     /// Under 2026-07-28: the subscribed resources and their `subscriptions/listen`.
     listener: listen::Listener,
     /// The skills entries held, by their `SKILL.md` URI (see [`skills`]).
@@ -153,11 +160,23 @@ impl Client {
     /// The `_meta` a request carries: the progress token, and under 2026-07-28
     /// the protocol version, client capabilities and client info.
     fn meta(&self, progress_token: Option<i64>) -> RequestMeta<'_> {
+        self.meta_for(progress_token, tasks::TaskMode::Allow)
+    }
+
+    /// [`Self::meta`] for a call with the task preference `mode`: under 2026-07-28
+    /// the tasks extension is left out of the client capabilities (forbid), declared
+    /// as the host did (allow), or added (prefer, require).
+    fn meta_for(&self, progress_token: Option<i64>, mode: tasks::TaskMode) -> RequestMeta<'_> {
         if self.is_modern() {
+            let caps = match mode {
+                tasks::TaskMode::Allow => &self.capabilities.modern,
+                tasks::TaskMode::Forbid => &self.capabilities.without_tasks,
+                tasks::TaskMode::Prefer | tasks::TaskMode::Require => &self.capabilities.with_tasks,
+            };
             RequestMeta {
                 progress_token,
                 protocol_version: Some(protocol::MODERN_VERSION),
-                client_capabilities: Some(&self.capabilities.1),
+                client_capabilities: Some(caps),
                 client_info: Some(&self.options.client_info),
                 log_level: self.log_level(),
             }

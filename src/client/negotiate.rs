@@ -116,10 +116,7 @@ impl Client {
         let shared = Arc::new(Shared::new(&options, inbox.clone()));
         let transport = connector(shared.clone() as SinkRef)?;
         inbox.set_transport(&transport);
-        let capabilities = (
-            super::extensions::declared(&options, false),
-            super::extensions::declared(&options, true),
-        );
+        let capabilities = super::extensions::Declared::of(&options);
         let mut client = Client {
             shared,
             transport,
@@ -343,7 +340,7 @@ impl Client {
     pub(super) async fn initialize(&self, version: &str, how: &'static str, ctl: &Control) -> Result<Session> {
         let params = InitializeParams {
             protocol_version: version,
-            capabilities: &self.capabilities.0,
+            capabilities: &self.capabilities.legacy,
             client_info: &self.options.client_info,
         };
         let id = self.next_id();

@@ -140,6 +140,8 @@ pub(crate) struct Shared {
     /// A restart of the server follows a failed connection: what was in flight fails
     /// as MCPC_ERR_SERVER_EXITED, which says it may be sent again.
     pub(super) restart_follows: AtomicBool,
+    /// The tasks the client's calls follow.
+    pub(super) tasks: super::followed::Followed,
 }
 
 impl Shared {
@@ -158,6 +160,7 @@ impl Shared {
             cache: Default::default(),
             listens: Default::default(),
             restart_follows: AtomicBool::new(options.restart_follows),
+            tasks: Default::default(),
         }
     }
 
@@ -359,6 +362,9 @@ impl Shared {
                 }
                 if method.ends_with("/list_changed") {
                     self.cache.changed(&method);
+                }
+                if method == "notifications/tasks/status" {
+                    self.tasks.note(params); // and on to the host
                 }
                 if method == "notifications/progress" {
                     self.route_progress(params);

@@ -25,6 +25,8 @@ pub(super) struct CallParams<'a> {
     pub(super) request_state: Option<&'a str>,
     /// `inputResponses`
     pub(super) input_responses: Option<&'a RawValue>,
+    /// 2025-11-25: `"task": {}`, to run the call as a task.
+    pub(super) task: bool,
 }
 
 /// Written as they are: the keys as they are, the strings and `_meta` through serde
@@ -53,6 +55,9 @@ impl jsonrpc::Params for CallParams<'_> {
         if let Some(responses) = self.input_responses {
             out.extend_from_slice(br#","inputResponses":"#);
             out.extend_from_slice(responses.get().as_bytes());
+        }
+        if self.task {
+            out.extend_from_slice(br#","task":{}"#);
         }
         out.push(b'}');
     }
@@ -258,6 +263,7 @@ mod tests {
                         }),
                         request_state: full.then_some("st\"ate"),
                         input_responses: full.then_some(&*responses),
+                        task: full,
                     };
                     let mut out = Vec::new();
                     params.write_json(&mut out);
@@ -268,6 +274,7 @@ mod tests {
                     if full {
                         want["_meta"] = json!({ "progressToken": 7 });
                         want["requestState"] = json!("st\"ate");
+                        want["task"] = json!({});
                         want["inputResponses"] = json!({ "q": { "ok": true } });
                     }
                     assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), want);

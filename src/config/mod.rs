@@ -93,6 +93,12 @@ impl Plan {
         }
     }
 
+    /// Names the server in task references (see `crate::client::tasks::Reference`).
+    pub fn endpoint(mut self, id: String) -> Plan {
+        self.options.endpoint = id;
+        self
+    }
+
     /// Starts the server again when it dies, as `restart` says.
     pub fn with_restart(mut self, restart: Restart) -> Plan {
         self.options.restart_follows = true;
@@ -236,6 +242,17 @@ impl Config {
     /// The plan for `url`: Streamable HTTP, the HTTP+SSE transport, or the first
     /// falling back to the second ([`HttpMode`]).
     pub fn http_plan(&self, url: &str) -> Result<Plan> {
+        let plan = self.http_plan_of(url)?;
+        // The endpoint without what may be secret: credentials, query, fragment.
+        let mut id = crate::url_policy::check_endpoint(url)?;
+        let _ = id.set_username("");
+        let _ = id.set_password(None);
+        id.set_query(None);
+        id.set_fragment(None);
+        Ok(plan.endpoint(id.to_string()))
+    }
+
+    fn http_plan_of(&self, url: &str) -> Result<Plan> {
         let cfg = self.http(url)?;
         let sse = {
             let cfg = cfg.clone();

@@ -101,6 +101,7 @@ const STATUSES: &[Status] = {
         MCPC_ERR_PROXY_AUTH,
         MCPC_ERR_OUTPUT_SCHEMA,
         MCPC_ERR_INTEGRITY,
+        MCPC_ERR_TASK_DETACHED,
     ]
 };
 

@@ -6,6 +6,7 @@
 #![allow(clippy::missing_safety_doc)] // every export's doc says what it needs, in the header's words
 
 pub mod boundary;
+pub mod call_opts;
 pub mod cancel;
 pub mod check;
 pub mod client;
@@ -27,5 +28,6 @@ pub mod request;
 pub mod result;
 pub mod signer;
 pub mod skills;
+pub mod tasks;
 pub mod transport;
 pub mod userdata;

@@ -341,6 +341,39 @@ int main() {
         CHECK(refused);
     });
 
+    run("tasks: followed, detached and resumed", [] {
+        for (const char* era : {"--era=legacy", "--era=modern"}) {
+            mcpc::Options o = quick();
+            o.extension("io.modelcontextprotocol/tasks");
+            mcpc::Client c = mcpc::Client::stdio(demo({"--tasks", era}), o);
+            std::string statuses;
+            mcpc::CallOptions co;
+            co.with_task(mcpc::TaskMode::Prefer).with_on_task(
+                [&](std::string_view status, std::optional<std::string_view>, std::string_view) {
+                    statuses += std::string(status) + ",";
+                    return false;
+                });
+            mcpc::Result r = c.call("task_report", "{\"topic\":\"cpp\",\"ms\":100}", co);
+            CHECK_EQ(r.text(), std::string("report on cpp"));
+            CHECK_EQ(statuses, std::string("working,completed,"));
+            std::string reference;
+            mcpc::CallOptions detach;
+            detach.with_task(mcpc::TaskMode::Prefer).with_on_task(
+                [&](std::string_view, std::optional<std::string_view>, std::string_view ref) {
+                    reference = std::string(ref);
+                    return true;
+                });
+            bool detached = false;
+            try {
+                c.call("task_report", "{\"topic\":\"later\",\"ms\":100}", detach);
+            } catch (const mcpc::Error& e) {
+                detached = e.status() == mcpc::Status::TaskDetached;
+            }
+            CHECK(detached);
+            CHECK(contains(c.resume_task(reference), "report on later"));
+        }
+    });
+
     run("extensions: declared, and the server's as sent", [] {
         mcpc::Options o = quick();
         o.extension("io.modelcontextprotocol/tasks").extension("dev.example/x", "{\"a\":[3]}");

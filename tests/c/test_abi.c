@@ -42,11 +42,13 @@ static void test_call_opts_of_every_size(void) {
     if (!c) return;
     mcpc_result_t *r = NULL;
 
-    /* Today's header, the first init: the first version's size. */
+    /* Today's header, the first init: the first version's size; the fields of the
+     * second version (tasks) are left as they were, and read as their defaults. */
     mcpc_call_opts_t first;
     memset(&first, 0xAB, sizeof first);
     mcpc_call_opts_init(&first);
-    CHECK(first.struct_size == sizeof first);
+    CHECK(first.struct_size == offsetof(mcpc_call_opts_t, task_mode));
+    CHECK(first.task_mode != MCPC_TASK_ALLOW && first.on_task != NULL);
     CHECK(first.timeout_ms == 0 && first.cancel == NULL && first.on_progress == NULL);
     first.timeout_ms = 10000;
     CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"a\"}", &first, &r), MCPC_OK);
@@ -59,6 +61,7 @@ static void test_call_opts_of_every_size(void) {
     CHECK_STATUS(mcpc_call_opts_init_sized(&sized, sizeof sized), MCPC_OK);
     CHECK(sized.struct_size == sizeof sized);
     CHECK(sized.timeout_ms == 0 && sized.max_total_ms == 0 && !sized.reset_timeout_on_progress);
+    CHECK(sized.task_mode == MCPC_TASK_ALLOW && sized.task_timeout_ms == 0 && sized.on_task == NULL);
     CHECK_STATUS(mcpc_client_call_tool(c, "echo", "{\"text\":\"b\"}", &sized, &r), MCPC_OK);
     mcpc_result_free(r);
     r = NULL;

@@ -50,24 +50,34 @@ struct Asked {
     answer: oneshot::Receiver<Outcome>,
 }
 
+/// What follows a 2026-07-28 result: nothing (it is complete), another round with
+/// its `requestState` and answers, or following the task it is.
+pub(in crate::client) enum Next {
+    Complete,
+    Round(InputRound),
+    Task,
+}
+
 impl Client {
-    /// Under 2026-07-28, what the next round of an `input_required` result sends
-    /// (its `requestState` and the answers to its `inputRequests`); `None` for a
-    /// complete result, and always before 2026-07-28. The host's handlers have until
-    /// `deadline`; `cancel` ends the wait. After the `last` round allowed, a request
-    /// for more input is an error, and the host is not asked for input never sent.
+    /// Under 2026-07-28, what follows the result `raw`: another round for an
+    /// `input_required` result (its `requestState` and the answers to its
+    /// `inputRequests`), the task for a task, or nothing; always nothing before
+    /// 2026-07-28. The host's handlers have until `deadline`; `cancel` ends the wait.
+    /// After the `last` round allowed, a request for more input is an error, and the
+    /// host is not asked for input never sent.
     pub(in crate::client) async fn input_round(
         &self,
         raw: &str,
         deadline: Instant,
         cancel: Option<&CancellationToken>,
         last: bool,
-    ) -> Result<Option<InputRound>> {
+    ) -> Result<Next> {
         if !self.is_modern() {
-            return Ok(None);
+            return Ok(Next::Complete);
         }
         let (request_state, requests) = match protocol::result_kind(raw)? {
-            ResultKind::Complete => return Ok(None),
+            ResultKind::Complete => return Ok(Next::Complete),
+            ResultKind::Task => return Ok(Next::Task),
             ResultKind::InputRequired {
                 request_state,
                 input_requests,
@@ -75,8 +85,21 @@ impl Client {
             ResultKind::InputRequired { .. } => return Err(too_many_rounds()),
         };
         let Some(requests) = requests else {
-            return Ok(Some((request_state, None)));
+            return Ok(Next::Round((request_state, None)));
         };
+        let answers = self.answer_inputs(&requests, deadline, cancel).await?;
+        Ok(Next::Round((request_state, Some(answers))))
+    }
+
+    /// The host's answers to `requests` (input requests by key), as an
+    /// `inputResponses` object: each asked of its handler (or answered as a client
+    /// without one would), all at once, until `deadline` or `cancel`.
+    pub(in crate::client) async fn answer_inputs(
+        &self,
+        requests: &Map<String, Value>,
+        deadline: Instant,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<Box<RawValue>> {
         if requests.len() > MAX_OUTSTANDING {
             return Err(Error::new(
                 Status::MCPC_ERR_PROTOCOL,
@@ -90,7 +113,7 @@ impl Client {
         let mut asked = Vec::new();
         let handlers = &self.inbox().handlers;
         let server = self.inbox().server();
-        for (key, req) in &requests {
+        for (key, req) in requests {
             let method = req.get("method").and_then(Value::as_str);
             let Some(handler) = method.and_then(|m| handlers.for_method(m)) else {
                 out.insert(key.clone(), without_handler(key, method)?);
@@ -165,10 +188,7 @@ impl Client {
         }
         let out = outcome?;
         let text = serde_json::to_string(&out).expect("a map of JSON values serializes");
-        Ok(Some((
-            request_state,
-            Some(RawValue::from_string(text).expect("serialized JSON is valid")),
-        )))
+        Ok(RawValue::from_string(text).expect("serialized JSON is valid"))
     }
 }
 

@@ -1,15 +1,22 @@
-"""Per-call settings: timeouts, cancellation handles and progress (mcpc_call_opts_t)."""
+"""Per-call settings: timeouts, cancellation handles, progress and tasks (mcpc_call_opts_t)."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from . import _decls, _ffi
-from ._convert import _ms
+from ._convert import _ms, _raise_last
+from .errors import McpcError, TaskDetachedError
 from ._ffi import lib, registry
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 """on_progress(progress, total or None, message or None)."""
+
+TaskCallback = Callable[[str, Optional[str], str], Any]
+"""on_task(status, message or None, reference): return True to detach from the task."""
+
+TASK_MODES = {"allow": 0, "forbid": 1, "prefer": 2, "require": 3}
+"""The task preferences (MCPC_TASK_*), by their names."""
 
 
 class Cancel:
@@ -54,8 +61,54 @@ def _progress_py(userdata: Optional[int], progress: float, total: float, message
 _progress_trampoline = _decls.PROGRESS_CB(_progress_py)
 
 
+class TaskWatch:
+    """A call's task callback, and the last reference it was given (for
+    :class:`~libmcpc.TaskDetachedError`)."""
+
+    def __init__(self, on_task: Optional[TaskCallback]) -> None:
+        self.on_task = on_task
+        self.reference: Optional[str] = None
+
+    def error(self, status: int) -> McpcError:
+        """The exception for a status just returned, with the reference when the call
+        detached from its task."""
+        error = _raise_last(status)
+        if isinstance(error, TaskDetachedError):
+            error.reference = self.reference
+        return error
+
+
+def _task_py(userdata: Optional[int], reference: bytes, status: bytes, message: Optional[bytes]) -> int:
+    watch = registry.get(userdata)
+    if watch is None:
+        return 0
+    watch.reference = reference.decode("utf-8", "replace")
+    if watch.on_task is None:
+        return 0
+    try:
+        detach = watch.on_task(status.decode("utf-8"), message.decode("utf-8", "replace") if message else None,
+                               watch.reference)
+    except Exception:  # noqa: BLE001 - an exception cannot cross the C callback
+        return 0
+    return 1 if detach else 0
+
+
+_task_trampoline = _decls.TASK_CB(_task_py)
+
+
+def _task_mode(task: Optional[str]) -> int:
+    if task is None:
+        return 0
+    try:
+        return TASK_MODES[task]
+    except KeyError:
+        raise ValueError("task must be one of %s, not %r" % (", ".join(TASK_MODES), task)) from None
+
+
 def _call_opts(timeout: Optional[float], cancel: Optional[Cancel], progress_key: Optional[int],
-               reset_timeout_on_progress: bool = False, max_total: Optional[float] = None) -> _ffi.CallOpts:
+               reset_timeout_on_progress: bool = False, max_total: Optional[float] = None,
+               task: Optional[str] = None, task_timeout: Optional[float] = None,
+               task_key: Optional[int] = None) -> _ffi.CallOpts:
     opts = _ffi.new_call_opts()
     opts.timeout_ms = _ms(timeout, "timeout")
     if cancel is not None:
@@ -67,4 +120,9 @@ def _call_opts(timeout: Optional[float], cancel: Optional[Cancel], progress_key:
         opts.progress_userdata = progress_key
     opts.reset_timeout_on_progress = bool(reset_timeout_on_progress)
     opts.max_total_ms = _ms(max_total, "max_total")
+    opts.task_mode = _task_mode(task)
+    opts.task_timeout_ms = _ms(task_timeout, "task_timeout")
+    if task_key is not None:
+        opts.on_task = _task_trampoline
+        opts.task_userdata = task_key
     return opts

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from . import _ffi
 from ._async import _async_progress, _call_done, _close_orphan, _connect_done, _finish_op, _list_done, _Pending, _start_op
-from ._call import Cancel, ProgressCallback, _call_opts
+from ._call import Cancel, ProgressCallback, TaskCallback, TaskWatch, _call_opts
 from ._content import ContentMixin
-from ._convert import PathLike, _arguments_json, _b, _check, _raise_last
+from ._convert import PathLike, _arguments_json, _b, _check
 from ._ffi import lib, registry
 from ._options import build_options, options_signature
 from ._results import CallResult, _result_from, _tools_from
 from ._transport import Transport
-from .errors import ClosedError, Status
+from .errors import ClosedError, Status, TaskDetachedError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -293,6 +293,9 @@ class Client(ContentMixin):
         on_progress: Optional[ProgressCallback] = None,
         reset_timeout_on_progress: bool = False,
         max_total: Optional[float] = None,
+        task: Optional[str] = None,
+        task_timeout: Optional[float] = None,
+        on_task: Optional[TaskCallback] = None,
     ) -> CallResult:
         """Calls a tool and returns its :class:`CallResult`.
 
@@ -305,26 +308,61 @@ class Client(ContentMixin):
         ``on_progress(progress, total, message)`` runs on an mcpc thread for each
         progress notification; with ``reset_timeout_on_progress`` each one restarts
         the timeout, but never past ``max_total`` seconds in all.
+
+        A call the server answers with a task is followed to its end (docs/tasks.md).
+        ``task`` is the preference: ``"allow"`` (default), ``"forbid"``, ``"prefer"``
+        or ``"require"``; ``task_timeout`` bounds the whole task in seconds (default:
+        ``timeout`` does); ``on_task(status, message, reference)`` sees each status
+        change, and returning True detaches: the call raises
+        :class:`~libmcpc.TaskDetachedError`, whose ``reference`` resumes the task
+        (:meth:`resume_task`).
         """
         args = _arguments_json(arguments)
         key = registry.add(on_progress) if on_progress is not None else None
+        watch = TaskWatch(on_task)
+        task_key = registry.add(watch) if on_task is not None else None
         try:
-            opts = _call_opts(timeout, cancel, key, reset_timeout_on_progress, max_total)
+            opts = _call_opts(timeout, cancel, key, reset_timeout_on_progress, max_total, task, task_timeout,
+                              task_key)
             h = self._enter()
             try:
                 out = c_void_p()
                 status = lib.mcpc_client_call_tool(h, _b(name), args, byref(opts), byref(out))
                 if status != Status.OK:
-                    error = _raise_last(status)
+                    error = watch.error(status)
                     if out.value:  # MCPC_ERR_TOOL hands out the result
                         error.result = _result_from(out.value)  # type: ignore[attr-defined]
                     raise error
             finally:
                 self._leave()
         finally:
-            if key is not None:
-                registry.pop(key)
+            registry.pop(key)
+            registry.pop(task_key)
         return _result_from(out.value or 0)
+
+    def resume_task(self, reference: str, *, timeout: Optional[float] = None, cancel: Optional[Cancel] = None,
+                    task_timeout: Optional[float] = None, on_task: Optional[TaskCallback] = None) -> Any:
+        """Follows a task to its end from its ``reference`` (from ``on_task`` or a
+        :class:`~libmcpc.TaskDetachedError`, kept by the host, perhaps from another
+        process), and returns the original request's result as sent (a tool call's
+        ``CallToolResult`` as a dict). Raises as :meth:`call` does;
+        :class:`~libmcpc.InvalidArgumentError` for a reference of another endpoint or
+        generation (mcpc_client_resume_task)."""
+        watch = TaskWatch(on_task)
+        task_key = registry.add(watch) if on_task is not None else None
+        try:
+            opts = _call_opts(timeout, cancel, None, task_timeout=task_timeout, task_key=task_key)
+            h = self._enter()
+            try:
+                out = c_void_p()
+                status = lib.mcpc_client_resume_task(h, _b(reference), byref(opts), byref(out))
+                if status != Status.OK:
+                    raise watch.error(status)
+            finally:
+                self._leave()
+        finally:
+            registry.pop(task_key)
+        return json.loads(_ffi.take_string(out.value))
 
     # -- asyncio --
 
@@ -353,29 +391,43 @@ class Client(ContentMixin):
         on_progress: Optional[ProgressCallback] = None,
         reset_timeout_on_progress: bool = False,
         max_total: Optional[float] = None,
+        task: Optional[str] = None,
+        task_timeout: Optional[float] = None,
+        on_task: Optional[TaskCallback] = None,
     ) -> CallResult:
         """As :meth:`call`, without blocking the event loop (mcpc_client_call_tool_async).
         Cancelling the awaiting task (also by ``asyncio.wait_for`` or a task group)
         cancels the call, and the server is sent ``notifications/cancelled``.
-        ``on_progress`` runs on the event loop."""
+        ``on_progress`` runs on the event loop; ``on_task`` on an mcpc thread (its
+        answer is needed there), so it must not block."""
         loop = asyncio.get_running_loop()
         args = _arguments_json(arguments)
         bname = _b(name)
         pending = _Pending(loop, _result_from)
         if on_progress is not None:
             pending.progress_key = registry.add(_async_progress(loop, on_progress))
+        watch = TaskWatch(on_task)
+        task_key = registry.add(watch) if on_task is not None else None
         try:
-            opts = _call_opts(timeout, cancel, pending.progress_key, reset_timeout_on_progress, max_total)
+            opts = _call_opts(timeout, cancel, pending.progress_key, reset_timeout_on_progress, max_total, task,
+                              task_timeout, task_key)
             h = self._enter()
         except BaseException:
             registry.pop(pending.progress_key)
+            registry.pop(task_key)
             raise
         try:
             op = _start_op(lambda key, out: lib.mcpc_client_call_tool_async(
                 h, bname, args, byref(opts), _call_done, key, out), pending)
         finally:
             self._leave()
-        result: CallResult = await _finish_op(op, pending)
+        try:
+            result: CallResult = await _finish_op(op, pending)
+        except TaskDetachedError as e:
+            e.reference = watch.reference
+            raise
+        finally:
+            registry.pop(task_key)
         return result
 
     # -- closing --

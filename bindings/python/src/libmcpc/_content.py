@@ -91,8 +91,9 @@ class ContentMixin:
     _leave: Callable[[], None]
 
     def _json_call(self, call: Callable[[int, Any, Any], int], timeout: Optional[float],
-                   cancel: Any, fresh: bool = False) -> Any:
-        opts = _call_opts(timeout, cancel, None)
+                   cancel: Any, fresh: bool = False, task: Optional[str] = None,
+                   task_timeout: Optional[float] = None) -> Any:
+        opts = _call_opts(timeout, cancel, None, task=task, task_timeout=task_timeout)
         h = self._enter()
         try:
             if fresh:
@@ -200,12 +201,15 @@ class ContentMixin:
         return completion
 
     def request(self, method: str, params: Optional[Mapping[str, Any]] = None, *,
-                timeout: Optional[float] = None, cancel: Any = None) -> Any:
+                timeout: Optional[float] = None, cancel: Any = None, task: Optional[str] = None,
+                task_timeout: Optional[float] = None) -> Any:
         """Sends the request ``method`` with ``params`` and returns its result as sent,
-        for methods with no call of their own (extensions among them)."""
+        for methods with no call of their own (extensions among them). A task the
+        server makes of it is followed to its end, as :meth:`call` does."""
         p = _json_arg(params, "params")
         bm = method.encode("utf-8")
-        return self._json_call(lambda h, o, out: lib.mcpc_client_request(h, bm, p, o, out), timeout, cancel)
+        return self._json_call(lambda h, o, out: lib.mcpc_client_request(h, bm, p, o, out), timeout, cancel,
+                               task=task, task_timeout=task_timeout)
 
     def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None, cancel: Any = None) -> None:
         """Subscribes to ``uri`` (``resources/subscribe``; under 2026-07-28 one

@@ -44,6 +44,7 @@ ASSERTION_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t)
 STORE_LOAD_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p, c_size_t)
 STORE_SAVE_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p)
 SIGN_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)
+TASK_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_char_p, c_char_p)
 
 
 class CallOpts(Structure):
@@ -59,6 +60,10 @@ class CallOpts(Structure):
         ("progress_userdata", c_void_p),
         ("reset_timeout_on_progress", c_bool),
         ("max_total_ms", c_int64),
+        ("task_mode", c_int32),
+        ("task_timeout_ms", c_int64),
+        ("on_task", TASK_CB),
+        ("task_userdata", c_void_p),
     ]
 
 
@@ -154,6 +159,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "mcpc_client_get_prompt": (_S, [_P, c_char_p, c_char_p, _OPTS, _PP]),
     "mcpc_client_complete": (_S, [_P, c_int32, c_char_p, c_char_p, c_char_p, c_char_p, _OPTS, _PP]),
     "mcpc_client_request": (_S, [_P, c_char_p, c_char_p, _OPTS, _PP]),
+    "mcpc_client_resume_task": (_S, [_P, c_char_p, _OPTS, _PP]),
     "mcpc_client_notify": (_S, [_P, c_char_p, c_char_p]),
     "mcpc_op_cancel": (None, [_P]),
     "mcpc_op_is_finished": (c_bool, [_P]),

@@ -30,6 +30,7 @@ The hierarchy::
     ├── ToolError                                TOOL (see result)
     ├── OutputSchemaError                        OUTPUT_SCHEMA (see result)
     ├── IntegrityError                           INTEGRITY (a skill's file failed verification)
+    ├── TaskDetachedError                        TASK_DETACHED (see reference)
     ├── TimeoutError (also builtins.TimeoutError) TIMEOUT
     ├── CancelledError                           CANCELLED
     ├── ClosedError                              CLOSED
@@ -93,6 +94,7 @@ class Status(enum.IntEnum):
     PROXY_AUTH = 34
     OUTPUT_SCHEMA = 35
     INTEGRITY = 36
+    TASK_DETACHED = 37
 
 
 class McpcError(Exception):
@@ -154,6 +156,14 @@ class OutputSchemaError(McpcError):
 class IntegrityError(McpcError):
     """A skill's file failed verification (size, sha256 digest, frontmatter), or no
     listed skill names it; nothing of it is handed out."""
+
+
+class TaskDetachedError(McpcError):
+    """The call stopped following its task because ``on_task`` asked it to; the task
+    runs on on the server. ``reference`` (a JSON text) resumes it:
+    :meth:`Client.resume_task`."""
+
+    reference: Optional[str] = None
 
 
 class ServerExitedError(TransportError):
@@ -290,6 +300,7 @@ _BY_STATUS: Dict[int, Type[McpcError]] = {
     Status.SERVER_EXITED: ServerExitedError,
     Status.OUTPUT_SCHEMA: OutputSchemaError,
     Status.INTEGRITY: IntegrityError,
+    Status.TASK_DETACHED: TaskDetachedError,
 }
 
 
