@@ -40,8 +40,9 @@ lib-debug:
 # parsing (parse.c), --help and the man page (help.c), connecting (connect.c), the
 # commands (commands.c), output (output.c), text helpers (text.c), the browser login
 # (login.c), the credential store (store.c), the client key and assertion commands
-# (assertion.c), --config (config.c), --elicit (elicit.c) and the system (platform_*.c).
-CLI_SRC := cli/mcpc.c cli/options.c cli/parse.c cli/help.c cli/connect.c cli/commands.c cli/skills.c \
+# (assertion.c), --config (config.c), --elicit (elicit.c), tasks (tasks.c) and the system
+# (platform_*.c).
+CLI_SRC := cli/mcpc.c cli/options.c cli/parse.c cli/help.c cli/connect.c cli/commands.c cli/skills.c cli/tasks.c \
            cli/output.c cli/text.c cli/login.c cli/store.c cli/assertion.c cli/config.c \
            cli/elicit.c cli/platform_posix.c
 CLI_DEPS := $(CLI_SRC) cli/cli.h cli/options.h cli/client.h cli/platform.h cli/login.h cli/store.h \

@@ -28,6 +28,14 @@ int cmd_skills(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts);
 int cmd_skill(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const char *name,
               const char *file);
 
+/* Tasks (tasks.c): the call options of --task, --task-timeout and --detach (with the
+ * callback that shows each status change on stderr); for a call that ended with `st`,
+ * the reference printed after --detach (its exit status), or -1 to report `st` as
+ * usual; and the resume command. */
+void task_options(mcpc_call_opts_t *opts, const struct config *cfg);
+int task_detached(mcpc_status_t st);
+int cmd_resume(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const char *reference);
+
 /* Runs cfg->command on the client and prints its result; returns the exit status. */
 int run_command(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const struct config *cfg);
 

@@ -73,8 +73,10 @@ static int cmd_call(const mcpc_client_t *client, const mcpc_call_opts_t *call_op
     }
     if (st == MCPC_OK)
         st = mcpc_client_call_tool(client, name, args_json, call_opts, &result);
-    int code;
-    if (st == MCPC_OK || st == MCPC_ERR_TOOL || st == MCPC_ERR_OUTPUT_SCHEMA) {
+    int code = task_detached(st);
+    if (code >= 0) {
+        /* --detach: the task's reference is printed; the task runs on. */
+    } else if (st == MCPC_OK || st == MCPC_ERR_TOOL || st == MCPC_ERR_OUTPUT_SCHEMA) {
         /* MCPC_ERR_TOOL: the tool ran and said it failed; MCPC_ERR_OUTPUT_SCHEMA: its
          * result does not fit its schema. Either way the result is still ours.
          * Report first: the message is gone after the next mcpc call. */
@@ -96,7 +98,9 @@ static int cmd_request(const mcpc_client_t *client, const mcpc_call_opts_t *call
 {
     char *json = NULL;
     mcpc_status_t st = mcpc_client_request(client, method, params_json, call_opts, &json);
-    int code = json_or_error(st, json);
+    int code = task_detached(st);
+    if (code < 0)
+        code = json_or_error(st, json);
     mcpc_string_free(json);
     return code;
 }
@@ -158,6 +162,8 @@ int run_command(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, 
         return cmd_skills(client, call_opts);
     case CMD_SKILL:
         return cmd_skill(client, call_opts, cfg->tool_name, cfg->tool_args);
+    case CMD_RESUME:
+        return cmd_resume(client, call_opts, cfg->tool_name);
     case CMD_RESOURCES:
     case CMD_TEMPLATES:
     case CMD_PROMPTS:

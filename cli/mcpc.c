@@ -92,6 +92,7 @@ static int run(const struct config *cfg, const struct words *server_argv,
     mcpc_call_opts_t call_opts;
     mcpc_call_opts_init_sized(&call_opts, sizeof call_opts); /* defaults: the client's timeout, no progress */
     call_opts.cancel = cancel;
+    task_options(&call_opts, cfg);
     code = run_command(client, &call_opts, cfg);
 
     /* Closes the connection: stdin EOF to the server, then SIGTERM, then SIGKILL

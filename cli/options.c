@@ -136,6 +136,29 @@ static int set_timeout(struct config *cfg, const struct cli_option *opt, const c
     return -1;
 }
 
+static int set_task_timeout(struct config *cfg, const struct cli_option *opt, const char *value)
+{
+    int rc = set_string(cfg, opt, value);
+    if (rc >= 0)
+        return rc;
+    if (!parse_positive_ms(value, &cfg->task_timeout_ms))
+        return usage_error("--task-timeout: '%s' is not a positive integer (milliseconds)", value);
+    return -1;
+}
+
+static int set_task_mode(struct config *cfg, const struct cli_option *opt, const char *value)
+{
+    (void)opt;
+    static const char *const names[] = {"allow", "forbid", "prefer", "require"};
+    static const int32_t modes[] = {MCPC_TASK_ALLOW, MCPC_TASK_FORBID, MCPC_TASK_PREFER, MCPC_TASK_REQUIRE};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(value, names[k]) == 0) {
+            cfg->task_mode = modes[k];
+            return -1;
+        }
+    return usage_error("--task: '%s' is not one of allow, forbid, prefer, require", value);
+}
+
 static int add_header(struct config *cfg, const struct cli_option *opt, const char *value)
 {
     (void)opt;
@@ -337,6 +360,16 @@ const struct cli_option OPTIONS[] = {
     {"--elicit-json", 0, NULL, SEC_CLIENT, set_elicit, 0, ELICIT_JSON,
      "like --elicit, for scripts: a form is answered with one JSON object on one line "
      "(empty: the defaults; !decline; !cancel), asked again when it does not fit"},
+    {"--task", 0, "MODE", SEC_CLIENT, set_task_mode, 0, 0,
+     "whether call and request may run as a task: allow (the default: where the tool or the "
+     "declared tasks extension needs one), forbid, prefer or require. A task is followed to "
+     "its end; each status change is shown on stderr"},
+    {"--task-timeout", 0, "MS", SEC_CLIENT, set_task_timeout, AT(task_timeout_text), 0,
+     "how long following a task may take in all (default: --timeout covers it); each request "
+     "keeps --timeout"},
+    {"--detach", 0, NULL, SEC_CLIENT, set_flag, AT(detach), 0,
+     "once the call is a task, print its reference (JSON) on stdout and exit 0, leaving the "
+     "task running; resume REFERENCE follows it later"},
     {"--validate-output", 0, NULL, SEC_CLIENT, set_flag, AT(validate_output), 0,
      "check a call's structuredContent against its tool's outputSchema (the tools are listed "
      "first); a result that does not fit is printed, and mcpc exits 3"},
@@ -417,6 +450,9 @@ const struct cli_command COMMANDS[] = {
      "print the SKILL.md of the skill NAME, or its FILE (a path within the skill), once "
      "verified against the listing (size, sha256 digest, frontmatter); a file that fails is "
      "not printed"},
+    {"resume", CMD_RESUME, 1, 1, "REFERENCE", "resume: missing REFERENCE",
+     "follow the task of REFERENCE (the JSON --detach printed) to its end and print the "
+     "result JSON of the request it was"},
 };
 const size_t N_COMMANDS = sizeof COMMANDS / sizeof COMMANDS[0];
 

@@ -27,6 +27,7 @@ enum command {
     CMD_COMPLETE,
     CMD_SKILLS,
     CMD_SKILL,
+    CMD_RESUME,
 };
 
 enum elicit_mode { ELICIT_NONE, ELICIT_FIELDS, ELICIT_JSON };
@@ -79,6 +80,11 @@ struct config {
     bool legacy;
     bool inherit_stderr;
     bool validate_output;
+    /* Tasks: --task (MCPC_TASK_*), --task-timeout, --detach. */
+    int32_t task_mode;
+    const char *task_timeout_text;
+    int64_t task_timeout_ms;
+    bool detach;
     /* Input for the server. */
     const char **roots; /* directories, n_roots of them; the array is malloc'd */
     size_t n_roots;

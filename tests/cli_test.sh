@@ -292,6 +292,30 @@ expect http-call 0 '"structuredContent":{"sum":5}' -- --url "$url" call add '{"a
 expect http-tool-error 2 '"isError":true' -- --url "$url" call fail '{}'
 expect http-timeout 4 '' -- --timeout 300 --url "$url" call slow '{"ms":20000}'
 stop_fixture
+
+# Tasks: followed to the end with each status on stderr; --detach prints the reference
+# and leaves the task running, and another process resumes it (the modern fixture
+# keeps its tasks across connections).
+expect task-followed 0 '"text":"report on cli"' -- --stdio "$SERVER --tasks --era=modern" \
+    --task prefer call task_report '{"topic":"cli","ms":200}'
+stderr_has task-status-shown 'mcpc: task working: started'
+stderr_has task-status-completed 'mcpc: task completed'
+expect task-required-by-default 0 '"text":"report on r"' -- --stdio "$SERVER --tasks" call task_required '{"topic":"r"}'
+expect task-forbid 3 '' -- --stdio "$SERVER --tasks" --task forbid call task_required '{"topic":"r"}'
+expect task-require-refused 3 '' -- --stdio "$SERVER --tasks" --task require call echo '{"text":"x"}'
+stderr_has task-require-says-why 'does not support tasks'
+expect task-bad-mode 1 '' -- --stdio "$SERVER --tasks" --task sometimes call echo '{}'
+expect task-timeout 4 '' -- --stdio "$SERVER --tasks" --task prefer --task-timeout 500 \
+    call task_report '{"topic":"n","fault":"never"}'
+start_fixture --era modern --tasks
+url="http://127.0.0.1:$fixture_port/mcp"
+expect task-detach 0 '"generation":"v2"' -- --url "$url" --extension io.modelcontextprotocol/tasks --detach \
+    call task_report '{"topic":"handoff","ms":300}'
+reference=$(cat "$tmp/out")
+expect task-resumed-elsewhere 0 '"text":"report on handoff"' -- --url "$url" --extension io.modelcontextprotocol/tasks \
+    resume "$reference"
+expect task-resume-bad-reference 1 '' -- --url "$url" resume '{"generation":"v9"}'
+stop_fixture
 expect_nothing_started http-insecure-refused --url http://example.com/mcp call echo '{}'
 
 # The HTTP+SSE transport of 2024-11-05: found by the fallback, or chosen.
