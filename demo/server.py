@@ -66,7 +66,8 @@ initialize); modern requests always. Task ids are "task-1", "task-2", ... (one s
 per server, both eras sharing one store). Timestamps are ISO 8601 UTC with milliseconds.
     Tools, appended after all the others in tools/list (legacy listings give each
     "execution":{"taskSupport":...}; modern ones have no "execution"):
-    task_report     {topic:string (default "mcpc"), ms:integer (default 300), fault:string}
+    task_report     {topic:string (default "mcpc"), ms:integer (default 300), poll_ms:integer
+                    (the poll interval its task objects carry, default 100), fault:string}
                     taskSupport "optional": done ms milliseconds after creation, result
                     text "report on TOPIC"; fault: one of the task faults below.
     task_required   {topic, ms}, taskSupport "required"; otherwise as task_report.

@@ -99,6 +99,8 @@ def task_tools(modern):
         {"name": "task_report",
          "description": "Writes a report on a topic, as a task or inline.",
          "inputSchema": _schema({"topic": {"type": "string"}, "ms": dict(ms),
+                                 "poll_ms": {"type": "integer", "default": POLL_MS,
+                                             "description": "the poll interval the task asks for"},
                                  "fault": {"type": "string", "enum": list(FAULTS)}}),
          "execution": {"taskSupport": "optional"}},
         {"name": "task_required",
@@ -140,6 +142,7 @@ class Task:
         self.repeats = 0              # same-input: tasks/get answers still to repeat
         self.flip_get = False         # back-from-terminal: the next tasks/get says working
         self.polls = 0                # poll-changing: task objects sent so far
+        self.poll_ms = POLL_MS        # task_report's poll_ms
 
     def asks(self):
         return self.name == "task_ask" or (self.modern and self.fault == "same-input")
@@ -204,7 +207,7 @@ class TaskManager:
             value = POLL_CYCLE[t.polls % len(POLL_CYCLE)]
             t.polls += 1
             return value
-        return POLL_MS
+        return t.poll_ms
 
     def _object(self, t, modern, status=None, message=None):
         """The task object of an era (status/message: what to show instead)."""
@@ -352,6 +355,9 @@ class TaskManager:
             if old is not None:  # reuse-id: the new call replaces the old record
                 old.stopped = old.superseded = True
             t = Task(task_id, name, topic, fault, ms, modern)
+            poll_ms = args.get("poll_ms", POLL_MS) if name == "task_report" else POLL_MS
+            if isinstance(poll_ms, int) and not isinstance(poll_ms, bool) and poll_ms >= 0:
+                t.poll_ms = poll_ms
             self.tasks[task_id] = t
             obj = self._object(t, modern)
             self.cond.notify_all()
