@@ -40,9 +40,9 @@ lib-debug:
 # parsing (parse.c), --help and the man page (help.c), connecting (connect.c), the
 # commands (commands.c), output (output.c), text helpers (text.c), the browser login
 # (login.c), the credential store (store.c), the client key and assertion commands
-# (assertion.c), --config (config.c), --elicit (elicit.c), tasks (tasks.c) and the system
-# (platform_*.c).
-CLI_SRC := cli/mcpc.c cli/options.c cli/parse.c cli/help.c cli/connect.c cli/commands.c cli/skills.c cli/tasks.c \
+# (assertion.c), --config (config.c), --elicit (elicit.c), tasks (tasks.c), MCP Apps (apps.c)
+# and the system (platform_*.c).
+CLI_SRC := cli/mcpc.c cli/options.c cli/parse.c cli/help.c cli/connect.c cli/commands.c cli/skills.c cli/tasks.c cli/apps.c \
            cli/output.c cli/text.c cli/login.c cli/store.c cli/assertion.c cli/config.c \
            cli/elicit.c cli/platform_posix.c
 CLI_DEPS := $(CLI_SRC) cli/cli.h cli/options.h cli/client.h cli/platform.h cli/login.h cli/store.h \
@@ -112,12 +112,13 @@ build/header_twice: tests/c/header_twice.cpp include/mcpc.h lib-debug
 # Under valgrind (about 30x slower) the async and concurrency tests run a tenth of
 # their calls; the ASan pass runs them all (8 threads x 1000 calls, 1000 in flight).
 # The soak runs bare: memory use under valgrind or ASan (its quarantine) says nothing.
-test-c: build/test_abi build/test_skills build/test_tasks build/test_protocol build/test_async build/test_http build/test_input build/test_content build/test_listen build/test_restart build/test_proxy build/test_legacy_sse build/test_soak build/header_twice
+test-c: build/test_abi build/test_skills build/test_tasks build/test_apps build/test_protocol build/test_async build/test_http build/test_input build/test_content build/test_listen build/test_restart build/test_proxy build/test_legacy_sse build/test_soak build/header_twice
 	build/header_twice
 	build/test_soak
 	$(RUNNER) build/test_abi
 	$(RUNNER) build/test_skills
 	$(RUNNER) build/test_tasks
+	$(RUNNER) build/test_apps
 	$(RUNNER) build/test_input
 	$(RUNNER) build/test_content
 	$(RUNNER) build/test_listen
@@ -130,10 +131,11 @@ test-c: build/test_abi build/test_skills build/test_tasks build/test_protocol bu
 	MCPC_TEST_TRANSPORT=seam $(RUNNER) build/test_protocol
 	MCPC_TEST_TRANSPORT=exchange $(RUNNER) build/test_protocol
 
-test-asan: build/asan/test_abi build/asan/test_skills build/asan/test_tasks build/asan/test_protocol build/asan/test_async build/asan/test_http build/asan/test_input build/asan/test_content build/asan/test_listen build/asan/test_restart build/asan/test_proxy build/asan/test_legacy_sse
+test-asan: build/asan/test_abi build/asan/test_skills build/asan/test_tasks build/asan/test_apps build/asan/test_protocol build/asan/test_async build/asan/test_http build/asan/test_input build/asan/test_content build/asan/test_listen build/asan/test_restart build/asan/test_proxy build/asan/test_legacy_sse
 	build/asan/test_abi
 	build/asan/test_skills
 	build/asan/test_tasks
+	build/asan/test_apps
 	build/asan/test_input
 	build/asan/test_content
 	build/asan/test_listen

@@ -36,6 +36,10 @@ void task_options(mcpc_call_opts_t *opts, const struct config *cfg);
 int task_detached(mcpc_status_t st);
 int cmd_resume(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const char *reference);
 
+/* MCP Apps (apps.c): the tools' views, and one view with its policy. */
+int cmd_views(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts);
+int cmd_view(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const char *uri);
+
 /* Runs cfg->command on the client and prints its result; returns the exit status. */
 int run_command(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const struct config *cfg);
 

@@ -162,6 +162,10 @@ int run_command(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, 
         return cmd_skills(client, call_opts);
     case CMD_SKILL:
         return cmd_skill(client, call_opts, cfg->tool_name, cfg->tool_args);
+    case CMD_VIEWS:
+        return cmd_views(client, call_opts);
+    case CMD_VIEW:
+        return cmd_view(client, call_opts, cfg->tool_name);
     case CMD_RESUME:
         return cmd_resume(client, call_opts, cfg->tool_name);
     case CMD_RESOURCES:

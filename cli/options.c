@@ -450,6 +450,13 @@ const struct cli_command COMMANDS[] = {
      "print the SKILL.md of the skill NAME, or its FILE (a path within the skill), once "
      "verified against the listing (size, sha256 digest, frontmatter); a file that fails is "
      "not printed"},
+    {"views", CMD_VIEWS, 0, 0, NULL, NULL,
+     "MCP Apps: print each tool that has a view as {name, uri, visibility} (one JSON array); "
+     "declare the extension with --extension io.modelcontextprotocol/ui"},
+    {"view", CMD_VIEW, 1, 1, "URI", "view: missing URI",
+     "MCP Apps: fetch the view URI (ui://) and print it with the policy to render it under: "
+     "{csp, allow, domain, prefersBorder, meta, html}; a view of another MIME type, too large, "
+     "or whose policy declares a source that is not an origin is refused"},
     {"resume", CMD_RESUME, 1, 1, "REFERENCE", "resume: missing REFERENCE",
      "follow the task of REFERENCE (the JSON --detach printed) to its end and print the "
      "result JSON of the request it was"},

@@ -28,6 +28,8 @@ enum command {
     CMD_SKILLS,
     CMD_SKILL,
     CMD_RESUME,
+    CMD_VIEWS,
+    CMD_VIEW,
 };
 
 enum elicit_mode { ELICIT_NONE, ELICIT_FIELDS, ELICIT_JSON };

@@ -10,7 +10,7 @@ and the command line are here.
 Usage:
     python3 demo/server.py [--era legacy|modern|dual] [--fault MODE] [--log FILE]
                            [--start-delay MS] [--discover-delay MS]
-                           [--page-size N] [--extra-tools N] [--tasks]
+                           [--page-size N] [--extra-tools N] [--tasks] [--apps]
 
 Framing: one JSON object per line on stdin/stdout (compact JSON + "\\n").
 Blank lines are ignored; lines that are not JSON are reported on stderr and
@@ -59,6 +59,16 @@ wants_input, header_tool, bad_header_tool, bad_header_tool2, any_structured. The
 stdio server ignores the x-mcp-header annotations. `slow` runs in a worker thread,
 can be cancelled and reports progress when the call carries
 params._meta.progressToken.
+
+MCP Apps (--apps; without it none of this exists; demo/apps.py): the extension
+io.modelcontextprotocol/ui offered in capabilities.extensions; tools show_clock (a view,
+ui://demo/clock.html, visible to model and app), clock_tick (visibility ["app"]) and
+legacy_view (the older flat _meta["ui/resourceUri"]) appended to tools/list;
+resources/list lists two views (ui://demo/listed.html with its _meta.ui there only);
+resources/read serves the views of demo/apps.py: clock.html (csp, permissions, domain,
+prefersBorder in its _meta.ui), plain.html, blob.html (base64), wrong-mime.html
+(text/html), huge.html (over 9 MiB), inject.html and quote.html (csp sources that try to
+break out of the policy), listed.html.
 
 Tasks (--tasks or env MCPC_DEMO_TASKS=1; without it none of this exists; demo/tasks.py).
 Legacy requests see tasks when the last initialize negotiated 2025-11-25 (or before any
@@ -247,6 +257,7 @@ from mcp_tools import (ERAS, LATEST_VERSION, META_CAPS, META_CLIENT_INFO, RpcErr
                        read_resource)
 
 import skills  # noqa: E402  (beside this file, as mcp_tools is)
+import apps  # noqa: E402
 import tasks  # noqa: E402
 
 SERVER_INFO = {"name": "mcpc-demo", "version": "0.1.0"}
@@ -263,7 +274,9 @@ FAULTS = {
 
 
 class Server:
-    def __init__(self, fault, log_path, page_size, extra_tools, era="legacy", with_tasks=False):
+    def __init__(self, fault, log_path, page_size, extra_tools, era="legacy", with_tasks=False,
+                 with_apps=False):
+        self.apps = with_apps
         self.fault = fault
         self.out = sys.stdout.buffer
         self.write_lock = threading.Lock()
@@ -383,6 +396,8 @@ class Server:
                 self.tools_call(rid, params)
             elif self.tasks_seen(False) and self.tasks.handles(method, False):
                 self.task_op(rid, method, params, False)
+            elif self.apps and apps.handle(method, params, RpcError) is not None:
+                self.respond(rid, apps.handle(method, params, RpcError))
             elif skills.handle(method, params, self.fault, RpcError) is not None:
                 self.respond(rid, skills.handle(method, params, self.fault, RpcError))
             elif method == "resources/read":
@@ -413,6 +428,8 @@ class Server:
             self.tools_call(rid, params, modern=True)
         elif self.tasks_seen(True) and self.tasks.handles(method, True):
             self.task_op(rid, method, params, True)
+        elif self.apps and apps.handle(method, params, RpcError) is not None:
+            self.respond(rid, complete(apps.handle(method, params, RpcError)))
         elif skills.handle(method, params, self.fault, RpcError) is not None:
             self.respond(rid, complete(skills.handle(method, params, self.fault, RpcError)))
         elif method == "resources/read":
@@ -457,15 +474,21 @@ class Server:
         return self.tasks is not None and (modern or self.legacy_version == tasks.TASKS_VERSION)
 
     def listed_tools(self, modern):
-        """The tools/list listing: the core's tools, then the task tools if seen."""
-        if not self.tasks_seen(modern):
-            return self.core.tools
-        return self.core.tools + self.tasks.tools(modern)
+        """The tools/list listing: the core's tools, then the task tools if seen, then
+        the apps tools (--apps)."""
+        listed = self.core.tools
+        if self.tasks_seen(modern):
+            listed = listed + self.tasks.tools(modern)
+        if self.apps:
+            listed = listed + apps.TOOLS
+        return listed
 
     def discover(self):
         result = self.core.discover()
         if self.tasks is not None:
             result["capabilities"]["extensions"][tasks.MODERN_EXTENSION] = {}
+        if self.apps:
+            result["capabilities"]["extensions"][apps.EXTENSION] = {}
         return result
 
     def task_op(self, rid, method, params, modern):
@@ -502,6 +525,8 @@ class Server:
         result = self.core.initialize_result(version)
         if self.tasks_seen(False):
             result["capabilities"]["tasks"] = self.tasks.legacy_capability()
+        if self.apps:
+            result["capabilities"]["extensions"][apps.EXTENSION] = {}
         return result
 
     def page(self, n, tools=None):
@@ -648,6 +673,8 @@ class Server:
 
     def run_tool(self, rid, params, cancel):
         """The tool's result (None if cancelled); fault long-line bends echo."""
+        if self.apps and apps.call(params.get("name")) is not None:
+            return apps.call(params.get("name"))
         result = self.core.call_tool(params, cancel, self.write_lines, rid)
         if self.fault == "long-line" and params.get("name") == "echo":
             result = {"content": [_text("x" * (2 * 1024 * 1024))]}
@@ -673,6 +700,8 @@ def main():
                          "serving the requests after it meanwhile")
     ap.add_argument("--page-size", type=int, default=5, help="tools per tools/list page")
     ap.add_argument("--extra-tools", type=int, default=20, help="number of item_NN filler tools")
+    ap.add_argument("--apps", action="store_true",
+                    help="serve MCP Apps views and tools (see module docstring)")
     ap.add_argument("--tasks", action="store_true",
                     default=os.environ.get("MCPC_DEMO_TASKS") == "1",
                     help="serve MCP tasks (see module docstring; also env MCPC_DEMO_TASKS=1)")
@@ -683,7 +712,8 @@ def main():
         ap.error("unknown era: %s (legacy, modern or dual)" % opts.era)
     if opts.page_size < 1 or opts.extra_tools < 0:
         ap.error("--page-size must be >= 1 and --extra-tools >= 0")
-    server = Server(opts.fault, opts.log, opts.page_size, opts.extra_tools, opts.era, opts.tasks)
+    server = Server(opts.fault, opts.log, opts.page_size, opts.extra_tools, opts.era, opts.tasks,
+                    opts.apps)
     server.discover_delay = opts.discover_delay / 1000.0
     time.sleep(opts.start_delay / 1000.0)
     server.run()

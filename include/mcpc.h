@@ -1033,6 +1033,18 @@ void mcpc_client_free(mcpc_client_t *client);
 #define MCPC_TASK_DETACH 1
 
 /**
+ * A bit of mcpc_tool_list_ui_visibility: the model may see and call the tool (a host
+ * leaves a tool without it out of the model's tool list).
+ */
+#define MCPC_UI_MODEL 1
+
+/**
+ * A bit of mcpc_tool_list_ui_visibility: the tool's view may call it (through the
+ * host, on the same server).
+ */
+#define MCPC_UI_APP 2
+
+/**
  * A cancellation handle. Pass it in `mcpc_call_opts_t.cancel`; trigger it from
  * any thread to make the calls that carry it return `MCPC_ERR_CANCELLED` at once.
  * Once triggered it stays triggered; make a new one for the next call.
@@ -1057,6 +1069,13 @@ typedef struct mcpc_result_t mcpc_result_t;
  * read it. Strings it hands out are borrowed and live until mcpc_tool_list_free.
  */
 typedef struct mcpc_tool_list_t mcpc_tool_list_t;
+
+/**
+ * A view of MCP Apps, fetched and checked, with the policy to render it under.
+ * Immutable: any thread may read it. What it hands out is borrowed and lives until
+ * mcpc_ui_view_free.
+ */
+typedef struct mcpc_ui_view_t mcpc_ui_view_t;
 
 /**
  * Receives progress for a call: `progress` (increasing), `total` (negative when the
@@ -1559,6 +1578,33 @@ mcpc_status_t mcpc_client_resume_task(const mcpc_client_t *client,
                                       char **out_result_json);
 
 /**
+ * Fetches the view `uri` (`resources/read` of a `ui://` URI) and builds its policy:
+ * the read must hold one content of MIME type `text/html;profile=mcp-app`, its text
+ * or decoded blob UTF-8 HTML of at most 8 MiB. The view's `_meta.ui` is the read
+ * content's, else the `resources/list` entry's for `uri` (listed only then, and only
+ * if the server lists it). From it, the Content-Security-Policy (the specification's
+ * restrictive default when it declares no `csp`) and the frame's `allow` attribute;
+ * each declared CSP source must be an origin (`http`, `https`, `ws`, `wss`; a host
+ * whose first label may be `*`; a port): anything else, which could widen or break
+ * out of the policy, refuses the view. The call options apply as for any call.
+ * Ownership: `uri` and `opts` are read during the call; on success `*out_view` is the
+ * caller's: free it with mcpc_ui_view_free.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, a URI not `ui://`), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_PROTOCOL (not one content, another MIME type, not UTF-8, a refused CSP
+ * source or domain), MCPC_ERR_MESSAGE_TOO_LARGE (over 8 MiB), MCPC_ERR_RPC, and those
+ * of mcpc_client_read_resource.
+ *
+ * # Safety
+ * `client` is NULL or live; `uri` is NULL or NUL-terminated; `opts` is NULL or an
+ * initialised mcpc_call_opts_t; `out_view` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_read_ui_view(const mcpc_client_t *client,
+                                       const char *uri,
+                                       const mcpc_call_opts_t *opts,
+                                       mcpc_ui_view_t **out_view);
+
+/**
  * Fills `opts` with the defaults as the struct's first version has them (client
  * timeout, no cancel, no progress) and sets `struct_size` to that version's size.
  * Fields added to the struct later are left as they are, and read as their defaults:
@@ -1629,6 +1675,31 @@ void mcpc_cancel_free(mcpc_cancel_t *cancel);
 /* Reading a tool list, a tool result and a resource's contents. */
 
 /**
+ * The `ui://` URI of the view of tool `index` (its `_meta.ui.resourceUri`, else the
+ * older `_meta["ui/resourceUri"]`), or NULL when it has none, `list` is NULL or
+ * `index` is out of range. A URI of another scheme counts as none.
+ * Ownership: borrowed; valid until mcpc_tool_list_free.
+ * Threads: any thread; the list is read-only.
+ *
+ * # Safety
+ * `list` is NULL or a live tool list.
+ */
+const char *mcpc_tool_list_ui_uri(const mcpc_tool_list_t *list,
+                                  size_t index);
+
+/**
+ * Who may see and call tool `index`: MCPC_UI_MODEL and MCPC_UI_APP bits, from its
+ * `_meta.ui.visibility` (both when it gives none). 0 when `list` is NULL or `index`
+ * is out of range, and for a tool whose visibility names neither.
+ * Threads: any thread; the list is read-only.
+ *
+ * # Safety
+ * `list` is NULL or a live tool list.
+ */
+uint32_t mcpc_tool_list_ui_visibility(const mcpc_tool_list_t *list,
+                                      size_t index);
+
+/**
  * The number of tools (0 for NULL).
  * Threads: any thread; the list is read-only.
  *
@@ -1685,6 +1756,77 @@ mcpc_status_t mcpc_tool_list_to_json(const mcpc_tool_list_t *list,
  * `list` is NULL or a live tool list, freed only once.
  */
 void mcpc_tool_list_free(mcpc_tool_list_t *list);
+
+/**
+ * The view's HTML document (NUL-terminated; its length in bytes in `*out_len` if
+ * `out_len` is not NULL), or NULL for NULL. It is the server's: render it only under
+ * mcpc_ui_view_csp, in a sandboxed frame. Ownership: borrowed; valid until
+ * mcpc_ui_view_free.
+ *
+ * # Safety
+ * `view` is NULL or live; `out_len` is NULL or writable.
+ */
+const char *mcpc_ui_view_html(const mcpc_ui_view_t *view,
+                              size_t *out_len);
+
+/**
+ * The Content-Security-Policy to render the view under (for a
+ * `Content-Security-Policy` header or `<meta http-equiv>`), or NULL for NULL.
+ * Ownership: borrowed; valid until mcpc_ui_view_free.
+ *
+ * # Safety
+ * `view` is NULL or live.
+ */
+const char *mcpc_ui_view_csp(const mcpc_ui_view_t *view);
+
+/**
+ * The frame's `allow` attribute for the permissions the view asks for (such as
+ * "microphone; clipboard-write"); "" when it asks for none (leave the attribute out);
+ * NULL for NULL. A host may grant less. Ownership: borrowed; valid until
+ * mcpc_ui_view_free.
+ *
+ * # Safety
+ * `view` is NULL or live.
+ */
+const char *mcpc_ui_view_allow(const mcpc_ui_view_t *view);
+
+/**
+ * The dedicated origin the view asks for (`domain`, a host name), or NULL when it
+ * asks for none (or for NULL). Its format is the host's to define and check.
+ * Ownership: borrowed; valid until mcpc_ui_view_free.
+ *
+ * # Safety
+ * `view` is NULL or live.
+ */
+const char *mcpc_ui_view_domain(const mcpc_ui_view_t *view);
+
+/**
+ * The view's `prefersBorder`: 1 (a border and background), 0 (none), -1 when it gives
+ * none or for NULL.
+ *
+ * # Safety
+ * `view` is NULL or live.
+ */
+int32_t mcpc_ui_view_prefers_border(const mcpc_ui_view_t *view);
+
+/**
+ * The view's `_meta.ui` the policy was built from, as JSON (`null` when it has
+ * none), or NULL for NULL. It is the server's: check what you read. Ownership:
+ * borrowed; valid until mcpc_ui_view_free.
+ *
+ * # Safety
+ * `view` is NULL or live.
+ */
+const char *mcpc_ui_view_meta_json(const mcpc_ui_view_t *view);
+
+/**
+ * Frees `view` and everything it handed out. NULL is a no-op.
+ * Threads: any thread, once no other thread reads it.
+ *
+ * # Safety
+ * `view` is NULL or live, and is not used afterwards.
+ */
+void mcpc_ui_view_free(mcpc_ui_view_t *view);
 
 /**
  * The whole `CallToolResult` as the server sent it (NUL-terminated JSON; content

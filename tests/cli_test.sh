@@ -293,6 +293,15 @@ expect http-tool-error 2 '"isError":true' -- --url "$url" call fail '{}'
 expect http-timeout 4 '' -- --timeout 300 --url "$url" call slow '{"ms":20000}'
 stop_fixture
 
+# MCP Apps: the tools' views, a view with its policy, a view refused for its policy.
+expect apps-views 0 '{"name":"clock_tick","uri":"ui://demo/clock.html","visibility":["app"]}' -- \
+    --stdio "$SERVER --apps" --extension 'io.modelcontextprotocol/ui={"mimeTypes":["text/html;profile=mcp-app"]}' views
+expect apps-view 0 '"allow":"clipboard-write","domain":"demo-clock.example.com","prefersBorder":true' -- \
+    --stdio "$SERVER --apps --era=modern" view ui://demo/clock.html
+expect apps-view-refused 3 '' -- --stdio "$SERVER --apps" view ui://demo/inject.html
+stderr_has apps-view-refused-says-why 'csp.connectDomains[0]'
+expect apps-view-not-ui 1 '' -- --stdio "$SERVER --apps" view https://example.com/v.html
+
 # Tasks: followed to the end with each status on stderr; --detach prints the reference
 # and leaves the task running, and another process resumes it (the modern fixture
 # keeps its tasks across connections).

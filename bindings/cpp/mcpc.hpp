@@ -246,6 +246,19 @@ struct ResourceContents {
     std::string json;
 };
 
+/// MCP Apps: a view fetched and checked, with the policy to render it under (the
+/// HTML is the server's: render it only under `csp`, in a sandboxed frame).
+struct UiView {
+    std::string html;
+    std::string csp;
+    /// The frame's `allow` attribute; empty for none.
+    std::string allow;
+    std::optional<std::string> domain;
+    std::optional<bool> prefers_border;
+    /// The `_meta.ui` the policy came from, as JSON ("null" for none).
+    std::string meta_json;
+};
+
 namespace detail {
 inline std::optional<std::string> opt_str(const char* s) {
     return s ? std::optional<std::string>(s) : std::nullopt;
@@ -294,6 +307,13 @@ public:
         for (size_t i = 0, n = size(); i < n; i++) out.push_back(name(i));
         return out;
     }
+    /// MCP Apps: the ui:// URI of tool `i`'s view, nullopt when it has none.
+    std::optional<std::string> ui_uri(size_t i) const {
+        const char* u = mcpc_tool_list_ui_uri(p_.get(), i);
+        return u ? std::optional<std::string>(u) : std::nullopt;
+    }
+    /// MCP Apps: who may see and call tool `i` (MCPC_UI_MODEL, MCPC_UI_APP bits).
+    uint32_t ui_visibility(size_t i) const noexcept { return mcpc_tool_list_ui_visibility(p_.get(), i); }
     /// All tools as one JSON array.
     std::string to_json() const {
         char* s = nullptr;
@@ -1239,6 +1259,25 @@ public:
         return json_call([&](mcpc_call_opts_t* c, char** out) {
             return mcpc_client_request(p_.get(), m.c_str(), detail::or_null(params), c, out);
         }, o);
+    }
+    /// MCP Apps: fetches the view `uri` (ui://) with its policy; a view of another MIME
+    /// type, too large, or with a CSP source that is not an origin throws.
+    UiView read_ui_view(std::string_view uri, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        mcpc_ui_view_t* v = nullptr;
+        detail::check(mcpc_client_read_ui_view(p_.get(), std::string(uri).c_str(), &c, &v));
+        std::unique_ptr<mcpc_ui_view_t, detail::Deleter<mcpc_ui_view_t, mcpc_ui_view_free>> owned(v);
+        size_t len = 0;
+        const char* html = mcpc_ui_view_html(v, &len);
+        int32_t border = mcpc_ui_view_prefers_border(v);
+        UiView out;
+        out.html.assign(html ? html : "", html ? len : 0);
+        out.csp = mcpc_ui_view_csp(v);
+        out.allow = mcpc_ui_view_allow(v);
+        out.domain = detail::opt_str(mcpc_ui_view_domain(v));
+        if (border >= 0) out.prefers_border = border == 1;
+        out.meta_json = mcpc_ui_view_meta_json(v);
+        return out;
     }
     /// Follows a task to its end from its reference (given to a TaskFn, kept by the
     /// host, perhaps from another process): the original request's result as JSON.

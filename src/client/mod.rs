@@ -18,6 +18,7 @@ use crate::protocol::{self, CancelledParams, ClientInfo, Negotiation, RequestMet
 use crate::result::ResultJson;
 use crate::transport::{Outgoing, ProbeKind, Sink, SinkRef, Transport};
 
+pub mod apps;
 mod cache;
 pub mod call;
 #[cfg(test)]

@@ -87,6 +87,12 @@ impl Fallback for usize {
         0
     }
 }
+impl Fallback for u32 {
+    fn fallback() -> Self {
+        0
+    }
+}
+
 impl Fallback for i64 {
     fn fallback() -> Self {
         0

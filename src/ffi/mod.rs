@@ -5,6 +5,7 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)] // every export's doc says what it needs, in the header's words
 
+pub mod apps;
 pub mod boundary;
 pub mod call_opts;
 pub mod cancel;

@@ -177,6 +177,8 @@ pub(crate) struct ToolListData {
     /// Where each name starts in `names`.
     starts: Vec<usize>,
     tools: Vec<Tool>,
+    /// Each tool's MCP Apps view and visibility, read on first use.
+    ui: std::sync::OnceLock<Vec<(Option<CString>, u32)>>,
 }
 
 impl ToolListData {
@@ -190,7 +192,27 @@ impl ToolListData {
                 start
             })
             .collect();
-        ToolListData { names, starts, tools }
+        ToolListData {
+            names,
+            starts,
+            tools,
+            ui: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Tool `index`'s view URI and visibility (MCP Apps).
+    pub(crate) fn ui(&self, index: usize) -> Option<&(Option<CString>, u32)> {
+        self.ui
+            .get_or_init(|| {
+                self.tools
+                    .iter()
+                    .map(|t| {
+                        let ui = crate::client::apps::tool_ui(t.json());
+                        (ui.uri.map(|u| super::boundary::c_message(&u)), ui.visibility)
+                    })
+                    .collect()
+            })
+            .get(index)
     }
 
     fn name(&self, index: usize) -> Option<*const c_char> {

@@ -374,6 +374,35 @@ int main() {
         }
     });
 
+    run("MCP Apps: views, visibility, a view's policy", [] {
+        mcpc::Options o = quick();
+        o.extension("io.modelcontextprotocol/ui", "{\"mimeTypes\":[\"text/html;profile=mcp-app\"]}");
+        mcpc::Client c = mcpc::Client::stdio(demo({"--apps"}), o);
+        mcpc::ToolList tools = c.list_tools();
+        bool seen = false;
+        for (size_t i = 0; i < tools.size(); i++) {
+            if (tools.name(i) == "clock_tick") {
+                seen = true;
+                CHECK(tools.ui_uri(i) == std::optional<std::string>("ui://demo/clock.html"));
+                CHECK_EQ(tools.ui_visibility(i), uint32_t{MCPC_UI_APP});
+            }
+            if (tools.name(i) == "echo") CHECK(!tools.ui_uri(i));
+        }
+        CHECK(seen);
+        mcpc::UiView v = c.read_ui_view("ui://demo/clock.html");
+        CHECK(contains(v.html, "Demo clock"));
+        CHECK(contains(v.csp, "connect-src 'self' wss://live.example.com"));
+        CHECK_EQ(v.allow, std::string("clipboard-write"));
+        CHECK(v.prefers_border == std::optional<bool>(true));
+        bool refused = false;
+        try {
+            c.read_ui_view("ui://demo/inject.html");
+        } catch (const mcpc::Error& e) {
+            refused = e.status() == mcpc::Status::Protocol;
+        }
+        CHECK(refused);
+    });
+
     run("extensions: declared, and the server's as sent", [] {
         mcpc::Options o = quick();
         o.extension("io.modelcontextprotocol/tasks").extension("dev.example/x", "{\"a\":[3]}");

@@ -157,3 +157,27 @@ def test_skills_listed_and_read_only_once_verified() -> None:
             c.read_skill_file("skill://demo-greeting/SKILL.md")
         assert e.value.status == libmcpc.Status.INTEGRITY
 
+
+
+def test_mcp_apps_views_and_policy() -> None:
+    """MCP Apps: the tools' views, the model's tools, a view with its policy, and a
+    view refused for its MIME type or a policy source that could break out."""
+    ext = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+    for era in ("legacy", "modern"):
+        with libmcpc.Client.stdio(demo_argv("--apps", "--era", era), timeout=20, extensions=ext) as c:
+            views = c.tool_views()
+            assert views["show_clock"] == {"uri": "ui://demo/clock.html", "visibility": ["model", "app"]}
+            assert views["clock_tick"]["visibility"] == ["app"]
+            names = [t["name"] for t in c.tools(model_only=True)]
+            assert "show_clock" in names and "clock_tick" not in names and "echo" in names
+            v = c.read_ui_view("ui://demo/clock.html")
+            assert "<title>Demo clock</title>" in v.html
+            assert v.csp.startswith("default-src 'none'; script-src 'self' 'unsafe-inline' https://cdn.example.com")
+            assert v.allow == "clipboard-write" and v.domain == "demo-clock.example.com"
+            assert v.prefers_border is True and v.meta is not None and "csp" in v.meta
+            plain = c.read_ui_view("ui://demo/plain.html")
+            assert plain.meta is None and plain.prefers_border is None and plain.allow == ""
+            with pytest.raises(libmcpc.ProtocolError):
+                c.read_ui_view("ui://demo/wrong-mime.html")
+            with pytest.raises(libmcpc.ProtocolError):
+                c.read_ui_view("ui://demo/inject.html")

@@ -30,7 +30,7 @@ from ._client import Client, version
 from ._options import NotificationCallback, StderrCallback, TokenCallback
 from ._results import CallResult
 from ._transport import Exchange, RequestTransport, Transport
-from ._content import Content, ResourceContents
+from ._content import Content, ResourceContents, UiView
 from ._oauth import AssertionSource, AuthorizeCallback, OAuth, OAuthStore, Signer
 from .errors import (
     AuthError,
@@ -105,6 +105,7 @@ __all__ = [
     "ProxyAuthError",
     "RequestTransport",
     "ResourceContents",
+    "UiView",
     "RpcError",
     "ServerExitedError",
     "SessionExpiredError",

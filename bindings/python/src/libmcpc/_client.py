@@ -17,7 +17,7 @@ from ._content import ContentMixin
 from ._convert import PathLike, _arguments_json, _b, _check
 from ._ffi import lib, registry
 from ._options import build_options, options_signature
-from ._results import CallResult, _result_from, _tools_from
+from ._results import CallResult, _result_from, _tools_from, _views_from
 from ._transport import Transport
 from .errors import ClosedError, Status, TaskDetachedError
 
@@ -267,11 +267,22 @@ class Client(ContentMixin):
     # -- tools --
 
     def tools(self, *, timeout: Optional[float] = None, cancel: Optional[Cancel] = None,
-              fresh: bool = False) -> List[Dict[str, Any]]:
+              fresh: bool = False, model_only: bool = False) -> List[Dict[str, Any]]:
         """Lists every tool, following all pages: each a dict as the server sent it
         (``name``, ``description``, ``inputSchema``, ``outputSchema``, ...). A list
         the client keeps (see the README's caching rules) is reused unless
-        ``fresh``."""
+        ``fresh``. ``model_only`` leaves out the tools MCP Apps makes visible to their
+        view only (the tools to give a model)."""
+        ptr = self._tool_list(timeout, cancel, fresh)
+        return _tools_from(ptr, model_only)
+
+    def tool_views(self, *, timeout: Optional[float] = None, cancel: Optional[Cancel] = None,
+                   fresh: bool = False) -> Dict[str, Dict[str, Any]]:
+        """MCP Apps: each listed tool that has a view, by name: ``{"uri": "ui://...",
+        "visibility": ["model", "app"]}`` (``read_ui_view`` fetches the view)."""
+        return _views_from(self._tool_list(timeout, cancel, fresh))
+
+    def _tool_list(self, timeout: Optional[float], cancel: Optional[Cancel], fresh: bool) -> int:
         opts = _call_opts(timeout, cancel, None)
         h = self._enter()
         try:
@@ -281,7 +292,7 @@ class Client(ContentMixin):
             _check(lib.mcpc_client_list_tools(h, byref(opts), byref(out)))
         finally:
             self._leave()
-        return _tools_from(out.value or 0)
+        return out.value or 0
 
     def call(
         self,

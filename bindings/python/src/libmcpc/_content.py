@@ -200,6 +200,20 @@ class ContentMixin:
         completion: Dict[str, Any] = result["completion"]
         return completion
 
+    def read_ui_view(self, uri: str, *, timeout: Optional[float] = None, cancel: Any = None) -> "UiView":
+        """MCP Apps: fetches the view ``uri`` (a ``ui://`` URI) and the policy to render
+        it under (mcpc_client_read_ui_view): a :class:`UiView`. A view of another MIME
+        type, over 8 MiB, or whose ``csp`` declares a source that is not an origin
+        raises :class:`ProtocolError` (or :class:`MessageTooLargeError`)."""
+        opts = _call_opts(timeout, cancel, None)
+        h = self._enter()
+        try:
+            out = c_void_p()
+            _check(lib.mcpc_client_read_ui_view(h, uri.encode("utf-8"), byref(opts), byref(out)))
+        finally:
+            self._leave()
+        return UiView._take(out.value or 0)
+
     def request(self, method: str, params: Optional[Mapping[str, Any]] = None, *,
                 timeout: Optional[float] = None, cancel: Any = None, task: Optional[str] = None,
                 task_timeout: Optional[float] = None) -> Any:
@@ -293,3 +307,34 @@ class ContentMixin:
     async def request_async(self, method: str, params: Optional[Mapping[str, Any]] = None, **kw: Any) -> Any:
         """As :meth:`request`, without blocking the event loop."""
         return await self._in_thread(self.request, method, params, **kw)
+
+
+@dataclass
+class UiView:
+    """An MCP Apps view: its HTML (the server's: render it only under ``csp``, in a
+    sandboxed frame), the Content-Security-Policy, the frame's ``allow`` attribute
+    ("" for none), the dedicated ``domain`` it asks for, ``prefers_border`` and the
+    ``_meta.ui`` the policy came from."""
+
+    html: str
+    csp: str
+    allow: str
+    domain: Optional[str]
+    prefers_border: Optional[bool]
+    meta: Optional[Dict[str, Any]]
+
+    @classmethod
+    def _take(cls, ptr: int) -> "UiView":
+        try:
+            n = c_size_t()
+            p = lib.mcpc_ui_view_html(ptr, byref(n))
+            html = ctypes.string_at(p, n.value).decode("utf-8", "replace") if p else ""
+            border = lib.mcpc_ui_view_prefers_border(ptr)
+            domain = lib.mcpc_ui_view_domain(ptr)
+            return cls(html=html, csp=_ffi.text(lib.mcpc_ui_view_csp(ptr)),
+                       allow=_ffi.text(lib.mcpc_ui_view_allow(ptr)),
+                       domain=domain.decode("utf-8") if domain is not None else None,
+                       prefers_border=None if border < 0 else bool(border),
+                       meta=json.loads(_ffi.text(lib.mcpc_ui_view_meta_json(ptr))))
+        finally:
+            lib.mcpc_ui_view_free(ptr)

@@ -61,12 +61,40 @@ def _result_from(ptr: int) -> CallResult:
         lib.mcpc_result_free(ptr)
 
 
-def _tools_from(ptr: int) -> List[Dict[str, Any]]:
-    """Copies a tool list and frees it."""
+MODEL = 1
+"""A tool the model may see (MCP Apps visibility, MCPC_UI_MODEL)."""
+APP = 2
+"""A tool its view may call (MCPC_UI_APP)."""
+
+
+def _tools_from(ptr: int, model_only: bool = False) -> List[Dict[str, Any]]:
+    """Copies a tool list and frees it; with ``model_only``, the tools whose MCP Apps
+    visibility leaves the model out are left out."""
     try:
         out = c_void_p()
         _check(lib.mcpc_tool_list_to_json(ptr, byref(out)))
         tools = json.loads(_ffi.take_string(out.value))
-        return tools if isinstance(tools, list) else []
+        if not isinstance(tools, list):
+            return []
+        if model_only:
+            tools = [t for i, t in enumerate(tools) if lib.mcpc_tool_list_ui_visibility(ptr, i) & MODEL]
+        return tools
+    finally:
+        lib.mcpc_tool_list_free(ptr)
+
+
+def _views_from(ptr: int) -> Dict[str, Dict[str, Any]]:
+    """Each tool's MCP Apps view, by tool name, and frees the list."""
+    try:
+        views: Dict[str, Dict[str, Any]] = {}
+        for i in range(lib.mcpc_tool_list_count(ptr)):
+            uri = lib.mcpc_tool_list_ui_uri(ptr, i)
+            if uri is None:
+                continue
+            bits = lib.mcpc_tool_list_ui_visibility(ptr, i)
+            name = lib.mcpc_tool_list_name(ptr, i).decode("utf-8", "replace")
+            views[name] = {"uri": uri.decode("utf-8", "replace"),
+                           "visibility": [w for w, b in (("model", MODEL), ("app", APP)) if bits & b]}
+        return views
     finally:
         lib.mcpc_tool_list_free(ptr)
