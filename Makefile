@@ -95,7 +95,7 @@ check-header:
 check-symbols: lib-debug
 	tests/check_symbols.sh $(DEBUG)/libmcpc.so include/mcpc.h
 
-C_TEST_DEPS := tests/c/check.h tests/c/harness.h tests/c/seam_host.h tests/c/http_fixture.h tests/c/proxy_fixture.h include/mcpc.h lib-debug
+C_TEST_DEPS := tests/c/check.h tests/c/harness.h tests/c/seam_host.h tests/c/http_fixture.h tests/c/proxy_fixture.h tests/c/peers_fixture.h include/mcpc.h lib-debug
 
 build/test_%: tests/c/test_%.c $(C_TEST_DEPS)
 	@mkdir -p build
