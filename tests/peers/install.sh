@@ -14,12 +14,19 @@
 #   DIR/venv-mcp2  Python mcp 2.3.0 and hypercorn 0.18.0 (an ASGI server that speaks
 #                  HTTP/2), frozen with their dependencies (requirements-mcp2.txt)
 #   DIR/venv-mcp1  Python mcp 1.30.0, likewise (requirements-mcp1.txt)
+#   DIR/venv-fastmcp  FastMCP 4.1.4 and fastmcp-tasks 4.1.4 (on mcp 2.3.0), frozen
+#                  (requirements-fastmcp.txt): runs tasks_server.py, the server of the
+#                  tasks extension of 2026-07-28
+#   DIR/ext-tasks  @modelcontextprotocol/ext-tasks 0.2.2 on @modelcontextprotocol/client
+#                  2.4.0, the reference tasks client, from tests/peers/ext-tasks/; with a
+#                  copy of tasks_client.mjs (its driver) beside them, made on every run
 #   DIR/tls        test CA and a loopback server certificate (tests/fixtures/make_certs.sh):
 #                  ca.pem, server.pem, server.key
 #
 # Each part is reused when it was installed from the same inputs (a stamp holds a
-# hash of this script and the part's pinned files), so a re-run takes a second; a
-# part whose pins changed is rebuilt in a temporary directory and swapped in.
+# hash of the part's pinned files and of the shell functions that build and check
+# it), so a re-run takes a few seconds, and a new part leaves the others be; a part
+# whose inputs changed is rebuilt in a temporary directory and swapped in.
 # Needs: npm (any version that runs; the node it installs is what runs the peers),
 # python3 >= 3.10 with venv, openssl, flock. Any failure is a non-zero exit.
 set -euo pipefail
@@ -50,17 +57,32 @@ flock 9 # one install at a time in DIR
 start=$SECONDS
 npm_flags=(--no-audit --no-fund --loglevel=error --no-update-notifier)
 
-# stamp_of PART FILES...: the hash of this script and the part's pinned files.
-stamp_of() {
-  local part=$1
-  shift
-  { echo "$part $NODE_PKG $("$PYTHON" -c 'import sys; print(sys.version_info[:2])')"; cat "$0" "$@"; } | sha256sum | cut -d' ' -f1
+# The helpers of the parts' BUILD and CHECK functions (part hashes them all).
+build_npm_from() { # build_npm_from SRC DEST
+  cp "$1/package.json" "$1/package-lock.json" "$2/"
+  # npm runs install scripts with the node on PATH: make that Node 22.
+  (cd "$2" && PATH="$(dirname "$NODE"):$PATH" npm ci "${npm_flags[@]}")
+}
+build_venv() { # build_venv REQUIREMENTS DEST
+  "$PYTHON" -m venv "$2"
+  "$2/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$1"
+}
+check_venv() { # check_venv VERSION DIR
+  "$2/bin/python" -c "import importlib.metadata as m, sys; import mcp.server; sys.exit(m.version('mcp') != '$1')"
 }
 
-# part NAME CHECK STAMP BUILD: reuses DIR/NAME when its stamp matches and CHECK
+# part NAME CHECK BUILD [FILE...]: reuses DIR/NAME when its stamp matches and CHECK
 # passes; otherwise runs BUILD in DIR/NAME.new (as $1), checks it, and swaps it in.
+# The stamp: a hash of the part's pinned FILEs, of the functions that make and check
+# it, and of what they read besides (the platform, the Node version, Python's).
 part() {
-  local name=$1 check=$2 stamp=$3 build=$4 t0=$SECONDS
+  local name=$1 check=$2 build=$3 t0=$SECONDS stamp
+  shift 3
+  stamp=$({
+    echo "$name $NODE_PKG $NODE_VERSION ${npm_flags[*]} $("$PYTHON" -c 'import sys; print(sys.version_info[:2])')"
+    declare -f part build_npm_from build_venv check_venv "$check" "$build"
+    [ $# -eq 0 ] || cat "$@"
+  } | sha256sum | cut -d' ' -f1)
   if [ "$(cat "$DIR/$name/.mcpc-stamp" 2>/dev/null)" = "$stamp" ] && "$check" "$DIR/$name" 2>/dev/null; then
     echo "peers: $name up to date"
     return
@@ -89,15 +111,10 @@ build_node() {
   (cd "$1" && npm install "${npm_flags[@]}")
 }
 check_node() { [ "$("$1/node_modules/$NODE_PKG/bin/node" --version)" = "v$NODE_VERSION" ]; }
-part node22 check_node "$(stamp_of node22)" build_node
+part node22 check_node build_node
 NODE="$DIR/node22/node_modules/$NODE_PKG/bin/node"
 
 # --- npm packages (exact trees from the lock files, installed with npm ci) --------
-build_npm_from() { # build_npm_from SRC DEST
-  cp "$1/package.json" "$1/package-lock.json" "$2/"
-  # npm runs install scripts with the node on PATH: make that Node 22.
-  (cd "$2" && PATH="$(dirname "$NODE"):$PATH" npm ci "${npm_flags[@]}")
-}
 build_npm() { build_npm_from "$HERE/npm" "$1"; }
 check_npm() {
   [ -f "$1/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ] &&
@@ -106,34 +123,44 @@ check_npm() {
     "$NODE" -e 'const v = require(process.argv[1] + "/package.json").version; process.exit(v === "2026.8.31" ? 0 : 1)' \
       "$1/node_modules/@modelcontextprotocol/server-everything"
 }
-part npm check_npm "$(stamp_of npm "$HERE/npm/package.json" "$HERE/npm/package-lock.json")" build_npm
+part npm check_npm build_npm "$HERE/npm/package.json" "$HERE/npm/package-lock.json"
 
 build_next() { build_npm_from "$HERE/conf-next" "$1"; }
 check_next() {
   "$NODE" -e 'const v = require(process.argv[1] + "/package.json").version; process.exit(v === "0.2.0-alpha.12" ? 0 : 1)' \
     "$1/node_modules/@modelcontextprotocol/conformance"
 }
-part conf-next check_next "$(stamp_of conf-next "$HERE/conf-next/package.json" "$HERE/conf-next/package-lock.json")" build_next
+part conf-next check_next build_next "$HERE/conf-next/package.json" "$HERE/conf-next/package-lock.json"
+
+build_ext_tasks() { build_npm_from "$HERE/ext-tasks" "$1"; }
+check_ext_tasks() {
+  "$NODE" -e 'const v = (p) => require(process.argv[1] + "/node_modules/@modelcontextprotocol/" + p + "/package.json").version;
+    process.exit(v("ext-tasks") === "0.2.2" && v("client") === "2.4.0" ? 0 : 1)' "$1"
+}
+part ext-tasks check_ext_tasks build_ext_tasks "$HERE/ext-tasks/package.json" "$HERE/ext-tasks/package-lock.json"
+# The driver's imports resolve from where it lies: beside the packages. Copied on
+# every run, so that an edit of it needs no reinstall.
+cp "$HERE/tasks_client.mjs" "$DIR/ext-tasks/tasks_client.mjs"
 
 # --- Python venvs ------------------------------------------------------------
-build_venv() { # build_venv REQUIREMENTS DEST
-  "$PYTHON" -m venv "$2"
-  "$2/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$1"
-}
-check_venv() { # check_venv VERSION DIR
-  "$2/bin/python" -c "import importlib.metadata as m, sys; import mcp.server; sys.exit(m.version('mcp') != '$1')"
-}
 build_mcp2() { build_venv "$HERE/requirements-mcp2.txt" "$1"; }
 check_mcp2() { check_venv 2.3.0 "$1" && "$1/bin/python" -c "import hypercorn.asyncio"; }
 build_mcp1() { build_venv "$HERE/requirements-mcp1.txt" "$1"; }
 check_mcp1() { check_venv 1.30.0 "$1"; }
-part venv-mcp2 check_mcp2 "$(stamp_of venv-mcp2 "$HERE/requirements-mcp2.txt")" build_mcp2
-part venv-mcp1 check_mcp1 "$(stamp_of venv-mcp1 "$HERE/requirements-mcp1.txt")" build_mcp1
+part venv-mcp2 check_mcp2 build_mcp2 "$HERE/requirements-mcp2.txt"
+part venv-mcp1 check_mcp1 build_mcp1 "$HERE/requirements-mcp1.txt"
+build_fastmcp() { build_venv "$HERE/requirements-fastmcp.txt" "$1"; }
+check_fastmcp() { # found, not imported: importing FastMCP takes seconds
+  "$1/bin/python" -c "import importlib.metadata as m, importlib.util as u, sys
+sys.exit(not u.find_spec('fastmcp') or not u.find_spec('fastmcp_tasks')
+         or m.version('fastmcp') != '4.1.4' or m.version('fastmcp-tasks') != '4.1.4')"
+}
+part venv-fastmcp check_fastmcp build_fastmcp "$HERE/requirements-fastmcp.txt"
 
 # --- TLS material -------------------------------------------------------------
 build_tls() { sh "$ROOT/tests/fixtures/make_certs.sh" "$1" >/dev/null 2>&1; }
 check_tls() { openssl verify -CAfile "$1/ca.pem" "$1/server.pem" >/dev/null && [ -f "$1/server.key" ]; }
-part tls check_tls "$(stamp_of tls "$ROOT/tests/fixtures/make_certs.sh")" build_tls
+part tls check_tls build_tls "$ROOT/tests/fixtures/make_certs.sh"
 
 cat >"$DIR/peers.env.new" <<EOF
 # Written by tests/peers/install.sh: source it before the peer tests.
@@ -145,6 +172,8 @@ export MCPC_PEERS_CONFORMANCE_NEXT='$DIR/conf-next/node_modules/@modelcontextpro
 export MCPC_PEERS_PY='$DIR/venv-mcp2/bin/python'
 export MCPC_PEERS_PY_V1='$DIR/venv-mcp1/bin/python'
 export MCPC_PEERS_TLS='$DIR/tls'
+export MCPC_PEERS_FASTMCP_PY='$DIR/venv-fastmcp/bin/python'
+export MCPC_PEERS_TASKS_CLIENT='$DIR/ext-tasks/tasks_client.mjs'
 EOF
 mv "$DIR/peers.env.new" "$DIR/peers.env"
 echo "peers: ready in $DIR ($((SECONDS - start)) s); source $DIR/peers.env"
