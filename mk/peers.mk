@@ -1,7 +1,11 @@
 # Tests against MCP software no one here wrote (issue 6):
 #   test-peers        tests/c/test_peers.c, through the C ABI and the CLI, against
 #                     @modelcontextprotocol/server-everything and servers on the Python
-#                     mcp package (2.x and 1.x), over stdio, HTTP and HTTPS
+#                     mcp package (2.x and 1.x), over stdio, HTTP and HTTPS;
+#                     tests/c/test_peers_tasks.c, tasks in both generations against
+#                     server-everything and FastMCP with fastmcp-tasks; and
+#                     tests/peers/tasks_compare.py, mcpc next to the reference tasks
+#                     client (ext-tasks) on the same tasks, read from a wire tap
 #   test-conformance  the official conformance suite (@modelcontextprotocol/conformance,
 #                     stable and next runner) against tests/conformance/client.c
 # Both first run tests/peers/install.sh, which installs the pinned peers outside the
@@ -9,7 +13,7 @@
 # already, only checks them (offline, a few seconds). A missing peer fails the tests.
 # Neither runs under valgrind: both measure timeouts, retry delays and progress
 # timing with real servers, and the library is under valgrind and ASan in test-c
-# and test-asan (and the HTTP/2 peer tests under ASan, below).
+# and test-asan (and the HTTP/2 peer tests and the task peer tests under ASan, below).
 
 MCPC_PEERS_DIR ?= $(HOME)/.cache/mcpc-peers
 PEERS_ENV := $(MCPC_PEERS_DIR)/peers.env
@@ -25,10 +29,14 @@ build/conformance_client: tests/conformance/client.c cli/json_scan.h include/mcp
 
 # build/test_peers comes from the Makefile's build/test_% rule. The HTTP/2 tests run
 # once more with the test built under AddressSanitizer: the results they read came
-# over HTTP/2, whose replies lend and hand over buffers of their own.
-test-peers: peers build/test_peers build/asan/test_peers build/debug/mcpc
+# over HTTP/2, whose replies lend and hand over buffers of their own. The task peer
+# tests run under it only (about 25 s, mostly waiting on the tasks), then the
+# comparison with the reference client (about 8 s).
+test-peers: peers build/test_peers build/asan/test_peers build/asan/test_peers_tasks build/debug/mcpc
 	. '$(PEERS_ENV)' && MCPC=build/debug/mcpc build/test_peers
 	. '$(PEERS_ENV)' && MCPC=build/debug/mcpc build/asan/test_peers test_py2_http2
+	. '$(PEERS_ENV)' && MCPC=build/debug/mcpc build/asan/test_peers_tasks
+	. '$(PEERS_ENV)' && MCPC=build/debug/mcpc $(PYTHON) tests/peers/tasks_compare.py
 
 test-conformance: peers build/conformance_client
 	MCPC_PEERS_DIR='$(MCPC_PEERS_DIR)' tests/conformance/run.sh build/conformance_client build/conformance
