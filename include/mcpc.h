@@ -1151,7 +1151,7 @@ typedef struct {
   int64_t max_total_ms;
   /**
    * Whether the call may run as a task: MCPC_TASK_ALLOW (0, the default),
-   * MCPC_TASK_FORBID, MCPC_TASK_PREFER or MCPC_TASK_REQUIRE (see docs/tasks.md).
+   * MCPC_TASK_FORBID, MCPC_TASK_PREFER or MCPC_TASK_REQUIRE (see docs/client.md, Tasks).
    */
   int32_t task_mode;
   /**

@@ -421,7 +421,7 @@ private:
 using ProgressFn = std::function<void(double progress, std::optional<double> total,
                                       std::optional<std::string_view> message)>;
 
-/// Whether a call may run as a task (MCPC_TASK_*; see docs/tasks.md).
+/// Whether a call may run as a task (MCPC_TASK_*; see docs/client.md, Tasks).
 enum class TaskMode : int32_t {
     Allow = MCPC_TASK_ALLOW,
     Forbid = MCPC_TASK_FORBID,

@@ -50,7 +50,7 @@ pub struct mcpc_call_opts_t {
     pub max_total_ms: i64,
     // The second version (tasks), after mcpc 0.1.0.
     /// Whether the call may run as a task: MCPC_TASK_ALLOW (0, the default),
-    /// MCPC_TASK_FORBID, MCPC_TASK_PREFER or MCPC_TASK_REQUIRE (see docs/tasks.md).
+    /// MCPC_TASK_FORBID, MCPC_TASK_PREFER or MCPC_TASK_REQUIRE (see docs/client.md, Tasks).
     pub task_mode: i32,
     /// How long following a task may take in all, in milliseconds from the start of
     /// the call; 0: the call's timeout covers the task too. Each request to the

@@ -5,6 +5,8 @@
 //! unfinished by a cancel, a timeout or an error cancelled on the server.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -31,13 +33,13 @@ struct Follow<'a> {
     /// The longest one exchange may take (the call's timeout).
     exchange_timeout: Duration,
     /// The last status reported.
-    last: Option<TaskStatus>,
+    last: Mutex<Option<TaskStatus>>,
     /// Input request keys answered already.
     answered: HashSet<String>,
     /// Rounds of input answered.
     rounds: usize,
     /// The task may still run on the server, so leaving it early cancels it.
-    open: bool,
+    open: AtomicBool,
 }
 
 /// Follows the task `first` that a request of `operation` became, to the request's
@@ -93,11 +95,16 @@ impl<'a> Follow<'a> {
             ctl,
             deadline: started + ctl.task.timeout.unwrap_or(timeout),
             exchange_timeout: timeout,
-            last: None,
+            last: Mutex::new(None),
             answered: HashSet::new(),
             rounds: 0,
-            open: true,
+            open: AtomicBool::new(true),
         }
+    }
+
+    /// The last status reported.
+    fn last(&self) -> Option<TaskStatus> {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn context(&self) -> String {
@@ -115,13 +122,18 @@ impl<'a> Follow<'a> {
                 .context(self.context()));
             }
             let status = self.status_of(&view, following);
-            if self.last != Some(status) {
-                self.last = Some(status);
-                self.report(&view, status)?;
+            if self.last() != Some(status) {
+                let message = if view.status == status {
+                    view.message.as_deref()
+                } else {
+                    None
+                };
+                let note = (self.generation == Generation::V2).then(|| view.notification());
+                self.report(status, message, note)?;
             }
             match (self.generation, status) {
                 (_, TaskStatus::Cancelled) => {
-                    self.open = false;
+                    self.open.store(false, Ordering::Relaxed);
                     return Err(
                         Error::new(Status::MCPC_ERR_CANCELLED, "the task was cancelled on the server")
                             .context(self.context()),
@@ -130,19 +142,17 @@ impl<'a> Follow<'a> {
                 // Under 2025-11-25 the result comes from `tasks/result`, which also
                 // carries the input the server queued for a task that needs it.
                 (Generation::V1, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::InputRequired) => {
-                    let out = self.ask("tasks/result", task_params(&self.task_id), self.left()?).await;
-                    self.open = false;
-                    return out.map_err(|e| e.context(self.context()));
+                    return self.result_v1(following).await;
                 }
                 (Generation::V2, TaskStatus::Completed) => {
-                    self.open = false;
+                    self.open.store(false, Ordering::Relaxed);
                     return view.result.take().map(ResultJson::from).ok_or_else(|| {
                         Error::new(Status::MCPC_ERR_PROTOCOL, "the completed task carries no result")
                             .context(self.context())
                     });
                 }
                 (Generation::V2, TaskStatus::Failed) => {
-                    self.open = false;
+                    self.open.store(false, Ordering::Relaxed);
                     let e = match view.error.take() {
                         Some(e) => jsonrpc::rpc_error(e),
                         None => Error::new(Status::MCPC_ERR_PROTOCOL, "the task failed, and carries no error"),
@@ -164,7 +174,7 @@ impl<'a> Follow<'a> {
     /// The status to act on: the view's, unless a terminal one was seen already (a
     /// status never goes back from one) or a notification said the task ended.
     fn status_of(&self, view: &TaskView, following: &Following<'_>) -> TaskStatus {
-        if let Some(last) = self.last.filter(|s| s.is_terminal()) {
+        if let Some(last) = self.last().filter(|s| s.is_terminal()) {
             return last;
         }
         match following.noted() {
@@ -173,21 +183,46 @@ impl<'a> Follow<'a> {
         }
     }
 
-    /// Tells the host of a status change: its notification callback, under the
-    /// extension (whose server sends no notifications), and the call's task callback.
-    fn report(&mut self, view: &TaskView, status: TaskStatus) -> Result<()> {
-        if self.generation == Generation::V2 {
+    /// Under 2025-11-25: `tasks/result`, which the server answers when the task ends
+    /// (and which carries the input it queued meanwhile). The status notifications
+    /// that come while it is pending are reported; its answer ends the task.
+    async fn result_v1(&self, following: &Following<'_>) -> Result<ResultJson> {
+        let ask = self.ask("tasks/result", task_params(&self.task_id), self.left()?);
+        tokio::pin!(ask);
+        let out = loop {
+            tokio::select! {
+                out = &mut ask => break out,
+                _ = following.watch.notify.notified() => {
+                    if let Some(noted) = following.noted().filter(|s| Some(*s) != self.last()) {
+                        self.report(noted, None, None)?;
+                    }
+                }
+            }
+        };
+        self.open.store(false, Ordering::Relaxed);
+        let json = out.map_err(|e| e.context(self.context()))?;
+        if !self.last().is_some_and(TaskStatus::is_terminal) {
+            let end = following
+                .noted()
+                .filter(|s| s.is_terminal())
+                .unwrap_or(TaskStatus::Completed);
+            self.report(end, None, None)?;
+        }
+        Ok(json)
+    }
+
+    /// Tells the host of a status change: its notification callback (`note`: the task
+    /// as a notification, under the extension, whose server sends none), and the
+    /// call's task callback.
+    fn report(&self, status: TaskStatus, message: Option<&str>, note: Option<String>) -> Result<()> {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(status);
+        if let Some(note) = note {
             if let Some(cb) = &self.client.shared.on_notification {
-                cb("notifications/tasks/status", Some(&view.notification()));
+                cb("notifications/tasks/status", Some(&note));
             }
         }
         let Some(cb) = &self.ctl.task.on_task else {
             return Ok(());
-        };
-        let message = if view.status == status {
-            view.message.as_deref()
-        } else {
-            None
         };
         let event = TaskEvent {
             reference: &self.reference,
@@ -199,7 +234,7 @@ impl<'a> Follow<'a> {
             cb(&event)
         };
         if reply == TaskReply::Detach && !status.is_terminal() {
-            self.open = false;
+            self.open.store(false, Ordering::Relaxed);
             return Err(Error::new(
                 Status::MCPC_ERR_TASK_DETACHED,
                 "the call stopped following the task, which runs on; its reference resumes it",
@@ -238,8 +273,8 @@ impl<'a> Follow<'a> {
         Ok(())
     }
 
-    /// Waits for the next poll: the interval, a status notification, the end of the
-    /// task's time, a cancel, or the connection's end.
+    /// Waits for the next poll: the interval, a status notification that changes the
+    /// status, the end of the task's time, a cancel, or the connection's end.
     async fn wait(&self, delay: Duration, following: &Following<'_>) -> Result<()> {
         let until = (Instant::now() + delay).min(self.deadline);
         let cancelled = async {
@@ -248,14 +283,24 @@ impl<'a> Follow<'a> {
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
-            _ = tokio::time::sleep_until(until) => {}
-            _ = following.watch.notify.notified() => {}
-            _ = cancelled => {
-                return Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled").context(self.context()));
-            }
-            _ = self.client.shared.gone.cancelled() => {
-                return Err(self.client.shared.dropped_error().context(self.context()));
+        tokio::pin!(cancelled);
+        let sleep = tokio::time::sleep_until(until);
+        tokio::pin!(sleep);
+        loop {
+            tokio::select! {
+                _ = &mut sleep => break,
+                // A notification that repeats the status is the task's state: no poll.
+                _ = following.watch.notify.notified() => {
+                    if following.noted().is_some_and(|s| Some(s) != self.last()) {
+                        break;
+                    }
+                }
+                _ = &mut cancelled => {
+                    return Err(Error::new(Status::MCPC_ERR_CANCELLED, "cancelled").context(self.context()));
+                }
+                _ = self.client.shared.gone.cancelled() => {
+                    return Err(self.client.shared.dropped_error().context(self.context()));
+                }
             }
         }
         self.left().map(drop)
@@ -318,7 +363,7 @@ impl<'a> Follow<'a> {
     /// After the outcome `out`: a task left early is cancelled on the server. Its
     /// answer is not awaited (the call has ended), so nothing here can hang.
     fn close(&self, out: &Result<ResultJson>) {
-        if !self.open || out.is_ok() || self.client.is_closed() {
+        if !self.open.load(Ordering::Relaxed) || out.is_ok() || self.client.is_closed() {
             return;
         }
         let client = self.client;

@@ -320,7 +320,7 @@ class Client(ContentMixin):
         progress notification; with ``reset_timeout_on_progress`` each one restarts
         the timeout, but never past ``max_total`` seconds in all.
 
-        A call the server answers with a task is followed to its end (docs/tasks.md).
+        A call the server answers with a task is followed to its end (docs/client.md, Tasks).
         ``task`` is the preference: ``"allow"`` (default), ``"forbid"``, ``"prefer"``
         or ``"require"``; ``task_timeout`` bounds the whole task in seconds (default:
         ``timeout`` does); ``on_task(status, message, reference)`` sees each status
