@@ -23,6 +23,9 @@ TOOLS = [
     {"name": "clock_tick", "description": "Advances the clock; only the view calls it.",
      "inputSchema": {"type": "object", "properties": {}},
      "_meta": {"ui": {"resourceUri": VIEW, "visibility": ["app"]}}},
+    {"name": "model_only", "description": "Only the model may call it, not a view.",
+     "inputSchema": {"type": "object", "properties": {}},
+     "_meta": {"ui": {"visibility": ["model"]}}},
     {"name": "legacy_view", "description": "A view named by the older flat key.",
      "inputSchema": {"type": "object", "properties": {}},
      "_meta": {"ui/resourceUri": "ui://demo/listed.html"}},
@@ -53,6 +56,8 @@ def call(name):
         return {"content": [{"type": "text", "text": "12:00"}], "structuredContent": {"time": "12:00"}}
     if name == "clock_tick":
         return {"content": [{"type": "text", "text": "12:01"}], "structuredContent": {"time": "12:01"}}
+    if name == "model_only":
+        return {"content": [{"type": "text", "text": "model only"}]}
     if name == "legacy_view":
         return {"content": [{"type": "text", "text": "listed"}]}
     return None

@@ -62,8 +62,8 @@ params._meta.progressToken.
 
 MCP Apps (--apps; without it none of this exists; demo/apps.py): the extension
 io.modelcontextprotocol/ui offered in capabilities.extensions; tools show_clock (a view,
-ui://demo/clock.html, visible to model and app), clock_tick (visibility ["app"]) and
-legacy_view (the older flat _meta["ui/resourceUri"]) appended to tools/list;
+ui://demo/clock.html, visible to model and app), clock_tick (visibility ["app"]),
+model_only (visibility ["model"]) and legacy_view (the older flat _meta["ui/resourceUri"]) appended to tools/list;
 resources/list lists two views (ui://demo/listed.html with its _meta.ui there only);
 resources/read serves the views of demo/apps.py: clock.html (csp, permissions, domain,
 prefersBorder in its _meta.ui), plain.html, blob.html (base64), wrong-mime.html

@@ -1605,6 +1605,35 @@ mcpc_status_t mcpc_client_read_ui_view(const mcpc_client_t *client,
                                        mcpc_ui_view_t **out_view);
 
 /**
+ * Relays one JSON-RPC message of a view (`message_json`, as the view sent it) to the
+ * client's server, and gives the reply to hand back to the view. Only what a view
+ * may ask goes to the server: `tools/call` of a tool this server lists with an `app`
+ * visibility (mcpc_tool_list_ui_visibility; the tools are listed first when no list
+ * is kept), `resources/read`, `ping`, and the notification `notifications/message`.
+ * Any other request is answered with a JSON-RPC error (-32601; -32602 for a tool the
+ * view may not call) that never reaches the server. A request the server fails, or
+ * that times out or is cancelled, is answered with a JSON-RPC error too (the
+ * server's code, else -32603). The call options apply to the relayed request as to
+ * any call: timeout, cancel handle, task preference.
+ * On MCPC_OK `*out_reply_json` is the reply (a JSON-RPC response with the view's
+ * id), owned by the caller (free with mcpc_string_free), or NULL for a notification
+ * passed on.
+ * Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL; a message that is not one JSON-RPC request or
+ * notification: not JSON, a batch, a response, a bad id, over 1 MiB),
+ * MCPC_ERR_INVALID_UTF8, MCPC_ERR_NOT_SUPPORTED (a message whose method starts with `ui/`, which is the
+ * host's own to answer, or a notification that is not relayed), MCPC_ERR_CLOSED.
+ *
+ * # Safety
+ * `client` is NULL or live; `message_json` is NULL or NUL-terminated; `opts` is NULL
+ * or an initialised mcpc_call_opts_t; `out_reply_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_client_relay_ui(const mcpc_client_t *client,
+                                   const char *message_json,
+                                   const mcpc_call_opts_t *opts,
+                                   char **out_reply_json);
+
+/**
  * Fills `opts` with the defaults as the struct's first version has them (client
  * timeout, no cancel, no progress) and sets `struct_size` to that version's size.
  * Fields added to the struct later are left as they are, and read as their defaults:

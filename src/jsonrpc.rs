@@ -9,6 +9,8 @@ use crate::text::Text;
 
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC 2.0: an internal error.
+pub const INTERNAL_ERROR: i64 = -32603;
 /// Error codes of the 2026-07-28 revision, which get statuses of their own.
 pub const HEADER_MISMATCH: i64 = -32020;
 pub const MISSING_CAPABILITIES: i64 = -32021;

@@ -129,6 +129,7 @@ const RULES: &[(usize, &str)] = &[
     (CALLS, "mcpc_ui_view_t"),
     (CALLS, "MCPC_UI_*"),
     (CALLS, "mcpc_client_read_ui_view"),
+    (CALLS, "mcpc_client_relay_ui"),
     (CALLS, "mcpc_call_opts_init"),
     (CALLS, "mcpc_call_opts_init_sized"),
     (CALLS, "mcpc_cancel_new"),

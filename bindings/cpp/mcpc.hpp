@@ -1279,6 +1279,15 @@ public:
         out.meta_json = mcpc_ui_view_meta_json(v);
         return out;
     }
+    /// MCP Apps: relays one JSON-RPC message of a view to this server; the reply to hand
+    /// back, or nullopt for a notification passed on. A ui/ method throws (Status::NotSupported).
+    std::optional<std::string> relay_ui(std::string_view message, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        char* out = nullptr;
+        detail::check(mcpc_client_relay_ui(p_.get(), std::string(message).c_str(), &c, &out));
+        if (!out) return std::nullopt;
+        return detail::take_string(out);
+    }
     /// Follows a task to its end from its reference (given to a TaskFn, kept by the
     /// host, perhaps from another process): the original request's result as JSON.
     std::string resume_task(std::string_view reference, const CallOptions& o = {}) const {

@@ -37,6 +37,7 @@ mod negotiate;
 mod negotiate_tests;
 pub mod op;
 mod output;
+mod relay;
 mod router;
 pub mod skills;
 pub mod tasks;
@@ -49,6 +50,7 @@ pub use listing::Listing;
 pub use logging::{level_code, LogFn, LEVELS};
 pub use negotiate::MAX_INPUT_ROUNDS;
 
+pub use relay::Relayed;
 pub use router::Reader;
 pub(crate) use router::Shared;
 use router::*;

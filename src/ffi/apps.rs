@@ -6,10 +6,11 @@ use std::ffi::{c_char, CString};
 use super::boundary::{boundary, c_message, status};
 use super::call_opts::{control_from, mcpc_call_opts_t};
 use super::client::mcpc_client_t;
-use super::cstr::str_in;
+use super::cstr::{str_in, string_out};
 use super::ptr::{self, Handle, Out};
 use super::result::mcpc_tool_list_t;
 use crate::client::apps::View;
+use crate::client::Relayed;
 use crate::error::{mcpc_status_t, Status};
 
 /// A bit of mcpc_tool_list_ui_visibility: the model may see and call the tool (a host
@@ -131,6 +132,63 @@ pub unsafe extern "C" fn mcpc_client_read_ui_view(
         let cl = c.client_ready(&mut ctl);
         let view = crate::drive::block_on_driven(std::pin::pin!(cl.read_view(uri, &ctl)), cl.driver())??;
         out.set_handle(ViewData::new(view));
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// Relays one JSON-RPC message of a view (`message_json`, as the view sent it) to the
+/// client's server, and gives the reply to hand back to the view. Only what a view
+/// may ask goes to the server: `tools/call` of a tool this server lists with an `app`
+/// visibility (mcpc_tool_list_ui_visibility; the tools are listed first when no list
+/// is kept), `resources/read`, `ping`, and the notification `notifications/message`.
+/// Any other request is answered with a JSON-RPC error (-32601; -32602 for a tool the
+/// view may not call) that never reaches the server. A request the server fails, or
+/// that times out or is cancelled, is answered with a JSON-RPC error too (the
+/// server's code, else -32603). The call options apply to the relayed request as to
+/// any call: timeout, cancel handle, task preference.
+/// On MCPC_OK `*out_reply_json` is the reply (a JSON-RPC response with the view's
+/// id), owned by the caller (free with mcpc_string_free), or NULL for a notification
+/// passed on.
+/// Threads: any thread, concurrently; not from mcpc callbacks (MCPC_ERR_WOULD_DEADLOCK).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL; a message that is not one JSON-RPC request or
+/// notification: not JSON, a batch, a response, a bad id, over 1 MiB),
+/// MCPC_ERR_INVALID_UTF8, MCPC_ERR_NOT_SUPPORTED (a message whose method starts with `ui/`, which is the
+/// host's own to answer, or a notification that is not relayed), MCPC_ERR_CLOSED.
+///
+/// # Safety
+/// `client` is NULL or live; `message_json` is NULL or NUL-terminated; `opts` is NULL
+/// or an initialised mcpc_call_opts_t; `out_reply_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_client_relay_ui(
+    client: *const mcpc_client_t,
+    message_json: *const c_char,
+    opts: *const mcpc_call_opts_t,
+    out_reply_json: *mut *mut c_char,
+) -> mcpc_status_t {
+    status("mcpc_client_relay_ui", || {
+        // SAFETY: per the contract.
+        let out = unsafe { Out::new(out_reply_json, "out_reply_json") }?;
+        // SAFETY: per the contract.
+        let (c, message, ctl) = unsafe {
+            (
+                ptr::get(client)?,
+                str_in(message_json, "message_json")?,
+                control_from(opts)?,
+            )
+        };
+        let mut ctl = ctl;
+        let cl = c.client_ready(&mut ctl);
+        let relayed = crate::drive::block_on_driven(std::pin::pin!(cl.relay_ui(message, &ctl)), cl.driver())??;
+        match relayed {
+            Relayed::Reply(r) => out.set(string_out(&r)),
+            Relayed::Passed => {}
+            Relayed::Host => {
+                return Err(crate::error::Error::new(
+                    Status::MCPC_ERR_NOT_SUPPORTED,
+                    "a message whose method starts with ui/ is the host's own to answer",
+                ))
+            }
+        }
         Ok(Status::MCPC_OK)
     })
 }

@@ -394,6 +394,9 @@ int main() {
         CHECK(contains(v.csp, "connect-src 'self' wss://live.example.com"));
         CHECK_EQ(v.allow, std::string("clipboard-write"));
         CHECK(v.prefers_border == std::optional<bool>(true));
+        std::optional<std::string> reply =
+            c.relay_ui("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"clock_tick\"}}");
+        CHECK(reply && contains(*reply, "12:01"));
         bool refused = false;
         try {
             c.read_ui_view("ui://demo/inject.html");

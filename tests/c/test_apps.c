@@ -138,11 +138,86 @@ static void test_hostile_views(void) {
     }
 }
 
+/* Relays one message; its status, and the reply (malloc'd copy, or NULL). */
+static mcpc_status_t relay(mcpc_client_t *c, const char *msg, char **reply) {
+    char *out = NULL;
+    mcpc_status_t st = mcpc_client_relay_ui(c, msg, NULL, &out);
+    *reply = out ? strdup(out) : NULL;
+    mcpc_string_free(out);
+    return st;
+}
+
+/* A view's messages: what it may ask reaches the server and comes back with the
+ * view's id; anything else is answered here and never reaches the server. */
+static void test_relay(void) {
+    for (int e = 0; e < 2; e++) {
+        mcpc_client_t *c = connect_demo(ERAS[e]);
+        if (!c) continue;
+        char *r = NULL;
+        CHECK_STATUS(relay(c, "{\"jsonrpc\":\"2.0\",\"id\":\"v-1\",\"method\":\"tools/call\","
+                              "\"params\":{\"name\":\"clock_tick\",\"arguments\":{}}}", &r), MCPC_OK);
+        CHECK(r && strstr(r, "\"id\":\"v-1\"") && strstr(r, "\"time\":\"12:01\""));
+        free(r);
+        CHECK_STATUS(relay(c, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\","
+                              "\"params\":{\"uri\":\"ui://demo/plain.html\"}}", &r), MCPC_OK);
+        CHECK(r && strstr(r, "\"id\":7") && strstr(r, "Demo clock"));
+        free(r);
+        /* A tool the view may not call, and one of no tool of this server: refused here. */
+        static const char *refused_tools[] = {"model_only", "other_server_tool"};
+        for (size_t k = 0; k < 2; k++) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
+                     "\"params\":{\"name\":\"%s\"}}", refused_tools[k]);
+            CHECK_STATUS(relay(c, msg, &r), MCPC_OK);
+            CHECK(r && strstr(r, "\"code\":-32602") && strstr(r, "\"id\":8"));
+            free(r);
+            char logged_name[64];
+            snprintf(logged_name, sizeof logged_name, "\"name\":\"%s\"", refused_tools[k]);
+            CHECK(!file_contains(log_path, logged_name));
+        }
+        /* A method a view may not ask: answered here. */
+        CHECK_STATUS(relay(c, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"prompts/get\","
+                              "\"params\":{\"name\":\"greet\"}}", &r), MCPC_OK);
+        CHECK(r && strstr(r, "\"code\":-32601"));
+        free(r);
+        CHECK(!file_contains(log_path, "\"method\":\"prompts/get\""));
+        /* A ui/ method is the host's; notifications/message goes on; other notifications do not. */
+        CHECK_STATUS(relay(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ui/initialize\",\"params\":{}}", &r),
+                     MCPC_ERR_NOT_SUPPORTED);
+        CHECK(r == NULL);
+        CHECK_STATUS(relay(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                              "\"params\":{\"level\":\"info\",\"data\":\"from the view\"}}", &r), MCPC_OK);
+        CHECK(r == NULL);
+        CHECK(wait_for_file_text(log_path, "from the view", 5000));
+        CHECK_STATUS(relay(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{}}", &r),
+                     MCPC_ERR_NOT_SUPPORTED);
+        /* Not one JSON-RPC request or notification. */
+        CHECK_STATUS(relay(c, "not json", &r), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(relay(c, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", &r), MCPC_ERR_INVALID_ARG);
+        CHECK(strstr(mcpc_last_error_message(), "batch") != NULL);
+        CHECK_STATUS(relay(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", &r), MCPC_ERR_INVALID_ARG);
+        CHECK_STATUS(relay(c, "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", &r), MCPC_ERR_INVALID_ARG);
+        size_t big = (1 << 20) + 64;
+        char *huge = malloc(big + 1);
+        if (huge) {
+            int n = snprintf(huge, big, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"");
+            memset(huge + n, 'a', big - (size_t)n - 3);
+            memcpy(huge + big - 3, "\"}}", 4);
+            CHECK_STATUS(relay(c, huge, &r), MCPC_ERR_INVALID_ARG);
+            CHECK(strstr(mcpc_last_error_message(), "over") != NULL);
+            free(huge);
+        }
+        CHECK_STATUS(mcpc_client_relay_ui(c, NULL, NULL, NULL), MCPC_ERR_INVALID_ARG);
+        close_client(c);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     RUN(test_declared_and_tools_views);
     RUN(test_view_and_its_policy);
     RUN(test_hostile_views);
+    RUN(test_relay);
     unlink(log_path);
     return harness_finish();
 }

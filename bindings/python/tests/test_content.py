@@ -181,3 +181,11 @@ def test_mcp_apps_views_and_policy() -> None:
                 c.read_ui_view("ui://demo/wrong-mime.html")
             with pytest.raises(libmcpc.ProtocolError):
                 c.read_ui_view("ui://demo/inject.html")
+            reply = c.relay_ui('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"clock_tick"}}')
+            assert reply is not None and '"12:01"' in reply and '"id":3' in reply
+            refused = c.relay_ui('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"model_only"}}')
+            assert refused is not None and "-32602" in refused
+            with pytest.raises(libmcpc.NotSupportedError):
+                c.relay_ui('{"jsonrpc":"2.0","id":5,"method":"ui/initialize","params":{}}')
+            with pytest.raises(libmcpc.InvalidArgumentError):
+                c.relay_ui("[1]")

@@ -214,6 +214,23 @@ class ContentMixin:
             self._leave()
         return UiView._take(out.value or 0)
 
+    def relay_ui(self, message: str, *, timeout: Optional[float] = None, cancel: Any = None) -> Optional[str]:
+        """MCP Apps: relays one JSON-RPC message of a view (its text) to this server and
+        returns the reply to hand back to the view, or None for a notification passed
+        on (mcpc_client_relay_ui). Only ``tools/call`` of a tool the view may call,
+        ``resources/read``, ``ping`` and ``notifications/message`` reach the server;
+        anything else is answered with a JSON-RPC error here. A ``ui/`` method raises
+        :class:`NotSupportedError` (it is the host's to answer); a message that is not
+        one JSON-RPC request or notification raises :class:`InvalidArgumentError`."""
+        opts = _call_opts(timeout, cancel, None)
+        h = self._enter()
+        try:
+            out = c_void_p()
+            _check(lib.mcpc_client_relay_ui(h, message.encode("utf-8"), byref(opts), byref(out)))
+        finally:
+            self._leave()
+        return _ffi.take_string(out.value) if out.value else None
+
     def request(self, method: str, params: Optional[Mapping[str, Any]] = None, *,
                 timeout: Optional[float] = None, cancel: Any = None, task: Optional[str] = None,
                 task_timeout: Optional[float] = None) -> Any:

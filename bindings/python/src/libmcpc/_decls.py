@@ -161,6 +161,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "mcpc_client_request": (_S, [_P, c_char_p, c_char_p, _OPTS, _PP]),
     "mcpc_client_resume_task": (_S, [_P, c_char_p, _OPTS, _PP]),
     "mcpc_client_read_ui_view": (_S, [_P, c_char_p, _OPTS, _PP]),
+    "mcpc_client_relay_ui": (_S, [_P, c_char_p, _OPTS, _PP]),
     "mcpc_tool_list_ui_uri": (c_char_p, [_P, c_size_t]),
     "mcpc_tool_list_ui_visibility": (c_uint32, [_P, c_size_t]),
     "mcpc_ui_view_html": (_P, [_P, _LEN]),
