@@ -128,8 +128,7 @@ impl<'a> Follow<'a> {
                 } else {
                     None
                 };
-                let note = (self.generation == Generation::V2).then(|| view.notification());
-                self.report(status, message, note)?;
+                self.report(status, message)?;
             }
             match (self.generation, status) {
                 (_, TaskStatus::Cancelled) => {
@@ -194,7 +193,7 @@ impl<'a> Follow<'a> {
                 out = &mut ask => break out,
                 _ = following.watch.notify.notified() => {
                     if let Some(noted) = following.noted().filter(|s| Some(*s) != self.last()) {
-                        self.report(noted, None, None)?;
+                        self.report(noted, None)?;
                     }
                 }
             }
@@ -206,21 +205,16 @@ impl<'a> Follow<'a> {
                 .noted()
                 .filter(|s| s.is_terminal())
                 .unwrap_or(TaskStatus::Completed);
-            self.report(end, None, None)?;
+            self.report(end, None)?;
         }
         Ok(json)
     }
 
-    /// Tells the host of a status change: its notification callback (`note`: the task
-    /// as a notification, under the extension, whose server sends none), and the
-    /// call's task callback.
-    fn report(&self, status: TaskStatus, message: Option<&str>, note: Option<String>) -> Result<()> {
+    /// Tells the call's task callback of a status change. (The notification callback
+    /// gets only what the server sends: it runs on the router's thread, one call at a
+    /// time, which a call's own thread must not break.)
+    fn report(&self, status: TaskStatus, message: Option<&str>) -> Result<()> {
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(status);
-        if let Some(note) = note {
-            if let Some(cb) = &self.client.shared.on_notification {
-                cb("notifications/tasks/status", Some(&note));
-            }
-        }
         let Some(cb) = &self.ctl.task.on_task else {
             return Ok(());
         };

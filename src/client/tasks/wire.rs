@@ -152,17 +152,6 @@ impl TaskView {
         let c: Created<'_> = serde_json::from_str(result).map_err(malformed)?;
         c.task.map(|t| TaskView::read(t.get(), Generation::V1)).transpose()
     }
-
-    /// The task as a `notifications/tasks/status` carries it.
-    pub fn notification(&self) -> String {
-        let mut m = Map::new();
-        m.insert("taskId".into(), Value::String(self.task_id.clone()));
-        m.insert("status".into(), Value::String(self.status.as_str().into()));
-        if let Some(msg) = &self.message {
-            m.insert("statusMessage".into(), Value::String(msg.clone()));
-        }
-        Value::Object(m).to_string()
-    }
 }
 
 /// What a host keeps of a running task to resume it later, from another client or
