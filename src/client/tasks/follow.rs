@@ -268,9 +268,12 @@ impl<'a> Follow<'a> {
     }
 
     /// Waits for the next poll: the interval, a status notification that changes the
-    /// status, the end of the task's time, a cancel, or the connection's end.
+    /// status, the end of the task's time, a cancel, or the connection's end. Only a
+    /// notification that came during this wait counts: one a poll contradicted must
+    /// not make the next wait end at once, or a server could make the client spin.
     async fn wait(&self, delay: Duration, following: &Following<'_>) -> Result<()> {
         let until = (Instant::now() + delay).min(self.deadline);
+        let before = following.noted();
         let cancelled = async {
             match &self.ctl.cancel {
                 Some(token) => token.cancelled().await,
@@ -285,7 +288,8 @@ impl<'a> Follow<'a> {
                 _ = &mut sleep => break,
                 // A notification that repeats the status is the task's state: no poll.
                 _ = following.watch.notify.notified() => {
-                    if following.noted().is_some_and(|s| Some(s) != self.last()) {
+                    let noted = following.noted();
+                    if noted != before && noted.is_some_and(|s| Some(s) != self.last()) {
                         break;
                     }
                 }
