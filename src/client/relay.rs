@@ -104,16 +104,8 @@ impl Client {
                     ));
                 };
                 // Only a tool of this server the view may call: one it lists with `app`.
-                let list_ctl = Control {
-                    task: Default::default(),
-                    ..ctl.clone()
-                };
-                let tools = crate::drive::runtime::boxed_apart(|| self.list_tools(&list_ctl)).await;
-                let callable = match tools {
-                    Ok(tools) => tools
-                        .iter()
-                        .find(|t| t.name == name)
-                        .is_some_and(|t| tool_ui(t.json()).visibility & APP != 0),
+                let callable = match self.listed_tool(name, ctl).await {
+                    Ok(tool) => tool.is_some_and(|t| tool_ui(t.json()).visibility & APP != 0),
                     Err(e) => return Ok(reply(&id, Err((jsonrpc::INTERNAL_ERROR, &e.to_string())))),
                 };
                 if !callable {

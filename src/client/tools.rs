@@ -119,6 +119,24 @@ impl Client {
         Ok(tools)
     }
 
+    /// The listed tool `name` (None when the server lists none of that name): from
+    /// the kept listing, else from listing the tools now. For the checks a call makes
+    /// of its tool's listing (task support, MCP Apps visibility).
+    pub(super) async fn listed_tool(&self, name: &str, ctl: &Control) -> Result<Option<Tool>> {
+        use super::cache::{Kind, Value};
+        let tools = match self.shared.cache.get(Kind::Tools) {
+            Some(Value::Tools(kept)) => kept,
+            _ => {
+                let list_ctl = Control {
+                    task: Default::default(),
+                    ..ctl.clone()
+                };
+                Arc::new(crate::drive::runtime::boxed_apart(|| self.list_tools(&list_ctl)).await?)
+            }
+        };
+        Ok(tools.iter().find(|t| t.name == name).cloned())
+    }
+
     /// One listing; `ttl` gets the shortest `ttlMs` of its pages.
     pub(super) async fn list_tools_once(
         &self,

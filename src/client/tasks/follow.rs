@@ -52,26 +52,33 @@ pub(in crate::client) async fn follow(
     ctl: &Control,
     started: Instant,
 ) -> Result<ResultJson> {
-    let following = client.shared.tasks.follow(&first.task_id)?;
-    let mut f = Follow::new(client, generation, &first.task_id, operation, ctl, started);
-    let out = f.run(first, &following).await;
-    f.close(&out);
-    out
+    let task_id = first.task_id.clone();
+    follow_from(client, &task_id, Some(first), generation, operation, ctl, started).await
 }
 
 /// Follows the task of a reference the host kept.
 pub(super) async fn resume(client: &Client, r: Reference, generation: Generation, ctl: &Control) -> Result<ResultJson> {
-    let following = client.shared.tasks.follow(&r.task_id)?;
-    let mut f = Follow::new(
-        client,
-        generation,
-        &r.task_id,
-        &r.original_operation,
-        ctl,
-        Instant::now(),
-    );
-    // A task that is gone is not cancelled: nothing runs.
-    let first = f.get().await?;
+    let (id, op) = (&r.task_id, &r.original_operation);
+    follow_from(client, id, None, generation, op, ctl, Instant::now()).await
+}
+
+/// Follows the task `task_id` from `first`, or from a `tasks/get` first (a task that
+/// is gone then is not cancelled: nothing runs); a task left early is cancelled.
+async fn follow_from(
+    client: &Client,
+    task_id: &str,
+    first: Option<TaskView>,
+    generation: Generation,
+    operation: &str,
+    ctl: &Control,
+    started: Instant,
+) -> Result<ResultJson> {
+    let following = client.shared.tasks.follow(task_id)?;
+    let mut f = Follow::new(client, generation, task_id, operation, ctl, started);
+    let first = match first {
+        Some(view) => view,
+        None => f.get().await?,
+    };
     let out = f.run(first, &following).await;
     f.close(&out);
     out

@@ -149,16 +149,8 @@ impl Client {
     /// first when none is kept); `forbidden` when absent, as the specification says,
     /// and for a tool not listed.
     async fn task_support(&self, tool: &str, ctl: &Control) -> Result<Support> {
-        use super::cache::{Kind, Value as Kept};
-        let tools = match self.shared.cache.get(Kind::Tools) {
-            Some(Kept::Tools(kept)) => kept,
-            _ => {
-                let list_ctl = Control {
-                    task: TaskControl::default(),
-                    ..ctl.clone()
-                };
-                Arc::new(crate::drive::runtime::boxed_apart(|| self.list_tools(&list_ctl)).await?)
-            }
+        let Some(found) = self.listed_tool(tool, ctl).await? else {
+            return Ok(Support::Forbidden);
         };
         #[derive(Deserialize)]
         struct Execution {
@@ -169,9 +161,6 @@ impl Client {
         struct ToolExecution {
             execution: Option<Execution>,
         }
-        let Some(found) = tools.iter().find(|t| t.name == tool) else {
-            return Ok(Support::Forbidden);
-        };
         let support = serde_json::from_str::<ToolExecution>(found.json())
             .ok()
             .and_then(|t| t.execution?.task_support);
