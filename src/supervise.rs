@@ -16,6 +16,40 @@ use crate::error::{Error, Result, Status};
 /// The longest wait between restarts, however many came before.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
+/// The client behind a handle: one for its whole life, or the one a supervisor
+/// keeps (a stdio server with a restart policy).
+#[derive(Clone)]
+pub enum Held {
+    One(Arc<Client>),
+    Supervised(Arc<Supervisor>),
+}
+
+impl Held {
+    /// `client`, made by `plan`: supervised when the plan restarts.
+    pub fn made(plan: Plan, client: Client) -> Held {
+        match plan.restart {
+            Some(r) => Held::Supervised(Supervisor::start(plan, r, client)),
+            None => Held::One(Arc::new(client)),
+        }
+    }
+
+    /// The client requests go to now.
+    pub fn current(&self) -> Arc<Client> {
+        match self {
+            Held::One(c) => c.clone(),
+            Held::Supervised(s) => s.current(),
+        }
+    }
+
+    /// Closes the client; no restart after this.
+    pub async fn close(&self) {
+        match self {
+            Held::One(c) => c.close().await,
+            Held::Supervised(s) => s.close().await,
+        }
+    }
+}
+
 /// A client whose server is started again when it dies.
 pub struct Supervisor {
     plan: Plan,

@@ -233,6 +233,17 @@ impl Config {
         Ok(Box::new(move |sink: SinkRef| StdioTransport::spawn(cfg.clone(), sink)))
     }
 
+    /// The plan that starts the server in `args` over stdio, restarting it when
+    /// the configuration says so.
+    pub fn stdio_plan(&self, args: &[String]) -> Result<Plan> {
+        let plan =
+            Plan::new(self.stdio_connector(args)?, self.client.clone()).endpoint(format!("stdio:{}", args.join(" ")));
+        Ok(match self.restart.filter(|r| r.max > 0) {
+            Some(r) => plan.with_restart(r),
+            None => plan,
+        })
+    }
+
     /// The connector for the Streamable HTTP endpoint `url`.
     pub fn http_connector(&self, url: &str) -> Result<Connector> {
         let cfg = self.http(url)?;

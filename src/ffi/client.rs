@@ -17,7 +17,7 @@ use crate::config::{Config, Plan};
 use crate::drive::runtime;
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Result, Status};
-use crate::supervise::Supervisor;
+use crate::supervise::Held;
 use crate::transport::SinkRef;
 
 /// A connected MCP client. Thread-safe: any number of threads may call it at once,
@@ -27,20 +27,12 @@ pub struct mcpc_client_t {
 }
 
 pub(crate) struct ClientHandle {
-    slot: Slot,
+    slot: Held,
     /// As negotiated at connect (a restarted server negotiates again, and speaks
     /// the same revision unless it changed meanwhile).
     version: CString,
     negotiated_by: CString,
     pub(super) ops: Arc<OpTracker>,
-}
-
-/// The client behind a handle: one for its whole life, or the one a supervisor
-/// keeps (mcpc_options_set_restart).
-#[derive(Clone)]
-enum Slot {
-    One(Arc<Client>),
-    Supervised(Arc<Supervisor>),
 }
 
 /// The client a request goes to: borrowed when there is only ever one.
@@ -64,12 +56,8 @@ impl ClientHandle {
     pub(super) fn made(plan: Plan, client: Client) -> Self {
         let version = super::boundary::c_message(&client.session().version);
         let negotiated_by = super::boundary::c_message(client.session().negotiated_by);
-        let slot = match plan.restart {
-            Some(r) => Slot::Supervised(Supervisor::start(plan, r, client)),
-            None => Slot::One(Arc::new(client)),
-        };
         ClientHandle {
-            slot,
+            slot: Held::made(plan, client),
             version,
             negotiated_by,
             ops: OpTracker::new(),
@@ -79,8 +67,8 @@ impl ClientHandle {
     /// The client requests go to now.
     pub(crate) fn client(&self) -> ClientRef<'_> {
         match &self.slot {
-            Slot::One(c) => ClientRef::One(c),
-            Slot::Supervised(s) => ClientRef::Now(s.current()),
+            Held::One(c) => ClientRef::One(c),
+            Held::Supervised(s) => ClientRef::Now(s.current()),
         }
     }
 
@@ -89,8 +77,8 @@ impl ClientHandle {
     /// cancel); the request then has what is left of its timeout.
     pub(crate) fn client_ready(&self, ctl: &mut Control) -> ClientRef<'_> {
         match &self.slot {
-            Slot::One(c) => ClientRef::One(c),
-            Slot::Supervised(s) => {
+            Held::One(c) => ClientRef::One(c),
+            Held::Supervised(s) => {
                 let c = s.current();
                 if !c.is_closed() {
                     return ClientRef::Now(c);
@@ -111,10 +99,7 @@ impl ClientHandle {
         let slot = self.slot.clone();
         async move {
             ops.close();
-            match slot {
-                Slot::One(c) => c.close().await,
-                Slot::Supervised(s) => s.close().await,
-            }
+            slot.close().await;
             ops.idle().await;
         }
     }
@@ -147,6 +132,18 @@ pub(super) unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o:
     if argv.is_null() || argc == 0 {
         return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "argv is NULL or argc is 0"));
     }
+    // SAFETY: per the contract.
+    o.stdio_plan(&unsafe { stdio_args(argv, argc) }?)
+}
+
+/// `argv`'s `argc` strings, checked UTF-8.
+///
+/// # Safety
+/// `argv` is NULL or holds `argc` NUL-terminated strings.
+pub(super) unsafe fn stdio_args(argv: *const *const c_char, argc: usize) -> Result<Vec<String>> {
+    if argv.is_null() {
+        return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "argv is NULL"));
+    }
     // SAFETY: `argv` holds `argc` pointers per the contract.
     let raw = unsafe { std::slice::from_raw_parts(argv, argc) };
     let mut args = Vec::with_capacity(argc);
@@ -154,11 +151,7 @@ pub(super) unsafe fn stdio_connector(argv: *const *const c_char, argc: usize, o:
         // SAFETY: each is a NUL-terminated string per the contract.
         args.push(unsafe { str_in(*a, &format!("argv[{i}]")) }?.to_string());
     }
-    let plan = Plan::new(o.stdio_connector(&args)?, o.client.clone()).endpoint(format!("stdio:{}", args.join(" ")));
-    Ok(match o.restart.filter(|r| r.max > 0) {
-        Some(r) => plan.with_restart(r),
-        None => plan,
-    })
+    Ok(args)
 }
 
 /// The HTTP plan: the URL is checked here, before any connection.
@@ -345,18 +338,30 @@ pub unsafe extern "C" fn mcpc_client_call_tool(
                 control_from(opts)?,
             )
         };
-        let args = crate::result::parse_arguments(args)?;
         let mut ctl = ctl;
         let cl = c.client_ready(&mut ctl);
-        let call = Call::new(&cl, Ask::Tool { name, arguments: args }, &ctl);
-        let r = read_tool(
-            crate::drive::block_on_driven(std::pin::pin!(call.wait()), cl.driver())?,
-            name,
-        )?;
-        let tool_error = cl.outcome_error(name, &r);
-        out_result.set_handle(ResultData::new(r));
-        tool_error.map_or(Ok(Status::MCPC_OK), Err)
+        call_tool_on(&cl, name, args, &ctl, out_result)
     })
+}
+
+/// Calls tool `name` on `cl` and hands out its result: MCPC_ERR_TOOL (and
+/// MCPC_ERR_OUTPUT_SCHEMA) with the result set.
+pub(super) fn call_tool_on(
+    cl: &Arc<Client>,
+    name: &str,
+    args: Option<&str>,
+    ctl: &Control,
+    out_result: Out<'_, *mut mcpc_result_t>,
+) -> Result<Status> {
+    let args = crate::result::parse_arguments(args)?;
+    let call = Call::new(cl, Ask::Tool { name, arguments: args }, ctl);
+    let r = read_tool(
+        crate::drive::block_on_driven(std::pin::pin!(call.wait()), cl.driver())?,
+        name,
+    )?;
+    let tool_error = cl.outcome_error(name, &r);
+    out_result.set_handle(ResultData::new(r));
+    tool_error.map_or(Ok(Status::MCPC_OK), Err)
 }
 
 /// Closes the client: every call in flight returns MCPC_ERR_CLOSED, and the
@@ -395,12 +400,18 @@ pub unsafe extern "C" fn mcpc_client_free(client: *mut mcpc_client_t) {
         };
         let close = c.close();
         drop(c);
-        if runtime::on_runtime_thread() {
-            runtime::handle().spawn(close);
-        } else {
-            let _ = runtime::block_on(close);
-        }
+        close_for_free(close);
     })
+}
+
+/// Runs a freed handle's close: to its end on a caller's thread, or, from an mcpc
+/// callback (which must not block), on an mcpc thread.
+pub(super) fn close_for_free(close: impl std::future::Future<Output = ()> + Send + 'static) {
+    if runtime::on_runtime_thread() {
+        runtime::handle().spawn(close);
+    } else {
+        let _ = runtime::block_on(close);
+    }
 }
 
 /// Connects over a caller-supplied transport (see mcpc_transport_new): runs the
