@@ -112,10 +112,11 @@ build/header_twice: tests/c/header_twice.cpp include/mcpc.h lib-debug
 # Under valgrind (about 30x slower) the async and concurrency tests run a tenth of
 # their calls; the ASan pass runs them all (8 threads x 1000 calls, 1000 in flight).
 # The soak runs bare: memory use under valgrind or ASan (its quarantine) says nothing.
-test-c: build/test_abi build/test_skills build/test_tasks build/test_apps build/test_protocol build/test_async build/test_http build/test_input build/test_content build/test_listen build/test_restart build/test_proxy build/test_legacy_sse build/test_soak build/header_twice
+test-c: build/test_abi build/test_host build/test_skills build/test_tasks build/test_apps build/test_protocol build/test_async build/test_http build/test_input build/test_content build/test_listen build/test_restart build/test_proxy build/test_legacy_sse build/test_soak build/header_twice
 	build/header_twice
 	build/test_soak
 	$(RUNNER) build/test_abi
+	$(RUNNER) build/test_host
 	$(RUNNER) build/test_skills
 	$(RUNNER) build/test_tasks
 	$(RUNNER) build/test_apps
@@ -131,8 +132,9 @@ test-c: build/test_abi build/test_skills build/test_tasks build/test_apps build/
 	MCPC_TEST_TRANSPORT=seam $(RUNNER) build/test_protocol
 	MCPC_TEST_TRANSPORT=exchange $(RUNNER) build/test_protocol
 
-test-asan: build/asan/test_abi build/asan/test_skills build/asan/test_tasks build/asan/test_apps build/asan/test_protocol build/asan/test_async build/asan/test_http build/asan/test_input build/asan/test_content build/asan/test_listen build/asan/test_restart build/asan/test_proxy build/asan/test_legacy_sse
+test-asan: build/asan/test_abi build/asan/test_host build/asan/test_skills build/asan/test_tasks build/asan/test_apps build/asan/test_protocol build/asan/test_async build/asan/test_http build/asan/test_input build/asan/test_content build/asan/test_listen build/asan/test_restart build/asan/test_proxy build/asan/test_legacy_sse
 	build/asan/test_abi
+	build/asan/test_host
 	build/asan/test_skills
 	build/asan/test_tasks
 	build/asan/test_apps

@@ -215,6 +215,15 @@ typedef enum {
    * callback was given resumes it (mcpc_client_resume_task).
    */
   MCPC_ERR_TASK_DETACHED = 37,
+  /**
+   * A configuration file or value is malformed, or names a variable that has no
+   * value; the message names the file, the server and the field, never a value.
+   */
+  MCPC_ERR_CONFIG = 38,
+  /**
+   * No server, or no tool in the host's catalog, has that name.
+   */
+  MCPC_ERR_UNKNOWN_NAME = 39,
 } mcpc_status_t;
 
 /**
@@ -3048,6 +3057,331 @@ void mcpc_input_free(mcpc_input_t *input);
  * `client` is NULL or live.
  */
 mcpc_status_t mcpc_client_roots_changed(const mcpc_client_t *client);
+
+/* ===== Hosts ===== */
+/* Many servers behind one handle: configuration files, starting, one catalog, routing. */
+
+/**
+ * The environment policy (mcpc_host_set_env_policy): everything but variables
+ * whose names hold TOKEN, SECRET, PASSWORD, KEY, CREDENTIAL or AUTH (any case),
+ * unless the server's `env` names them. The default.
+ */
+#define MCPC_ENV_NO_SECRETS 0
+
+/**
+ * The environment policy: everything.
+ */
+#define MCPC_ENV_PASS_ALL 1
+
+/**
+ * The environment policy: only the names given (and the server's own `env`).
+ */
+#define MCPC_ENV_ALLOW 2
+
+/**
+ * What a host reports to mcpc_host_event_cb.
+ */
+typedef enum {
+  /**
+   * A server's state changed: `server` names it; `detail` is its error or NULL.
+   */
+  MCPC_HOST_SERVER_STATE = 1,
+  /**
+   * mcpc_host_start settled: `server` is NULL; `detail` is the summary, JSON
+   * `{"servers": {STATE: COUNT}, "tools": N, "collisions": N}`.
+   */
+  MCPC_HOST_SETTLED = 2,
+  /**
+   * The catalog changed (a server became ready, failed or was removed): `server`
+   * and `detail` are NULL.
+   */
+  MCPC_HOST_CATALOG_CHANGED = 3,
+} mcpc_host_event_t;
+
+/**
+ * A server's state, as reported to mcpc_host_event_cb and by mcpc_host_status.
+ */
+typedef enum {
+  /**
+   * Added, not started yet.
+   */
+  MCPC_SERVER_ADDED = 0,
+  MCPC_SERVER_STARTING = 1,
+  /**
+   * Started; its tools are in the catalog.
+   */
+  MCPC_SERVER_READY = 2,
+  /**
+   * Did not start, or its connection ended; the detail says why.
+   */
+  MCPC_SERVER_FAILED = 3,
+  /**
+   * Its authorization needs a login (MCPC_ERR_LOGIN_REQUIRED).
+   */
+  MCPC_SERVER_NEEDS_LOGIN = 4,
+  /**
+   * Disabled in its configuration; never started.
+   */
+  MCPC_SERVER_DISABLED = 5,
+  /**
+   * Its process died and is being started again (a restart policy).
+   */
+  MCPC_SERVER_RESTARTING = 6,
+} mcpc_server_state_t;
+
+/**
+ * Many MCP servers behind one handle. Thread-safe: any number of threads may use
+ * it at once.
+ */
+typedef struct mcpc_host_t mcpc_host_t;
+
+/**
+ * Receives a host's reports. Runs on mcpc threads, one call at a time; the strings
+ * are borrowed for the call. Blocking mcpc calls from it return
+ * MCPC_ERR_WOULD_DEADLOCK; mcpc_host_status and mcpc_host_tools may be called.
+ */
+typedef void (*mcpc_host_event_cb)(void *userdata,
+                                   mcpc_host_event_t event,
+                                   const char *server,
+                                   mcpc_server_state_t state,
+                                   const char *detail);
+
+/**
+ * Gives a value a configuration file asks of the host: `kind` is "input" (VS Code's
+ * `${input:ID}`: `reference` is the ID, `prompt` its description from the file's
+ * `inputs`) or "secret" (any other scheme, such as `${op://vault/item}`: `reference`
+ * is it whole, `prompt` NULL). Write the value NUL-terminated into `buf` (`buf_len`
+ * bytes, 8192) and return 0, or return nonzero for "no value" (the file is then
+ * refused with MCPC_ERR_CONFIG naming the variable). Runs on the thread that called
+ * mcpc_host_add_config, so it may block to ask the user. The value is never logged
+ * nor put in any message.
+ */
+typedef int32_t (*mcpc_host_resolve_cb)(void *userdata,
+                                        const char *kind,
+                                        const char *reference,
+                                        const char *prompt,
+                                        char *buf,
+                                        size_t buf_len);
+
+/**
+ * Makes a host with no servers. `defaults` (NULL: the library's defaults) is what
+ * every server added without options of its own starts from: client info,
+ * timeouts, handlers of the server's input requests, stderr, restart policy.
+ * At most 8 servers start at once (mcpc_host_set_concurrency).
+ * Ownership: `defaults` is copied; the caller keeps it. On success `*out_host` is
+ * the caller's; free it with mcpc_host_free.
+ * Threads: any thread.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL `out_host`).
+ *
+ * # Safety
+ * `defaults` is NULL or live; `out_host` is NULL or writable.
+ */
+mcpc_status_t mcpc_host_new(const mcpc_options_t *defaults,
+                            mcpc_host_t **out_host);
+
+/**
+ * Reports the host's events to `cb` (see mcpc_host_event_cb), replacing any
+ * callback set before. `userdata_free` (may be NULL) runs once, when the host is
+ * freed or the callback replaced; it also runs if this call fails.
+ * Threads: any thread; reports already under way finish with the old callback.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL host or `cb`).
+ *
+ * # Safety
+ * `host` is NULL or live; `cb` may be called from mcpc threads with `userdata`
+ * until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_host_set_event_callback(const mcpc_host_t *host,
+                                           mcpc_host_event_cb cb,
+                                           void *userdata,
+                                           mcpc_free_cb userdata_free);
+
+/**
+ * Asks `cb` for the values configuration files take from the host (see
+ * mcpc_host_resolve_cb), replacing any resolver set before. `userdata_free` (may
+ * be NULL) runs once, when the host is freed or the resolver replaced; it also runs
+ * if this call fails.
+ * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL host or `cb`).
+ *
+ * # Safety
+ * `host` is NULL or live; `cb` may be called with `userdata` until `userdata_free` runs.
+ */
+mcpc_status_t mcpc_host_set_resolver(const mcpc_host_t *host,
+                                     mcpc_host_resolve_cb cb,
+                                     void *userdata,
+                                     mcpc_free_cb userdata_free);
+
+/**
+ * Sets a variable configuration files may name as `${NAME}`, such as
+ * `workspaceFolder` (`userHome` is $HOME unless set). A host variable comes before
+ * the environment's of the same name. Applies to files added later.
+ * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `host` is NULL or live; the strings are NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_host_set_variable(const mcpc_host_t *host,
+                                     const char *name,
+                                     const char *value);
+
+/**
+ * Sets which of this process's environment stdio servers started later inherit
+ * (MCPC_ENV_NO_SECRETS, MCPC_ENV_PASS_ALL or MCPC_ENV_ALLOW); `names` (`count` of them) are the allowed names for
+ * MCPC_ENV_ALLOW and are ignored otherwise. A server's own `env` is always passed.
+ * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL host, another policy,
+ * NULL `names` with a nonzero `count`), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `host` is NULL or live; `names` is NULL or holds `count` NUL-terminated strings.
+ */
+mcpc_status_t mcpc_host_set_env_policy(const mcpc_host_t *host,
+                                       int32_t policy,
+                                       const char *const *names,
+                                       size_t count);
+
+/**
+ * Sets how many servers mcpc_host_start starts at once (at least 1; 8 by default).
+ * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL host, 0).
+ *
+ * # Safety
+ * `host` is NULL or live.
+ */
+mcpc_status_t mcpc_host_set_concurrency(const mcpc_host_t *host,
+                                        size_t n);
+
+/**
+ * Reads a configuration file (`mcpServers`, VS Code's `servers` with `inputs`,
+ * Zed's `context_servers`, or mcp.json's root map; docs/host.md lists the fields
+ * and variables) and adds its servers, not started. All or none: a malformed
+ * value, an unresolved variable or a name already added adds nothing.
+ * `*out_added` (may be NULL) is set to the number of servers added.
+ * Threads: any thread; the resolver runs on this one.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL, a name already added), MCPC_ERR_INVALID_UTF8,
+ * MCPC_ERR_CONFIG (unreadable file, malformed value, unresolved variable: the
+ * message names the file, the server and the field, never a value).
+ *
+ * # Safety
+ * `host` is NULL or live; `path` is NULL or NUL-terminated; `out_added` is NULL or writable.
+ */
+mcpc_status_t mcpc_host_add_config(const mcpc_host_t *host,
+                                   const char *path,
+                                   size_t *out_added);
+
+/**
+ * Adds a stdio server named `name` that runs `argv` (as mcpc_client_connect_stdio),
+ * with `opts` (NULL: the host's defaults), not started.
+ * Ownership: the strings and `opts` are read during the call.
+ * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL, argc 0, empty or taken
+ * name), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `host` is NULL or live; `name` is NULL or NUL-terminated; `argv` is NULL or holds
+ * `argc` NUL-terminated strings; `opts` is NULL or live.
+ */
+mcpc_status_t mcpc_host_add_stdio(const mcpc_host_t *host,
+                                  const char *name,
+                                  const char *const *argv,
+                                  size_t argc,
+                                  const mcpc_options_t *opts);
+
+/**
+ * Adds an HTTP server named `name` at `url` (Streamable HTTP, falling back to the
+ * HTTP+SSE transport as mcpc_client_connect_http does), with `opts` (NULL: the
+ * host's defaults), not started. The URL is checked when the server starts.
+ * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL, empty or taken name),
+ * MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `host` is NULL or live; the strings are NULL or NUL-terminated; `opts` is NULL or live.
+ */
+mcpc_status_t mcpc_host_add_http(const mcpc_host_t *host,
+                                 const char *name,
+                                 const char *url,
+                                 const mcpc_options_t *opts);
+
+/**
+ * Starts every added server not started yet, at most the concurrency at once, each
+ * within its startup timeout (its configuration's, else its options' timeout), and
+ * waits until each is ready or failed. Each change is reported (mcpc_host_event_cb),
+ * then the summary (MCPC_HOST_SETTLED). A failed server leaves the others running.
+ * Threads: any thread except mcpc's own.
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_WOULD_DEADLOCK, and the error of the
+ * first server marked `required` that did not start (its message names it).
+ *
+ * # Safety
+ * `host` is NULL or live.
+ */
+mcpc_status_t mcpc_host_start(const mcpc_host_t *host);
+
+/**
+ * The catalog: JSON `{"tools": [{"name": QUALIFIED, "server": NAME, "tool": {...as
+ * listed}}], "collisions": [{"name", "kept", "renamed", "renamedTo"}]}`. A qualified
+ * name is `SERVER__TOOL` in `[A-Za-z0-9_-]`, at most 64 characters (cut, with a stable
+ * hash suffix, when longer; the same suffix renames the later of two tools that would
+ * share a name, and the collision is listed). Only ready servers' tools, after their
+ * include and exclude lists.
+ * Ownership: `*out_json` is the caller's; free with mcpc_string_free.
+ * Threads: any thread, also from mcpc_host_event_cb. Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `host` is NULL or live; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_host_tools(const mcpc_host_t *host,
+                              char **out_json);
+
+/**
+ * Every server's state: JSON `[{"name", "state", "tools": N, "error": {"status",
+ * "message"}, "stderr": [last lines]}]` in the order added; `state` is one of
+ * "added", "starting", "ready", "failed", "needs_login", "disabled", "restarting";
+ * `error` and `stderr` appear for a server that failed.
+ * Ownership: `*out_json` is the caller's; free with mcpc_string_free.
+ * Threads: any thread, also from mcpc_host_event_cb. Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `host` is NULL or live; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_host_status(const mcpc_host_t *host,
+                               char **out_json);
+
+/**
+ * Calls the tool with qualified name `qualified` (see mcpc_host_tools) on its server,
+ * with that server's timeout unless `opts` sets one, and waits for its result, as
+ * mcpc_client_call_tool does.
+ * Ownership: as mcpc_client_call_tool's. Threads: any thread, concurrently; not from
+ * mcpc callbacks.
+ * Errors: MCPC_ERR_UNKNOWN_NAME (no such tool in the catalog: never listed, excluded,
+ * or its server failed), MCPC_ERR_CLOSED, and those of mcpc_client_call_tool.
+ *
+ * # Safety
+ * `host` is NULL or live; strings are NULL or NUL-terminated; `opts` is NULL or
+ * initialised; `out_result` is NULL or writable.
+ */
+mcpc_status_t mcpc_host_call_tool(const mcpc_host_t *host,
+                                  const char *qualified,
+                                  const char *arguments_json,
+                                  const mcpc_call_opts_t *opts,
+                                  mcpc_result_t **out_result);
+
+/**
+ * Stops server `name` and removes it; its tools leave the catalog.
+ * Threads: any thread except mcpc's own. Errors: MCPC_ERR_INVALID_ARG (NULL),
+ * MCPC_ERR_INVALID_UTF8, MCPC_ERR_UNKNOWN_NAME, MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `host` is NULL or live; `name` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_host_remove(const mcpc_host_t *host,
+                               const char *name);
+
+/**
+ * Closes every server (each as mcpc_client_close) and frees the host. NULL is a
+ * no-op. Called from an mcpc callback it does not block: the close finishes on an
+ * mcpc thread. No report is made once this has begun.
+ * Threads: any thread, once no other thread is using the handle.
+ *
+ * # Safety
+ * `host` is NULL or live, freed only once, with no call on it still running.
+ */
+void mcpc_host_free(mcpc_host_t *host);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -106,6 +106,11 @@ pub enum mcpc_status_t {
     /// (`MCPC_TASK_DETACH`): the task runs on on the server, and the reference the
     /// callback was given resumes it (mcpc_client_resume_task).
     MCPC_ERR_TASK_DETACHED = 37,
+    /// A configuration file or value is malformed, or names a variable that has no
+    /// value; the message names the file, the server and the field, never a value.
+    MCPC_ERR_CONFIG = 38,
+    /// No server, or no tool in the host's catalog, has that name.
+    MCPC_ERR_UNKNOWN_NAME = 39,
 }
 
 pub use mcpc_status_t as Status;
@@ -153,6 +158,8 @@ impl Status {
             MCPC_ERR_OUTPUT_SCHEMA => "MCPC_ERR_OUTPUT_SCHEMA",
             MCPC_ERR_INTEGRITY => "MCPC_ERR_INTEGRITY",
             MCPC_ERR_TASK_DETACHED => "MCPC_ERR_TASK_DETACHED",
+            MCPC_ERR_CONFIG => "MCPC_ERR_CONFIG",
+            MCPC_ERR_UNKNOWN_NAME => "MCPC_ERR_UNKNOWN_NAME",
         }
     }
 }

@@ -23,6 +23,7 @@ pub(crate) mod framing;
 #[doc(hidden)]
 pub mod fuzzing;
 pub(crate) mod headers;
+pub(crate) mod host;
 mod inject;
 pub(crate) mod jsonrpc;
 pub(crate) mod protocol;

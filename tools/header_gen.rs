@@ -24,9 +24,10 @@ const ASYNC: usize = 5;
 const TRANSPORT: usize = 6;
 const AUTHORIZATION: usize = 7;
 const INPUT: usize = 8;
+const HOSTS: usize = 9;
 
 /// The groups in header order: heading and a one-line description.
-const GROUPS: [(&str, &str); 9] = [
+const GROUPS: [(&str, &str); 10] = [
     (
         "Errors",
         "Status codes, the calling thread's last error, freeing strings, the version.",
@@ -59,6 +60,10 @@ const GROUPS: [(&str, &str); 9] = [
     (
         "Input for the server",
         "Handlers for the server's elicitation, sampling and roots requests, and answering them.",
+    ),
+    (
+        "Hosts",
+        "Many servers behind one handle: configuration files, starting, one catalog, routing.",
     ),
 ];
 
@@ -172,6 +177,23 @@ const RULES: &[(usize, &str)] = &[
     (AUTHORIZATION, "mcpc_auth_request_url"),
     (AUTHORIZATION, "mcpc_auth_request_complete"),
     (AUTHORIZATION, "mcpc_auth_request_cancel"),
+    (HOSTS, "mcpc_server_state_t"),
+    (HOSTS, "mcpc_host_event_t"),
+    (HOSTS, "MCPC_ENV_*"),
+    (HOSTS, "mcpc_host_t"),
+    (HOSTS, "mcpc_host_event_cb"),
+    (HOSTS, "mcpc_host_resolve_cb"),
+    (HOSTS, "mcpc_host_new"),
+    (HOSTS, "mcpc_host_set_*"),
+    (HOSTS, "mcpc_host_add_config"),
+    (HOSTS, "mcpc_host_add_stdio"),
+    (HOSTS, "mcpc_host_add_http"),
+    (HOSTS, "mcpc_host_start"),
+    (HOSTS, "mcpc_host_tools"),
+    (HOSTS, "mcpc_host_status"),
+    (HOSTS, "mcpc_host_call_tool"),
+    (HOSTS, "mcpc_host_remove"),
+    (HOSTS, "mcpc_host_free"),
     (INPUT, "MCPC_INPUT_*"),
     (INPUT, "MCPC_ELICIT_*"),
     (INPUT, "MCPC_SAMPLING_*"),

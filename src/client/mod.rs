@@ -258,6 +258,11 @@ impl Client {
         self.shared.closed_error().is_some()
     }
 
+    /// Why the connection ended, once it has.
+    pub fn closed_error(&self) -> Option<Error> {
+        self.shared.closed_error()
+    }
+
     /// Cancelled once the connection has failed or been closed.
     pub fn gone(&self) -> CancellationToken {
         self.shared.gone.clone()

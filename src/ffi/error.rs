@@ -96,12 +96,15 @@ const STATUSES: &[Status] = {
         MCPC_ERR_LOGIN_REQUIRED,
         MCPC_ERR_LOGIN_CANCELLED,
         MCPC_ERR_AUTH_SERVER,
+        MCPC_ERR_SERVER_EXITED,
         MCPC_ERR_ALREADY_COMPLETED,
         MCPC_ERR_INPUT_INVALID,
         MCPC_ERR_PROXY_AUTH,
         MCPC_ERR_OUTPUT_SCHEMA,
         MCPC_ERR_INTEGRITY,
         MCPC_ERR_TASK_DETACHED,
+        MCPC_ERR_CONFIG,
+        MCPC_ERR_UNKNOWN_NAME,
     ]
 };
 
@@ -121,4 +124,26 @@ pub extern "C" fn mcpc_version() -> *const c_char {
 pub unsafe extern "C" fn mcpc_string_free(s: *mut c_char) {
     // SAFETY: per the contract.
     boundary("mcpc_string_free", || unsafe { super::cstr::string_free(s) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_has_its_name() {
+        let last = Status::MCPC_ERR_UNKNOWN_NAME as i32;
+        for v in 0..=last {
+            // SAFETY: mcpc_status_name returns a static NUL-terminated string.
+            let name = unsafe { std::ffi::CStr::from_ptr(mcpc_status_name(v)) }
+                .to_str()
+                .unwrap();
+            assert_ne!(name, "MCPC_UNKNOWN_STATUS", "status {v}");
+        }
+        assert_eq!(
+            STATUSES.len() as i32,
+            last + 1,
+            "a status is listed twice or the list is behind"
+        );
+    }
 }

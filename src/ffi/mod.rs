@@ -16,6 +16,7 @@ pub mod content;
 pub mod cstr;
 pub mod error;
 pub mod extensions;
+pub mod host;
 pub mod input;
 pub mod listing;
 pub mod logging;

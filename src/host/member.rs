@@ -1,0 +1,330 @@
+//! One server of a host: its description, its client once started, its tools, its
+//! state and the last lines it wrote to stderr.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use http::header::{HeaderName, HeaderValue};
+use tokio_util::sync::CancellationToken;
+
+use super::spec::{Reach, ServerSpec};
+use super::vars::looks_secret;
+use super::{lock, EnvPolicy, Settings};
+use crate::client::{Client, Control};
+use crate::config::{Config, Plan};
+use crate::error::{Error, Result, Status};
+use crate::result::Tool;
+use crate::supervise::Held;
+use crate::transport::stdio::StderrMode;
+
+/// Lines of a server's stderr kept for its failure report, and the longest kept.
+const STDERR_LINES: usize = 20;
+const STDERR_LINE_MAX: usize = 500;
+
+/// A server's state (the C values are `mcpc_server_state_t`'s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Added,
+    Starting,
+    Ready,
+    Failed,
+    NeedsLogin,
+    Disabled,
+    Restarting,
+}
+
+impl State {
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Added => "added",
+            State::Starting => "starting",
+            State::Ready => "ready",
+            State::Failed => "failed",
+            State::NeedsLogin => "needs_login",
+            State::Disabled => "disabled",
+            State::Restarting => "restarting",
+        }
+    }
+}
+
+struct Now {
+    state: State,
+    error: Option<Error>,
+    held: Option<Held>,
+    tools: Arc<Vec<Tool>>,
+}
+
+pub struct Member {
+    pub spec: ServerSpec,
+    /// Its own configuration, where it was added with one.
+    own: Option<Config>,
+    st: Mutex<Now>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    closing: AtomicBool,
+    stop: CancellationToken,
+}
+
+impl Member {
+    pub(super) fn new(spec: ServerSpec, own: Option<Config>) -> Arc<Member> {
+        let state = if spec.enabled { State::Added } else { State::Disabled };
+        Arc::new(Member {
+            spec,
+            own,
+            st: Mutex::new(Now {
+                state,
+                error: None,
+                held: None,
+                tools: Arc::new(Vec::new()),
+            }),
+            stderr: Arc::new(Mutex::new(VecDeque::new())),
+            closing: AtomicBool::new(false),
+            stop: CancellationToken::new(),
+        })
+    }
+
+    pub fn state(&self) -> State {
+        lock(&self.st).state
+    }
+
+    pub(super) fn set_state(&self, state: State, error: Option<Error>) {
+        let mut st = lock(&self.st);
+        st.state = state;
+        st.error = error;
+    }
+
+    pub fn error(&self) -> Option<Error> {
+        lock(&self.st).error.clone()
+    }
+
+    /// The client its requests go to, while it has one.
+    pub fn client(&self) -> Option<Arc<Client>> {
+        lock(&self.st).held.as_ref().map(Held::current)
+    }
+
+    pub fn tools(&self) -> Arc<Vec<Tool>> {
+        lock(&self.st).tools.clone()
+    }
+
+    pub(super) fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
+    }
+
+    pub(super) fn restarts(&self) -> bool {
+        matches!(lock(&self.st).held, Some(Held::Supervised(_)))
+    }
+
+    /// Starts the server, within its startup timeout, and lists its tools.
+    pub(super) async fn connect(&self, settings: &Settings) -> Result<()> {
+        let plan = self.plan(settings)?;
+        let ctl = Control {
+            timeout: self.spec.startup_timeout,
+            cancel: Some(self.stop.child_token()),
+            ..Control::default()
+        };
+        let client = plan.connect(&ctl).await?;
+        let tools = match client.list_tools(&ctl).await {
+            Ok(t) => t,
+            Err(e) => {
+                client.close().await;
+                return Err(e.context("tools/list"));
+            }
+        };
+        let held = Held::made(plan, client);
+        let mut st = lock(&self.st);
+        if self.is_closing() {
+            drop(st);
+            held.close().await;
+            return Err(Error::new(Status::MCPC_ERR_CLOSED, "the host was closed"));
+        }
+        st.held = Some(held);
+        st.tools = Arc::new(tools);
+        st.state = State::Ready;
+        st.error = None;
+        Ok(())
+    }
+
+    /// After the connection ended: the restarted server's tools, or why there is none.
+    pub(super) async fn recover(&self) -> std::result::Result<(), String> {
+        let held = lock(&self.st).held.clone();
+        let Some(Held::Supervised(s)) = held else {
+            let e = self.client().and_then(|c| c.closed_error());
+            return Err(self.fail(e.unwrap_or_else(|| Error::new(Status::MCPC_ERR_TRANSPORT, "the connection ended"))));
+        };
+        let far = tokio::time::Instant::now() + std::time::Duration::from_secs(3600 * 24 * 365);
+        let c = s.ready(far, Some(&self.stop)).await;
+        if c.is_closed() {
+            let e = s.ended().or_else(|| c.closed_error());
+            return Err(self.fail(
+                e.unwrap_or_else(|| Error::new(Status::MCPC_ERR_TRANSPORT, "the server was not started again")),
+            ));
+        }
+        match c.list_tools(&Control::default()).await {
+            Ok(tools) => {
+                let mut st = lock(&self.st);
+                st.tools = Arc::new(tools);
+                st.state = State::Ready;
+                st.error = None;
+                Ok(())
+            }
+            Err(e) => Err(self.fail(e.context("tools/list"))),
+        }
+    }
+
+    /// Marks the server failed with `e`; its tools leave the catalog. Returns the
+    /// detail reported: the error, and the tail of its stderr when it wrote any.
+    pub(super) fn fail(&self, e: Error) -> String {
+        let mut st = lock(&self.st);
+        st.state = if e.status == Status::MCPC_ERR_LOGIN_REQUIRED {
+            State::NeedsLogin
+        } else {
+            State::Failed
+        };
+        st.tools = Arc::new(Vec::new());
+        let detail = e.message.clone();
+        st.error = Some(e);
+        detail
+    }
+
+    /// Closes its client; no restart after this.
+    pub(super) async fn close(&self) {
+        self.closing.store(true, Ordering::Release);
+        self.stop.cancel();
+        let held = lock(&self.st).held.take();
+        if let Some(h) = held {
+            h.close().await;
+        }
+    }
+
+    /// `{"name", "state", "tools", "error", "stderr"}`.
+    pub(super) fn status_value(&self) -> serde_json::Value {
+        let st = lock(&self.st);
+        let mut v = serde_json::json!({
+            "name": self.spec.name,
+            "state": st.state.name(),
+            "tools": st.tools.len(),
+        });
+        if let Some(e) = &st.error {
+            v["error"] = serde_json::json!({"status": e.status.name(), "message": e.message});
+            let tail: Vec<String> = lock(&self.stderr).iter().cloned().collect();
+            if !tail.is_empty() {
+                v["stderr"] = serde_json::json!(tail);
+            }
+        }
+        v
+    }
+
+    /// The client's plan: the defaults, this server's reach, its timeouts, and the
+    /// environment the host's policy lets it inherit.
+    fn plan(&self, settings: &Settings) -> Result<Plan> {
+        let mut cfg = self.own.as_ref().unwrap_or(&settings.defaults).clone();
+        if let Some(t) = self.spec.call_timeout {
+            cfg.client.timeout = t;
+        }
+        let bad = |field: &str, what: String| {
+            Error::new(
+                Status::MCPC_ERR_CONFIG,
+                format!("server {:?}: field {field:?} {what}", self.spec.name),
+            )
+        };
+        match &self.spec.reach {
+            Reach::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                inherit(&mut cfg, env, &settings.env);
+                cfg.env
+                    .extend(env.iter().map(|(k, v)| (OsString::from(k), Some(OsString::from(v)))));
+                if let Some(d) = cwd {
+                    cfg.cwd = Some(d.into());
+                }
+                if matches!(cfg.stderr, StderrMode::Discard) {
+                    let tail = self.stderr.clone();
+                    cfg.stderr = StderrMode::Lines(Arc::new(move |line: &[u8]| keep(&tail, line)));
+                }
+                let argv: Vec<String> = std::iter::once(command.clone()).chain(args.iter().cloned()).collect();
+                cfg.stdio_plan(&argv)
+            }
+            Reach::Http { url, headers, mode } => {
+                for (k, v) in headers {
+                    let name = HeaderName::from_bytes(k.as_bytes())
+                        .map_err(|_| bad("headers", format!("has a bad name {k:?}")))?;
+                    // The value may hold a secret: it is never quoted.
+                    let value = HeaderValue::from_str(v)
+                        .map_err(|_| bad(&format!("headers.{k}"), "is not a valid header value".into()))?;
+                    cfg.headers.push((name, value));
+                }
+                cfg.http_transport = *mode;
+                cfg.http_plan(url)
+            }
+        }
+    }
+}
+
+/// The host's environment policy, written into the stdio configuration: a variable
+/// the server's own `env` sets is always passed.
+fn inherit(cfg: &mut Config, own: &[(String, String)], policy: &EnvPolicy) {
+    let named = |k: &str| own.iter().any(|(n, _)| n == k);
+    match policy {
+        EnvPolicy::PassAll => {}
+        EnvPolicy::NoSecrets => {
+            for (k, _) in std::env::vars_os() {
+                if let Some(name) = k.to_str() {
+                    if looks_secret(name) && !named(name) {
+                        cfg.env.push((k.clone(), None));
+                    }
+                }
+            }
+        }
+        EnvPolicy::Allow(list) => {
+            cfg.clear_env = true;
+            for name in list {
+                if let Some(v) = std::env::var_os(name) {
+                    cfg.env.push((OsString::from(name), Some(v)));
+                }
+            }
+        }
+    }
+}
+
+fn keep(tail: &Mutex<VecDeque<String>>, line: &[u8]) {
+    let mut text = String::from_utf8_lossy(&line[..line.len().min(STDERR_LINE_MAX)]).into_owned();
+    text.retain(|c| !c.is_control() || c == '\t');
+    let mut t = lock(tail);
+    if t.len() == STDERR_LINES {
+        t.pop_front();
+    }
+    t.push_back(text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_a_stdio_server_inherits() {
+        std::env::set_var("MCPC_MEMBER_TEST_TOKEN", "t");
+        std::env::set_var("MCPC_MEMBER_TEST_PLAIN", "p");
+        let removed = |cfg: &Config, n: &str| cfg.env.iter().any(|(k, v)| k == n && v.is_none());
+        let mut cfg = Config::default();
+        inherit(&mut cfg, &[], &EnvPolicy::NoSecrets);
+        assert!(removed(&cfg, "MCPC_MEMBER_TEST_TOKEN") && !removed(&cfg, "MCPC_MEMBER_TEST_PLAIN"));
+        let mut cfg = Config::default();
+        inherit(
+            &mut cfg,
+            &[("MCPC_MEMBER_TEST_TOKEN".into(), "own".into())],
+            &EnvPolicy::NoSecrets,
+        );
+        assert!(!removed(&cfg, "MCPC_MEMBER_TEST_TOKEN"), "the server's env names it");
+        let mut cfg = Config::default();
+        inherit(&mut cfg, &[], &EnvPolicy::PassAll);
+        assert!(cfg.env.is_empty() && !cfg.clear_env);
+        let mut cfg = Config::default();
+        inherit(&mut cfg, &[], &EnvPolicy::Allow(vec!["MCPC_MEMBER_TEST_PLAIN".into()]));
+        assert!(cfg.clear_env);
+        assert_eq!(cfg.env, vec![("MCPC_MEMBER_TEST_PLAIN".into(), Some("p".into()))]);
+    }
+}

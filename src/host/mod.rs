@@ -1,0 +1,337 @@
+//! Many servers behind one host: each server a client of its own, started together
+//! with a bound, their tools in one catalog under qualified names, a call routed by
+//! that name to its server, and each server's state reported to the host. A server
+//! that fails or dies loses its own tools only.
+
+pub mod names;
+pub mod spec;
+pub mod vars;
+
+mod catalog;
+mod member;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use tokio::task::JoinSet;
+
+pub use catalog::Catalog;
+pub use member::{Member, State};
+pub use spec::{Reach, ServerSpec};
+pub use vars::{ResolveFn, Scope};
+
+use crate::client::Client;
+use crate::config::Config;
+use crate::drive::runtime;
+use crate::error::{Error, Result, Status};
+
+/// What a host reports: `(event, server, state, detail)`.
+pub type EventFn = Arc<dyn Fn(Event, Option<&str>, State, Option<&str>) + Send + Sync>;
+
+/// The kinds of report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A server's state changed; the detail is its error, if any.
+    ServerState,
+    /// A start settled; the detail is the summary (JSON).
+    Settled,
+    /// The catalog changed.
+    CatalogChanged,
+}
+
+/// Which of the host process's environment a stdio server inherits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum EnvPolicy {
+    /// All but the variables whose names look secret, unless the server's `env` names them.
+    #[default]
+    NoSecrets,
+    PassAll,
+    /// Only these names (and the server's own `env`).
+    Allow(Vec<String>),
+}
+
+/// The host's settings, fixed before servers are added.
+#[derive(Clone)]
+pub struct Settings {
+    /// What every server's client starts from (client info, timeouts, handlers).
+    pub defaults: Config,
+    pub env: EnvPolicy,
+    /// Servers started at once, at most.
+    pub concurrency: usize,
+    pub on_event: Option<EventFn>,
+}
+
+pub struct Host {
+    settings: RwLock<Settings>,
+    scope: Mutex<Scope>,
+    members: RwLock<Vec<Arc<Member>>>,
+    catalog: RwLock<Arc<Catalog>>,
+    /// Reports one at a time, in order.
+    reporting: Mutex<()>,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl Host {
+    pub fn new(settings: Settings) -> Arc<Host> {
+        Arc::new(Host {
+            settings: RwLock::new(settings),
+            scope: Mutex::new(Scope::default()),
+            members: RwLock::new(Vec::new()),
+            catalog: RwLock::new(Arc::new(Catalog::default())),
+            reporting: Mutex::new(()),
+            closed: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Changes the settings; servers started later use the new ones.
+    pub fn configure(&self, f: impl FnOnce(&mut Settings)) {
+        f(&mut write(&self.settings));
+    }
+
+    /// Sets a variable configuration files may name, such as `workspaceFolder`.
+    pub fn set_variable(&self, name: &str, value: &str) {
+        lock(&self.scope).vars.insert(name.to_string(), value.to_string());
+    }
+
+    pub fn set_resolver(&self, r: Option<ResolveFn>) {
+        lock(&self.scope).resolver = r;
+    }
+
+    /// Reads configuration file `path` and adds its servers (not started). Nothing is
+    /// added when any server is malformed or shares a name with one already added.
+    pub fn add_file(&self, path: &str) -> Result<usize> {
+        const MAX_FILE: u64 = 4 << 20;
+        let meta = std::fs::metadata(path).map_err(|e| Error::new(Status::MCPC_ERR_CONFIG, format!("{path}: {e}")))?;
+        if meta.len() > MAX_FILE {
+            return Err(Error::new(
+                Status::MCPC_ERR_CONFIG,
+                format!("{path}: larger than 4 MiB"),
+            ));
+        }
+        let text =
+            std::fs::read_to_string(path).map_err(|e| Error::new(Status::MCPC_ERR_CONFIG, format!("{path}: {e}")))?;
+        let scope = lock(&self.scope).clone();
+        let specs = spec::parse(path, &text, &scope)?;
+        let n = specs.len();
+        self.add_all(specs)?;
+        Ok(n)
+    }
+
+    /// Adds one server with a configuration of its own (None: the host's defaults).
+    pub fn add(&self, spec: ServerSpec, own: Option<Config>) -> Result<()> {
+        self.add_members(vec![(spec, own)])
+    }
+
+    /// Adds servers (not started); all or none.
+    pub fn add_all(&self, specs: Vec<ServerSpec>) -> Result<()> {
+        self.add_members(specs.into_iter().map(|s| (s, None)).collect())
+    }
+
+    fn add_members(&self, specs: Vec<(ServerSpec, Option<Config>)>) -> Result<()> {
+        let mut members = write(&self.members);
+        let mut seen: HashMap<&str, ()> = members.iter().map(|m| (m.spec.name.as_str(), ())).collect();
+        for (s, _) in &specs {
+            if s.name.is_empty() || seen.insert(&s.name, ()).is_some() {
+                return Err(Error::new(
+                    Status::MCPC_ERR_INVALID_ARG,
+                    format!("a server named {:?} is already added (or the name is empty)", s.name),
+                ));
+            }
+        }
+        let start = members.len();
+        members.extend(specs.into_iter().map(|(s, own)| Member::new(s, own)));
+        let added: Vec<_> = members[start..].to_vec();
+        drop(members);
+        for m in added.iter().filter(|m| m.state() == State::Disabled) {
+            self.report(Event::ServerState, Some(&m.spec.name), State::Disabled, None);
+        }
+        Ok(())
+    }
+
+    /// Starts every server that is added and not yet started, at most
+    /// `concurrency` at once, and waits until each is ready or failed. Fails with
+    /// the first required server's error.
+    pub async fn start(self: &Arc<Host>) -> Result<()> {
+        let todo: Vec<Arc<Member>> = read(&self.members)
+            .iter()
+            .filter(|m| m.state() == State::Added)
+            .cloned()
+            .collect();
+        let settings = Arc::new(read(&self.settings).clone());
+        let gate = Arc::new(tokio::sync::Semaphore::new(settings.concurrency.max(1)));
+        let mut set = JoinSet::new();
+        for m in &todo {
+            m.set_state(State::Starting, None);
+            self.report(Event::ServerState, Some(&m.spec.name), State::Starting, None);
+            let (host, m, gate, settings) = (self.clone(), m.clone(), gate.clone(), settings.clone());
+            set.spawn_on(
+                async move {
+                    let _permit = gate.acquire_owned().await;
+                    host.start_one(&m, &settings).await;
+                },
+                runtime::handle(),
+            );
+        }
+        while set.join_next().await.is_some() {}
+        let summary = self.summary();
+        self.report(Event::Settled, None, State::Ready, Some(&summary));
+        let failed = todo.iter().find(|m| m.spec.required && m.state() != State::Ready);
+        match failed {
+            Some(m) => Err(m
+                .error()
+                .unwrap_or_else(|| Error::new(Status::MCPC_ERR_HANDSHAKE, "did not start"))
+                .context(format!("required server {:?}", m.spec.name))),
+            None => Ok(()),
+        }
+    }
+
+    async fn start_one(self: &Arc<Host>, m: &Arc<Member>, settings: &Settings) {
+        match m.connect(settings).await {
+            Ok(()) => {
+                self.rebuild();
+                self.report(Event::ServerState, Some(&m.spec.name), State::Ready, None);
+                runtime::handle().spawn(watch(Arc::downgrade(self), m.clone()));
+            }
+            Err(e) => {
+                let detail = m.fail(e);
+                self.report(Event::ServerState, Some(&m.spec.name), State::Failed, Some(&detail));
+            }
+        }
+    }
+
+    /// The catalog as it is now.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        read(&self.catalog).clone()
+    }
+
+    /// The server and client a qualified tool name routes to, and the tool's own name.
+    pub fn route(&self, qualified: &str) -> Result<(Arc<Member>, Arc<Client>, String)> {
+        let cat = self.catalog();
+        let Some(e) = cat.get(qualified) else {
+            return Err(Error::new(
+                Status::MCPC_ERR_UNKNOWN_NAME,
+                format!("no tool named {} in the catalog", crate::error::quote(qualified)),
+            ));
+        };
+        let m = self.member(&e.server)?;
+        let c = m
+            .client()
+            .ok_or_else(|| Error::new(Status::MCPC_ERR_CLOSED, format!("server {:?} is not running", e.server)))?;
+        Ok((m, c, e.tool.clone()))
+    }
+
+    pub fn member(&self, name: &str) -> Result<Arc<Member>> {
+        read(&self.members)
+            .iter()
+            .find(|m| m.spec.name == name)
+            .cloned()
+            .ok_or_else(|| {
+                Error::new(
+                    Status::MCPC_ERR_UNKNOWN_NAME,
+                    format!("no server named {}", crate::error::quote(name)),
+                )
+            })
+    }
+
+    /// Every server's state, as JSON: `[{"name", "state", "tools", "error", "stderr"}]`.
+    pub fn status_json(&self) -> String {
+        let list: Vec<serde_json::Value> = read(&self.members).iter().map(|m| m.status_value()).collect();
+        serde_json::Value::Array(list).to_string()
+    }
+
+    fn summary(&self) -> String {
+        let mut counts: HashMap<&'static str, usize> = HashMap::new();
+        for m in read(&self.members).iter() {
+            *counts.entry(m.state().name()).or_default() += 1;
+        }
+        let cat = self.catalog();
+        serde_json::json!({"servers": counts, "tools": cat.entries.len(), "collisions": cat.collisions.len()})
+            .to_string()
+    }
+
+    /// Stops and removes server `name`; its tools leave the catalog.
+    pub async fn remove(&self, name: &str) -> Result<()> {
+        let m = self.member(name)?;
+        write(&self.members).retain(|x| !Arc::ptr_eq(x, &m));
+        m.close().await;
+        self.rebuild();
+        Ok(())
+    }
+
+    /// Closes every server; no restart or report after this.
+    pub async fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::Release);
+        let all: Vec<_> = read(&self.members).clone();
+        let mut set = JoinSet::new();
+        for m in all {
+            set.spawn_on(async move { m.close().await }, runtime::handle());
+        }
+        while set.join_next().await.is_some() {}
+    }
+
+    /// Makes the catalog again from every ready server, and reports a change.
+    fn rebuild(&self) {
+        let members = read(&self.members).clone();
+        let fresh = Catalog::of(&members);
+        let changed = {
+            let mut cur = write(&self.catalog);
+            let changed = cur.names() != fresh.names();
+            *cur = Arc::new(fresh);
+            changed
+        };
+        if changed {
+            self.report(Event::CatalogChanged, None, State::Ready, None);
+        }
+    }
+
+    fn report(&self, ev: Event, server: Option<&str>, state: State, detail: Option<&str>) {
+        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
+        let f = read(&self.settings).on_event.clone();
+        if let Some(f) = f {
+            let _one = lock(&self.reporting);
+            f(ev, server, state, detail);
+        }
+    }
+}
+
+/// Follows a ready server: when its connection ends it fails (or, with a restart
+/// policy, restarts and lists its tools again), and the catalog follows.
+async fn watch(host: std::sync::Weak<Host>, m: Arc<Member>) {
+    loop {
+        let Some(c) = m.client() else { return };
+        c.gone().cancelled().await;
+        let Some(h) = host.upgrade() else { return };
+        if h.closed.load(std::sync::atomic::Ordering::Acquire) || m.is_closing() {
+            return;
+        }
+        if m.restarts() {
+            m.set_state(State::Restarting, None);
+            h.report(Event::ServerState, Some(&m.spec.name), State::Restarting, None);
+        }
+        drop(h);
+        let outcome = m.recover().await;
+        let Some(h) = host.upgrade() else { return };
+        h.rebuild();
+        match outcome {
+            Ok(()) => h.report(Event::ServerState, Some(&m.spec.name), State::Ready, None),
+            Err(detail) => {
+                h.report(Event::ServerState, Some(&m.spec.name), State::Failed, Some(&detail));
+                return;
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
+}

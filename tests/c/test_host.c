@@ -1,0 +1,259 @@
+/* C tests of the host (many servers behind one mcpc_host_t) against demo servers:
+ * a configuration file read, servers started together, the failed ones (a start
+ * that never finishes, a command that does not exist) leaving the rest running, the
+ * catalog under qualified names with a collision renamed and reported, include and
+ * exclude lists, calls routed by qualified name, a server that dies mid-call losing
+ * only its own tools, required servers, variables and the host's resolver. */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "harness.h"
+
+static char cfg_path[128];
+
+/* What the event callback saw. */
+struct seen {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int settled;
+    int catalog_changes;
+    int failed_crash;
+    int ready;
+    int failed;
+    int disabled;
+    char last_detail[512];
+};
+
+static void on_event(void *ud, mcpc_host_event_t ev, const char *server, mcpc_server_state_t state,
+                     const char *detail) {
+    struct seen *s = ud;
+    pthread_mutex_lock(&s->mu);
+    if (ev == MCPC_HOST_SETTLED) {
+        s->settled++;
+        snprintf(s->last_detail, sizeof s->last_detail, "%s", detail ? detail : "");
+    } else if (ev == MCPC_HOST_CATALOG_CHANGED) {
+        s->catalog_changes++;
+    } else if (ev == MCPC_HOST_SERVER_STATE) {
+        if (state == MCPC_SERVER_READY) s->ready++;
+        if (state == MCPC_SERVER_FAILED) s->failed++;
+        if (state == MCPC_SERVER_DISABLED) s->disabled++;
+        if (state == MCPC_SERVER_FAILED && server && strcmp(server, "crash") == 0) s->failed_crash++;
+    }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void write_config(const char *text) {
+    snprintf(cfg_path, sizeof cfg_path, "/tmp/mcpc-host-%d.json", (int)getpid());
+    FILE *f = fopen(cfg_path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static mcpc_host_t *new_host(struct seen *s) {
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_timeout_ms(o, 20000);
+    mcpc_host_t *h = NULL;
+    CHECK_STATUS(mcpc_host_new(o, &h), MCPC_OK);
+    mcpc_options_free(o);
+    if (s) {
+        pthread_mutex_init(&s->mu, NULL);
+        pthread_cond_init(&s->cv, NULL);
+        CHECK_STATUS(mcpc_host_set_event_callback(h, on_event, s, NULL), MCPC_OK);
+    }
+    return h;
+}
+
+static void test_start_catalog_and_routing(void) {
+    write_config("{\"mcpServers\": {"
+                 " \"a\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"], \"excludeTools\": [\"fail\"]},"
+                 " \"x.y\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"], \"includeTools\": [\"echo\"]},"
+                 " \"x_y\": {\"command\": \"python3\", \"args\": [\"demo/server.py\", \"--era=modern\"],"
+                 "           \"includeTools\": [\"echo\", \"add\"]},"
+                 " \"never\": {\"command\": \"python3\", \"args\": [\"demo/server.py\", \"--start-delay\", \"60000\"],"
+                 "            \"startupTimeout\": 1500},"
+                 " \"missing\": {\"command\": \"/nonexistent/mcpc-no-such-server\"},"
+                 " \"off\": {\"command\": \"${MCPC_HOST_TEST_UNSET}\", \"disabled\": true}}}");
+    struct seen s = {0};
+    mcpc_host_t *h = new_host(&s);
+    size_t added = 0;
+    CHECK_STATUS(mcpc_host_add_config(h, cfg_path, &added), MCPC_OK);
+    CHECK(added == 6);
+    double t0 = now_ms();
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    /* Together: the slow one's 1.5 s bounds the start, not the sum of the starts. */
+    CHECK(now_ms() - t0 < 15000);
+    pthread_mutex_lock(&s.mu);
+    CHECK(s.settled == 1 && s.ready == 3 && s.failed == 2 && s.disabled == 1);
+    CHECK(strstr(s.last_detail, "\"ready\":3") != NULL);
+    pthread_mutex_unlock(&s.mu);
+
+    char *tools = NULL;
+    CHECK_STATUS(mcpc_host_tools(h, &tools), MCPC_OK);
+    if (tools) {
+        CHECK(strstr(tools, "\"name\":\"a__echo\"") != NULL);
+        CHECK(strstr(tools, "\"name\":\"a__slow\"") != NULL);
+        CHECK(strstr(tools, "\"name\":\"a__fail\"") == NULL); /* excluded */
+        CHECK(strstr(tools, "\"name\":\"x_y__add\"") != NULL);
+        CHECK(strstr(tools, "x_y__echo_") != NULL); /* the later of the two, renamed */
+        CHECK(strstr(tools, "\"collisions\":[{\"kept\":\"x.y\",\"name\":\"x_y__echo\",\"renamed\":\"x_y\"") != NULL);
+        CHECK(strstr(tools, "never__") == NULL && strstr(tools, "missing__") == NULL);
+        mcpc_string_free(tools);
+    }
+    char *st = NULL;
+    CHECK_STATUS(mcpc_host_status(h, &st), MCPC_OK);
+    if (st) {
+        CHECK(strstr(st, "\"name\":\"never\",\"state\":\"failed\"") != NULL);
+        CHECK(strstr(st, "MCPC_ERR_TIMEOUT") != NULL);
+        CHECK(strstr(st, "MCPC_ERR_SPAWN") != NULL);
+        CHECK(strstr(st, "\"name\":\"off\",\"state\":\"disabled\"") != NULL);
+        mcpc_string_free(st);
+    }
+
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_host_call_tool(h, "a__echo", "{\"text\":\"routed\"}", NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "routed") == 0);
+    mcpc_result_free(r);
+    r = NULL;
+    CHECK_STATUS(mcpc_host_call_tool(h, "a__fail", "{}", NULL, &r), MCPC_ERR_UNKNOWN_NAME);
+    CHECK(r == NULL);
+    CHECK_STATUS(mcpc_host_call_tool(h, "never__echo", "{}", NULL, &r), MCPC_ERR_UNKNOWN_NAME);
+    CHECK_STATUS(mcpc_host_call_tool(h, NULL, "{}", NULL, &r), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_call_tool(h, "a__echo", "[1]", NULL, &r), MCPC_ERR_INVALID_ARG);
+
+    CHECK_STATUS(mcpc_host_remove(h, "a"), MCPC_OK);
+    CHECK_STATUS(mcpc_host_remove(h, "a"), MCPC_ERR_UNKNOWN_NAME);
+    CHECK_STATUS(mcpc_host_call_tool(h, "a__echo", "{}", NULL, &r), MCPC_ERR_UNKNOWN_NAME);
+    CHECK_STATUS(mcpc_host_call_tool(h, "x_y__add", "{\"a\":2,\"b\":3}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    mcpc_host_free(h);
+}
+
+struct slow_call {
+    mcpc_host_t *h;
+    mcpc_status_t status;
+};
+
+static void *call_slow(void *arg) {
+    struct slow_call *c = arg;
+    mcpc_result_t *r = NULL;
+    c->status = mcpc_host_call_tool(c->h, "calm__slow", "{\"ms\":800}", NULL, &r);
+    mcpc_result_free(r);
+    return NULL;
+}
+
+static void test_a_dead_server_loses_only_its_tools(void) {
+    struct seen s = {0};
+    mcpc_host_t *h = new_host(&s);
+    const char *crash[] = {"python3", "demo/server.py", "--fault", "exit-on-crash"};
+    const char *calm[] = {"python3", "demo/server.py"};
+    CHECK_STATUS(mcpc_host_add_stdio(h, "crash", crash, 4, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_add_stdio(h, "calm", calm, 2, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_add_stdio(h, "calm", calm, 2, NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    struct slow_call sc = {h, MCPC_ERR_PANIC};
+    pthread_t t;
+    pthread_create(&t, NULL, call_slow, &sc);
+    mcpc_result_t *r = NULL;
+    mcpc_status_t got = mcpc_host_call_tool(h, "crash__echo", "{\"text\":\"crash\"}", NULL, &r);
+    CHECK(got == MCPC_ERR_SERVER_EXITED || got == MCPC_ERR_TRANSPORT);
+    CHECK(r == NULL);
+    pthread_join(t, NULL);
+    CHECK_STATUS(sc.status, MCPC_OK);
+    /* The host learns of the death from the connection itself. */
+    pthread_mutex_lock(&s.mu);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    while (s.failed_crash == 0 && pthread_cond_timedwait(&s.cv, &s.mu, &until) == 0) {
+    }
+    CHECK(s.failed_crash == 1);
+    pthread_mutex_unlock(&s.mu);
+    char *tools = NULL;
+    CHECK_STATUS(mcpc_host_tools(h, &tools), MCPC_OK);
+    CHECK(tools && strstr(tools, "crash__") == NULL && strstr(tools, "calm__echo") != NULL);
+    mcpc_string_free(tools);
+    CHECK_STATUS(mcpc_host_call_tool(h, "crash__echo", "{}", NULL, &r), MCPC_ERR_UNKNOWN_NAME);
+    CHECK_STATUS(mcpc_host_call_tool(h, "calm__echo", "{\"text\":\"still\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    mcpc_host_free(h);
+}
+
+static void test_required_server(void) {
+    mcpc_host_t *h = new_host(NULL);
+    write_config("{\"mcpServers\": {\"ok\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"]},"
+                 " \"must\": {\"command\": \"/nonexistent/mcpc-no-such-server\", \"required\": true}}}");
+    CHECK_STATUS(mcpc_host_add_config(h, cfg_path, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_ERR_SPAWN);
+    CHECK(strstr(mcpc_last_error_message(), "required server \"must\"") != NULL);
+    mcpc_host_free(h);
+}
+
+static int resolve(void *ud, const char *kind, const char *ref, const char *prompt, char *buf, size_t len) {
+    (void)ud;
+    if (strcmp(kind, "input") == 0 && strcmp(ref, "tok") == 0 && prompt && strcmp(prompt, "The token") == 0) {
+        snprintf(buf, len, "%s", "s3cr3t-from-resolver");
+        return 0;
+    }
+    return 1;
+}
+
+static void test_variables_and_resolver(void) {
+    mcpc_host_t *h = new_host(NULL);
+    CHECK_STATUS(mcpc_host_set_resolver(h, resolve, NULL, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_set_variable(h, "workspaceFolder", "demo"), MCPC_OK);
+    /* An unresolved variable: refused, naming the file, the server and the field. */
+    write_config("{\"mcpServers\": {\"a\": {\"command\": \"python3\", \"args\": [\"${MCPC_HOST_TEST_UNSET}\"]}}}");
+    CHECK_STATUS(mcpc_host_add_config(h, cfg_path, NULL), MCPC_ERR_CONFIG);
+    CHECK(strstr(mcpc_last_error_message(), cfg_path) != NULL);
+    CHECK(strstr(mcpc_last_error_message(), "server \"a\": field \"args\" ${MCPC_HOST_TEST_UNSET} is not set") != NULL);
+    /* A secret the resolver gave appears in no message, even where the server's
+     * description is refused for another field. */
+    write_config("{\"servers\": {\"h\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:9/mcp\","
+                 " \"headers\": {\"Authorization\": \"Bearer ${input:tok}\"}, \"timeout\": \"soon\"}},"
+                 " \"inputs\": [{\"id\": \"tok\", \"description\": \"The token\", \"password\": true}]}");
+    CHECK_STATUS(mcpc_host_add_config(h, cfg_path, NULL), MCPC_ERR_CONFIG);
+    CHECK(strstr(mcpc_last_error_message(), "s3cr3t") == NULL);
+    CHECK(strstr(mcpc_last_error_message(), "field \"timeout\"") != NULL);
+    /* Host variables, and VS Code's form. */
+    write_config("{\"servers\": {\"w\": {\"type\": \"stdio\", \"command\": \"python3\","
+                 " \"args\": [\"${workspaceFolder}/server.py\"]}}}");
+    CHECK_STATUS(mcpc_host_add_config(h, cfg_path, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_host_call_tool(h, "w__echo", "{\"text\":\"ws\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    mcpc_host_free(h);
+}
+
+static void test_bad_arguments(void) {
+    mcpc_host_t *h = NULL;
+    CHECK_STATUS(mcpc_host_new(NULL, NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_new(NULL, &h), MCPC_OK);
+    CHECK_STATUS(mcpc_host_add_config(h, "/nonexistent/mcpc.json", NULL), MCPC_ERR_CONFIG);
+    CHECK_STATUS(mcpc_host_add_config(NULL, cfg_path, NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_add_stdio(h, "", (const char *[]){"x"}, 1, NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_add_stdio(h, "n", NULL, 0, NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_set_concurrency(h, 0), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_set_env_policy(h, 7, NULL, 0), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_set_env_policy(h, MCPC_ENV_ALLOW, (const char *[]){"PATH"}, 1), MCPC_OK);
+    CHECK_STATUS(mcpc_host_set_event_callback(h, NULL, NULL, NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_tools(NULL, NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_remove(h, "nobody"), MCPC_ERR_UNKNOWN_NAME);
+    /* An empty host starts, and settles at once. */
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    CHECK(strcmp(mcpc_status_name(MCPC_ERR_CONFIG), "MCPC_ERR_CONFIG") == 0);
+    mcpc_host_free(h);
+    mcpc_host_free(NULL);
+}
+
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    RUN(test_start_catalog_and_routing);
+    RUN(test_a_dead_server_loses_only_its_tools);
+    RUN(test_required_server);
+    RUN(test_variables_and_resolver);
+    RUN(test_bad_arguments);
+    unlink(cfg_path);
+    return harness_finish();
+}
