@@ -62,8 +62,9 @@ pub enum mcpc_host_event_t {
     MCPC_HOST_CATALOG_CHANGED = 3,
 }
 
-/// Receives a host's reports. Runs on mcpc threads, one call at a time; the strings
-/// are borrowed for the call. Blocking mcpc calls from it return
+/// Receives a host's reports, one call at a time: on the thread in mcpc_host_start
+/// for the starting, disabled and settled reports, on an mcpc thread for the rest. The
+/// strings are borrowed for the call. Blocking mcpc calls from it return
 /// MCPC_ERR_WOULD_DEADLOCK; mcpc_host_status and mcpc_host_tools may be called.
 pub type mcpc_host_event_cb = Option<
     unsafe extern "C" fn(

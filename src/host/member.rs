@@ -63,6 +63,8 @@ pub struct Member {
     st: Mutex<Now>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     closing: AtomicBool,
+    /// Whether its being disabled was reported.
+    announced: AtomicBool,
     stop: CancellationToken,
 }
 
@@ -80,6 +82,7 @@ impl Member {
             }),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             closing: AtomicBool::new(false),
+            announced: AtomicBool::new(false),
             stop: CancellationToken::new(),
         })
     }
@@ -92,6 +95,21 @@ impl Member {
         let mut st = lock(&self.st);
         st.state = state;
         st.error = error;
+    }
+
+    /// Moves an added server to starting; false when it is not an added one.
+    pub(super) fn claim_start(&self) -> bool {
+        let mut st = lock(&self.st);
+        if st.state != State::Added {
+            return false;
+        }
+        st.state = State::Starting;
+        true
+    }
+
+    /// True once for a disabled server: its state is then reported.
+    pub(super) fn announce_disabled(&self) -> bool {
+        self.state() == State::Disabled && !self.announced.swap(true, Ordering::AcqRel)
     }
 
     pub fn error(&self) -> Option<Error> {

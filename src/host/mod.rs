@@ -138,13 +138,7 @@ impl Host {
                 ));
             }
         }
-        let start = members.len();
         members.extend(specs.into_iter().map(|(s, own)| Member::new(s, own)));
-        let added: Vec<_> = members[start..].to_vec();
-        drop(members);
-        for m in added.iter().filter(|m| m.state() == State::Disabled) {
-            self.report(Event::ServerState, Some(&m.spec.name), State::Disabled, None);
-        }
         Ok(())
     }
 
@@ -152,16 +146,16 @@ impl Host {
     /// `concurrency` at once, and waits until each is ready or failed. Fails with
     /// the first required server's error.
     pub async fn start(self: &Arc<Host>) -> Result<()> {
-        let todo: Vec<Arc<Member>> = read(&self.members)
-            .iter()
-            .filter(|m| m.state() == State::Added)
-            .cloned()
-            .collect();
+        let all: Vec<Arc<Member>> = read(&self.members).clone();
+        for m in all.iter().filter(|m| m.announce_disabled()) {
+            self.report(Event::ServerState, Some(&m.spec.name), State::Disabled, None);
+        }
+        // Claimed one by one, so that two starts at once never start a server twice.
+        let todo: Vec<Arc<Member>> = all.into_iter().filter(|m| m.claim_start()).collect();
         let settings = Arc::new(read(&self.settings).clone());
         let gate = Arc::new(tokio::sync::Semaphore::new(settings.concurrency.max(1)));
         let mut set = JoinSet::new();
         for m in &todo {
-            m.set_state(State::Starting, None);
             self.report(Event::ServerState, Some(&m.spec.name), State::Starting, None);
             let (host, m, gate, settings) = (self.clone(), m.clone(), gate.clone(), settings.clone());
             set.spawn_on(
@@ -291,6 +285,8 @@ impl Host {
         let f = read(&self.settings).on_event.clone();
         if let Some(f) = f {
             let _one = lock(&self.reporting);
+            // A blocking host call from the callback would wait on this report.
+            let _scope = runtime::CallbackScope::enter();
             f(ev, server, state, detail);
         }
     }

@@ -22,6 +22,8 @@ struct seen {
     int failed;
     int disabled;
     char last_detail[512];
+    mcpc_host_t *host;
+    mcpc_status_t nested_start, nested_status;
 };
 
 static void on_event(void *ud, mcpc_host_event_t ev, const char *server, mcpc_server_state_t state,
@@ -30,6 +32,11 @@ static void on_event(void *ud, mcpc_host_event_t ev, const char *server, mcpc_se
     pthread_mutex_lock(&s->mu);
     if (ev == MCPC_HOST_SETTLED) {
         s->settled++;
+        /* A blocking host call would wait on this report; reading the host does not. */
+        char *json = NULL;
+        s->nested_status = mcpc_host_status(s->host, &json);
+        mcpc_string_free(json);
+        s->nested_start = mcpc_host_start(s->host);
         snprintf(s->last_detail, sizeof s->last_detail, "%s", detail ? detail : "");
     } else if (ev == MCPC_HOST_CATALOG_CHANGED) {
         s->catalog_changes++;
@@ -59,6 +66,7 @@ static mcpc_host_t *new_host(struct seen *s) {
     if (s) {
         pthread_mutex_init(&s->mu, NULL);
         pthread_cond_init(&s->cv, NULL);
+        s->host = h;
         CHECK_STATUS(mcpc_host_set_event_callback(h, on_event, s, NULL), MCPC_OK);
     }
     return h;
@@ -86,6 +94,8 @@ static void test_start_catalog_and_routing(void) {
     pthread_mutex_lock(&s.mu);
     CHECK(s.settled == 1 && s.ready == 3 && s.failed == 2 && s.disabled == 1);
     CHECK(strstr(s.last_detail, "\"ready\":3") != NULL);
+    CHECK_STATUS(s.nested_status, MCPC_OK);
+    CHECK_STATUS(s.nested_start, MCPC_ERR_WOULD_DEADLOCK);
     pthread_mutex_unlock(&s.mu);
 
     char *tools = NULL;
