@@ -285,6 +285,16 @@ class ToolServer:
         self.endless_seq = 0        # endless_state requestStates
         self.client_info = None     # last recorded _meta clientInfo (modern requests)
 
+    def grow(self):
+        """Adds a tool grown_N (the grow fault: the server's tools change)."""
+        with self.lock:
+            n = sum(1 for t in self.tools if t["name"].startswith("grown_"))
+            tool = {"name": "grown_%d" % n, "description": "Added while running.",
+                    "inputSchema": {"type": "object"}}
+            self.tools = self.tools + [tool]
+            self.names = self.names | {tool["name"]}
+            self.by_name = dict(self.by_name, **{tool["name"]: tool})
+
     # eras
 
     def is_modern(self, method, params, header_version=None):

@@ -229,6 +229,9 @@ Fault modes (--fault MODE or env MCPC_DEMO_FAULT), in every era unless noted:
                         for both responses (modern requests: no effect)
     notify-during-call  tools/call first sends notifications/message and
                         notifications/tools/list_changed
+    grow                tools/call of echo with text "grow" adds a tool grown_N, then
+                        sends notifications/tools/list_changed 1000 times (a storm),
+                        then answers
     notify-after-call   tools/call answers, then 200 ms later, while the client
                         has nothing in flight, sends notifications/message "later"
     stubborn            ignores SIGTERM and never exits on stdin EOF
@@ -268,7 +271,7 @@ FAULTS = {
     "exit-on-discover", "silent-discover", "exit-during-call", "exit-on-crash",
     "garbage-line", "bad-responses", "long-line", "stderr-flood",
     "truncate-exit", "invalid-utf8", "dup-response", "bad-result", "string-id", "notification-flood", "stop-reading",
-    "ping-during-call", "notify-during-call", "notify-after-call", "stubborn", "linger", "grandchild",
+    "ping-during-call", "notify-during-call", "notify-after-call", "grow", "stubborn", "linger", "grandchild",
     "close-stdout", "close-stdin", "roots-on-close",
 } | skills.FAULTS
 
@@ -594,6 +597,10 @@ class Server:
             line = b"stderr flood " + b"." * 50 + b"\n"          # 64 bytes
             sys.stderr.buffer.write(line * (1024 * 1024 // len(line)))
             sys.stderr.buffer.flush()
+        if fault == "grow" and params.get("name") == "echo" and (params.get("arguments") or {}).get("text") == "grow":
+            self.core.grow()
+            for _ in range(1000):
+                self.notify("notifications/tools/list_changed", {})
         if fault == "notify-during-call":
             self.notify("notifications/message", {"level": "info", "data": "hello"})
             self.notify("notifications/tools/list_changed", {})

@@ -66,6 +66,8 @@ pub struct Member {
     /// Whether its being disabled was reported.
     announced: AtomicBool,
     stop: CancellationToken,
+    /// Woken by the server's `notifications/tools/list_changed`; a storm leaves one wake-up.
+    changed: Arc<tokio::sync::Notify>,
 }
 
 impl Member {
@@ -84,6 +86,7 @@ impl Member {
             closing: AtomicBool::new(false),
             announced: AtomicBool::new(false),
             stop: CancellationToken::new(),
+            changed: Arc::new(tokio::sync::Notify::new()),
         })
     }
 
@@ -160,6 +163,32 @@ impl Member {
         st.tools = Arc::new(tools);
         st.state = State::Ready;
         st.error = None;
+        Ok(())
+    }
+
+    /// Waits for the server to say its tools changed; false once the server is closed.
+    pub(super) async fn tools_changed(&self) -> bool {
+        tokio::select! {
+            _ = self.changed.notified() => true,
+            _ = self.stop.cancelled() => false,
+        }
+    }
+
+    /// Lists its tools again (past the client's kept list); an error is left to the
+    /// connection's watcher when the connection ended.
+    pub(super) async fn relist(&self) -> Result<()> {
+        let c = self
+            .client()
+            .ok_or_else(|| Error::new(Status::MCPC_ERR_CLOSED, "not running"))?;
+        let ctl = Control {
+            bypass_cache: true,
+            ..Control::default()
+        };
+        let tools = c.list_tools(&ctl).await?;
+        let mut st = lock(&self.st);
+        if st.state == State::Ready {
+            st.tools = Arc::new(tools);
+        }
         Ok(())
     }
 
@@ -263,6 +292,7 @@ impl Member {
                     let tail = self.stderr.clone();
                     cfg.stderr = StderrMode::Lines(Arc::new(move |line: &[u8]| keep(&tail, line)));
                 }
+                self.watch_list_changed(&mut cfg);
                 let argv: Vec<String> = std::iter::once(command.clone()).chain(args.iter().cloned()).collect();
                 cfg.stdio_plan(&argv)
             }
@@ -276,9 +306,27 @@ impl Member {
                     cfg.headers.push((name, value));
                 }
                 cfg.http_transport = *mode;
+                self.watch_list_changed(&mut cfg);
                 cfg.http_plan(url)
             }
         }
+    }
+}
+
+impl Member {
+    /// Wakes the member's refresher on `notifications/tools/list_changed`, and hands
+    /// every notification on to the host's own callback.
+    fn watch_list_changed(&self, cfg: &mut Config) {
+        let changed = self.changed.clone();
+        let theirs = cfg.client.on_notification.take();
+        cfg.client.on_notification = Some(Arc::new(move |method: &str, params: Option<&str>| {
+            if method == "notifications/tools/list_changed" {
+                changed.notify_one();
+            }
+            if let Some(f) = &theirs {
+                f(method, params);
+            }
+        }));
     }
 }
 

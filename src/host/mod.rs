@@ -185,6 +185,7 @@ impl Host {
                 self.rebuild();
                 self.report(Event::ServerState, Some(&m.spec.name), State::Ready, None);
                 runtime::handle().spawn(watch(Arc::downgrade(self), m.clone()));
+                runtime::handle().spawn(refresh(Arc::downgrade(self), m.clone()));
             }
             Err(e) => {
                 let detail = m.fail(e);
@@ -317,6 +318,19 @@ async fn watch(host: std::sync::Weak<Host>, m: Arc<Member>) {
                 return;
             }
         }
+    }
+}
+
+/// Lists a server's tools again each time it says they changed: one listing at a
+/// time, and a storm of notifications during one makes one more, not one each.
+async fn refresh(host: std::sync::Weak<Host>, m: Arc<Member>) {
+    while m.tools_changed().await {
+        if let Err(e) = m.relist().await {
+            log::debug!("server {:?}: listing its changed tools failed: {e}", m.spec.name);
+            continue;
+        }
+        let Some(h) = host.upgrade() else { return };
+        h.rebuild();
     }
 }
 

@@ -189,6 +189,54 @@ static void test_a_dead_server_loses_only_its_tools(void) {
     mcpc_host_free(h);
 }
 
+/* Counts the lines of `path` holding `needle`. */
+static int count_lines_with(const char *path, const char *needle) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return -1;
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, needle)) n++;
+    fclose(f);
+    return n;
+}
+
+static void test_list_changed_storm_refreshes_once(void) {
+    struct seen s = {0};
+    mcpc_host_t *h = new_host(&s);
+    char log[128];
+    snprintf(log, sizeof log, "/tmp/mcpc-host-grow-%d.log", (int)getpid());
+    unlink(log);
+    const char *grow[] = {"python3", "demo/server.py", "--fault", "grow", "--page-size", "100", "--log", log};
+    CHECK_STATUS(mcpc_host_add_stdio(h, "g", grow, 8, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    int before = count_lines_with(log, "\"tools/list\"");
+    mcpc_result_t *r = NULL;
+    /* The server adds a tool, then says so a thousand times. */
+    CHECK_STATUS(mcpc_host_call_tool(h, "g__echo", "{\"text\":\"grow\"}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    char *tools = NULL;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&s.mu);
+    for (;;) {
+        mcpc_string_free(tools);
+        tools = NULL;
+        mcpc_host_tools(h, &tools);
+        if ((tools && strstr(tools, "\"g__grown_0\"")) || pthread_cond_timedwait(&s.cv, &s.mu, &until) != 0) break;
+    }
+    pthread_mutex_unlock(&s.mu);
+    CHECK(tools && strstr(tools, "\"g__grown_0\"") != NULL);
+    mcpc_string_free(tools);
+    mcpc_host_free(h);
+    /* Coalesced: a few listings, not a thousand. */
+    int after = count_lines_with(log, "\"tools/list\"");
+    CHECK(before >= 1 && after > before && after - before <= 3);
+    if (after - before > 3) fprintf(stderr, "  listings after the storm: %d\n", after - before);
+    unlink(log);
+}
+
 static void test_required_server(void) {
     mcpc_host_t *h = new_host(NULL);
     write_config("{\"mcpServers\": {\"ok\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"]},"
@@ -261,6 +309,7 @@ int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     RUN(test_start_catalog_and_routing);
     RUN(test_a_dead_server_loses_only_its_tools);
+    RUN(test_list_changed_storm_refreshes_once);
     RUN(test_required_server);
     RUN(test_variables_and_resolver);
     RUN(test_bad_arguments);
