@@ -43,7 +43,7 @@ lib-debug:
 # (assertion.c), --config (config.c), --elicit (elicit.c), tasks (tasks.c), MCP Apps (apps.c)
 # and the system (platform_*.c).
 CLI_SRC := cli/mcpc.c cli/options.c cli/parse.c cli/help.c cli/connect.c cli/commands.c cli/skills.c cli/tasks.c cli/apps.c \
-           cli/output.c cli/text.c cli/login.c cli/store.c cli/assertion.c cli/config.c \
+           cli/output.c cli/text.c cli/login.c cli/store.c cli/assertion.c cli/config.c cli/host.c \
            cli/elicit.c cli/platform_posix.c
 CLI_DEPS := $(CLI_SRC) cli/cli.h cli/options.h cli/client.h cli/platform.h cli/login.h cli/store.h \
             cli/assertion.h cli/config.h cli/elicit.h cli/json_scan.h include/mcpc.h

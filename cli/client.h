@@ -40,6 +40,13 @@ int cmd_resume(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, c
 int cmd_views(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts);
 int cmd_view(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const char *uri);
 
+/* Prints a tool call's result (or reports its failure) and frees it; returns the exit status. */
+int print_call_result(mcpc_status_t st, mcpc_result_t *result);
+
+/* --config without --server (host.c): every server of the file behind one host, and
+ * cfg->command (tools, call or status) on it; returns the exit status. */
+int run_host(const struct config *cfg, const mcpc_options_t *opts, const mcpc_call_opts_t *call_opts);
+
 /* Runs cfg->command on the client and prints its result; returns the exit status. */
 int run_command(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const struct config *cfg);
 

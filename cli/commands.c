@@ -73,6 +73,11 @@ static int cmd_call(const mcpc_client_t *client, const mcpc_call_opts_t *call_op
     }
     if (st == MCPC_OK)
         st = mcpc_client_call_tool(client, name, args_json, call_opts, &result);
+    return print_call_result(st, result);
+}
+
+int print_call_result(mcpc_status_t st, mcpc_result_t *result)
+{
     int code = task_detached(st);
     if (code >= 0) {
         /* --detach: the task's reference is printed; the task runs on. */
@@ -174,6 +179,7 @@ int run_command(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, 
     case CMD_PROMPT:
     case CMD_COMPLETE:
         return cmd_json(client, call_opts, cfg);
+    case CMD_STATUS: /* a host's, not a client's (host.c) */
     case CMD_NONE:
         break;
     }

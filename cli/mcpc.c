@@ -73,6 +73,15 @@ static int run(const struct config *cfg, const struct words *server_argv,
     code = make_options(cfg, store, &opts);
     if (code >= 0)
         return code;
+    if (cfg->host_mode) {
+        mcpc_call_opts_t host_call;
+        mcpc_call_opts_init_sized(&host_call, sizeof host_call);
+        host_call.cancel = cancel;
+        task_options(&host_call, cfg);
+        code = run_host(cfg, opts, &host_call);
+        mcpc_options_free(opts);
+        return code;
+    }
 
     code = connect_client(cfg, server_argv, opts, &client);
     mcpc_options_free(opts); /* connect copied what it needs */

@@ -301,7 +301,9 @@ const struct cli_option OPTIONS[] = {
      "connect over Streamable HTTP (https://, or http:// on loopback)"},
     {"--config", 0, "FILE", SEC_SERVER, set_string, AT(config_file), 0,
      "an MCP hosts' JSON configuration (\"mcpServers\": command, args, env, cwd; or url, "
-     "headers, type \"sse\"): its server --server NAME, instead of --stdio or --url"},
+     "headers, type \"sse\"): its server --server NAME, instead of --stdio or --url; without "
+     "--server, every server of the file (mcpServers, VS Code's servers, Zed's "
+     "context_servers, mcp.json) for tools, call QUALIFIED and status (docs/host.md)"},
     {"--server", 0, "NAME", SEC_SERVER, set_string, AT(server_name), 0,
      "the server of --config's file to use"},
 
@@ -457,6 +459,9 @@ const struct cli_command COMMANDS[] = {
      "MCP Apps: fetch the view URI (ui://) and print it with the policy to render it under: "
      "{csp, allow, domain, prefersBorder, meta, html}; a view of another MIME type, too large, "
      "or whose policy declares a source that is not an origin is refused"},
+    {"status", CMD_STATUS, 0, 0, NULL, NULL,
+     "with --config and no --server: start every server of the file and print each one's "
+     "state as one JSON array of {name, state, tools, error, stderr}"},
     {"resume", CMD_RESUME, 1, 1, "REFERENCE", "resume: missing REFERENCE",
      "follow the task of REFERENCE (the JSON --detach printed) to its end and print the "
      "result JSON of the request it was"},

@@ -30,6 +30,7 @@ enum command {
     CMD_RESUME,
     CMD_VIEWS,
     CMD_VIEW,
+    CMD_STATUS,
 };
 
 enum elicit_mode { ELICIT_NONE, ELICIT_FIELDS, ELICIT_JSON };
@@ -55,6 +56,7 @@ struct config {
     /* --config FILE --server NAME: the server from a hosts' configuration file. */
     const char *config_file;
     const char *server_name;
+    bool host_mode; /* --config without --server: every server of the file (host.c) */
     struct server_config server; /* what the file says; its url becomes `url` */
     int32_t http_transport; /* its MCPC_HTTP_* */
     int32_t http_version;   /* --http1.1, --http2-prior-knowledge: MCPC_HTTP_VERSION_*; -1: not given */

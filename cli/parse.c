@@ -38,10 +38,14 @@ static int load_server(struct config *cfg)
 {
     if (cfg->config_file == NULL && cfg->server_name == NULL)
         return -1;
-    if (cfg->config_file == NULL || cfg->server_name == NULL)
-        return usage_error("--config and --server go together");
+    if (cfg->config_file == NULL)
+        return usage_error("--server needs --config");
     if (cfg->stdio_cmd != NULL || cfg->url != NULL)
         return usage_error("--config cannot be used with --stdio or --url");
+    if (cfg->server_name == NULL) {
+        cfg->host_mode = true; /* every server of the file: host.c */
+        return -1;
+    }
     const char *why = NULL;
     if (server_config_load(cfg->config_file, cfg->server_name, &cfg->server, &why) != 0)
         return usage_error("--config '%s', server '%s': %s", cfg->config_file, cfg->server_name, why);
@@ -242,7 +246,14 @@ int parse_args(int argc, char **argv, struct config *cfg)
     if ((rc = parse_command(pos, npos, cfg)) >= 0)
         return rc;
 
-    /* The server. */
+    /* The server, or with --config alone every server of the file. */
+    if (cfg->host_mode) {
+        if (cfg->command != CMD_TOOLS && cfg->command != CMD_CALL && cfg->command != CMD_STATUS)
+            return usage_error("--config without --server: the commands are tools, call and status");
+        return -1;
+    }
+    if (cfg->command == CMD_STATUS)
+        return usage_error("status: needs --config FILE without --server");
     if ((cfg->stdio_cmd == NULL && cfg->server.argv.argc == 0) == (cfg->url == NULL))
         return usage_error("%s", cfg->url ? "--stdio and --url cannot be used together"
                                           : "one of --stdio, --url or --config is required");

@@ -218,11 +218,25 @@ cat >"$tmp/servers.json" <<EOF_CONFIG
 EOF_CONFIG
 expect config-env 0 '"negotiatedBy":"discover"' -- --config "$tmp/servers.json" --server modern info
 expect config-cwd 0 '"text":"hi"' -- --config "$tmp/servers.json" --server in-demo call echo '{"text":"hi"}'
-expect usage-config-no-server 1 '' -- --config "$tmp/servers.json" info
 expect usage-config-unknown 1 '' -- --config "$tmp/servers.json" --server nope info
 expect usage-config-broken 1 '' -- --config "$tmp/servers.json" --server broken info
 expect usage-config-nul 1 '' -- --config "$tmp/servers.json" --server nul info
 expect usage-config-and-stdio 1 '' -- --config "$tmp/servers.json" --server modern --stdio "$SERVER" info
+# --config FILE alone: every server of the file behind one host (docs/host.md).
+cat >"$tmp/host.json" <<EOF_CONFIG
+{"mcpServers": {
+  "demo": {"command": "$PYTHON", "args": ["demo/server.py"], "includeTools": ["echo", "add"]},
+  "modern": {"command": "$PYTHON", "args": ["demo/server.py", "--era=modern"], "excludeTools": ["slow"]},
+  "gone": {"command": "/nonexistent/mcpc-no-such-server"}
+}}
+EOF_CONFIG
+expect host-tools 0 '"name":"modern__echo","server":"modern"' -- --config "$tmp/host.json" tools
+expect host-call 0 '"structuredContent":{"sum":42}' -- --config "$tmp/host.json" call demo__add '{"a":2,"b":40}'
+expect host-status 0 '"name":"gone","state":"failed"' -- --config "$tmp/host.json" status
+expect host-unknown-tool 3 '' -- --config "$tmp/host.json" call demo__slow
+expect host-bad-file 1 '' -- --config "$tmp/servers.json" tools
+expect usage-host-info 1 '' -- --config "$tmp/host.json" info
+expect usage-status-one-server 1 '' -- --stdio "$SERVER" status
 expect usage-read-no-uri 1 '' -- --stdio "$INPUT" read
 expect usage-complete-kind 1 '' -- --stdio "$INPUT" complete tool greet who al
 expect usage-complete-short 1 '' -- --stdio "$INPUT" complete prompt greet who
