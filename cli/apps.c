@@ -1,7 +1,8 @@
 /*
  * apps.c - MCP Apps: `views` prints each listed tool that has a view (its ui:// URI
  * and who may see it), `view URI` fetches a view and prints it with the policy to
- * render it under. All of it is the server's text, printed as JSON strings.
+ * render it under, and `tools` shows each tool's view and visibility (add_tool_ui).
+ * All of it is the server's text, printed as JSON strings.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +14,23 @@
 #include "client.h"
 
 #define ADD(lit) ok = ok && buf_add(&b, lit, sizeof lit - 1)
+
+/* Appends who may see a tool: ["model","app"], or the part of it `who` holds. */
+static bool add_visibility(struct buf *b, uint32_t who)
+{
+    bool both = (who & MCPC_UI_MODEL) && (who & MCPC_UI_APP);
+    return buf_add(b, "[", 1) && (!(who & MCPC_UI_MODEL) || buf_add(b, "\"model\"", 7)) &&
+           (!both || buf_add(b, ",", 1)) && (!(who & MCPC_UI_APP) || buf_add(b, "\"app\"", 5)) &&
+           buf_add(b, "]", 1);
+}
+
+bool add_tool_ui(struct buf *b, const mcpc_tool_list_t *list, size_t i)
+{
+    const char *uri = mcpc_tool_list_ui_uri(list, i); /* borrowed from list */
+    return buf_add(b, "{\"view\":", 8) && (uri ? buf_add_json_string(b, uri) : buf_add(b, "null", 4)) &&
+           buf_add(b, ",\"visibility\":", 14) && add_visibility(b, mcpc_tool_list_ui_visibility(list, i)) &&
+           buf_add(b, "}", 1);
+}
 
 int cmd_views(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts)
 {
@@ -27,7 +45,6 @@ int cmd_views(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts)
         const char *uri = mcpc_tool_list_ui_uri(list, i); /* borrowed from list */
         if (uri == NULL)
             continue;
-        uint32_t who = mcpc_tool_list_ui_visibility(list, i);
         if (!first)
             ADD(",");
         first = false;
@@ -35,14 +52,9 @@ int cmd_views(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts)
         ok = ok && buf_add_json_string(&b, mcpc_tool_list_name(list, i));
         ADD(",\"uri\":");
         ok = ok && buf_add_json_string(&b, uri);
-        ADD(",\"visibility\":[");
-        if (who & MCPC_UI_MODEL)
-            ADD("\"model\"");
-        if ((who & MCPC_UI_MODEL) && (who & MCPC_UI_APP))
-            ADD(",");
-        if (who & MCPC_UI_APP)
-            ADD("\"app\"");
-        ADD("]}");
+        ADD(",\"visibility\":");
+        ok = ok && add_visibility(&b, mcpc_tool_list_ui_visibility(list, i));
+        ADD("}");
     }
     ADD("]");
     mcpc_tool_list_free(list);

@@ -36,7 +36,10 @@ void task_options(mcpc_call_opts_t *opts, const struct config *cfg);
 int task_detached(mcpc_status_t st);
 int cmd_resume(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const char *reference);
 
-/* MCP Apps (apps.c): the tools' views, and one view with its policy. */
+/* MCP Apps (apps.c): the tools' views, and one view with its policy; add_tool_ui
+ * appends tool i's {"view": URI or null, "visibility": [...]} (false when out of
+ * memory). */
+bool add_tool_ui(struct buf *b, const mcpc_tool_list_t *list, size_t i);
 int cmd_views(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts);
 int cmd_view(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts, const char *uri);
 

@@ -45,17 +45,29 @@ static int cmd_info(const mcpc_client_t *client)
     return code;
 }
 
+/* Each tool as the server sent it, with one member added in front, as info does:
+ * "mcpc": {"view": ..., "visibility": [...]}, its MCP Apps view (a ui:// URI, or null)
+ * and who may see and call it (both "model" and "app" unless the tool says less). */
 static int cmd_tools(const mcpc_client_t *client, const mcpc_call_opts_t *call_opts)
 {
     mcpc_tool_list_t *list = NULL;
-    char *json = NULL;
     /* Follows nextCursor through every page; the timeout covers the whole listing. */
     mcpc_status_t st = mcpc_client_list_tools(client, call_opts, &list);
-    if (st == MCPC_OK)
-        st = mcpc_tool_list_to_json(list, &json);
-    int code = json_or_error(st, json);
-    mcpc_string_free(json);
+    if (st != MCPC_OK)
+        return json_or_error(st, NULL);
+    struct buf b = {0};
+    bool ok = buf_add(&b, "[", 1);
+    for (size_t i = 0; ok && i < mcpc_tool_list_count(list); i++) {
+        const char *tool = mcpc_tool_list_json(list, i); /* borrowed: an object, "{...}" */
+        const char *rest = tool + strspn(tool, " \t\r\n") + 1;
+        rest += strspn(rest, " \t\r\n");
+        ok = (i == 0 || buf_add(&b, ",", 1)) && buf_add(&b, "{\"mcpc\":", 8) && add_tool_ui(&b, list, i) &&
+             (*rest == '}' || buf_add(&b, ",", 1)) && buf_add(&b, rest, strlen(rest));
+    }
+    ok = ok && buf_add(&b, "]", 1);
     mcpc_tool_list_free(list);
+    int code = ok ? print_json(b.p) : (fputs("mcpc: out of memory\n", stderr), EXIT_ERROR);
+    free(b.p);
     return code;
 }
 

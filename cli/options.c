@@ -423,7 +423,10 @@ const size_t N_OPTIONS = sizeof OPTIONS / sizeof OPTIONS[0];
 
 /* In the order --help lists them, which is also the order the usage errors name them. */
 const struct cli_command COMMANDS[] = {
-    {"tools", CMD_TOOLS, 0, 0, NULL, NULL, "print all tools as one JSON array (all pages)"},
+    {"tools", CMD_TOOLS, 0, 0, NULL, NULL,
+     "print all tools as one JSON array (all pages), each as the server sent it with a member "
+     "\"mcpc\" in front: {\"view\": its MCP Apps view (ui:// URI) or null, \"visibility\": who may "
+     "see and call it, [\"model\",\"app\"] unless the tool says less}"},
     {"call", CMD_CALL, 1, 2, "NAME [ARGS_JSON]", "call: missing tool NAME",
      "call tool NAME with the JSON object ARGS_JSON (default: no arguments) and print its "
      "result JSON"},

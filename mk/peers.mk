@@ -8,17 +8,23 @@
 #                     client (ext-tasks) on the same tasks, read from a wire tap
 #   test-conformance  the official conformance suite (@modelcontextprotocol/conformance,
 #                     stable and next runner) against tests/conformance/client.c
-# Both first run tests/peers/install.sh, which installs the pinned peers outside the
+#   test-apps-host    the MCP Apps example host (examples/apps_host) in headless Chromium
+#                     against @modelcontextprotocol/server-basic-vanillajs, driven by
+#                     Playwright (tests/browser/test_apps_host.py); keeps a screenshot in
+#                     build/artifacts/apps-host.png. Chromium is the distribution's
+#                     (apt-get install chromium): without it the test fails and says so
+# All three first run tests/peers/install.sh, which installs the pinned peers outside the
 # tree (MCPC_PEERS_DIR, default ~/.cache/mcpc-peers) or, when they are installed
 # already, only checks them (offline, a few seconds). A missing peer fails the tests.
-# Neither runs under valgrind: both measure timeouts, retry delays and progress
-# timing with real servers, and the library is under valgrind and ASan in test-c
-# and test-asan (and the HTTP/2 peer tests and the task peer tests under ASan, below).
+# None runs under valgrind: the first two measure timeouts, retry delays and progress
+# timing with real servers, the third waits on a browser, and the library is under
+# valgrind and ASan in test-c and test-asan (and the HTTP/2 peer tests and the task
+# peer tests under ASan, below).
 
 MCPC_PEERS_DIR ?= $(HOME)/.cache/mcpc-peers
 PEERS_ENV := $(MCPC_PEERS_DIR)/peers.env
 
-.PHONY: peers test-peers test-conformance
+.PHONY: peers test-peers test-conformance test-apps-host
 
 peers:
 	tests/peers/install.sh '$(MCPC_PEERS_DIR)'
@@ -41,4 +47,10 @@ test-peers: peers build/test_peers build/asan/test_peers build/asan/test_peers_t
 test-conformance: peers build/conformance_client
 	MCPC_PEERS_DIR='$(MCPC_PEERS_DIR)' tests/conformance/run.sh build/conformance_client build/conformance
 
-EXTRA_TESTS += test-peers test-conformance
+# The host runs on the debug library through the binding's source, as a user of the
+# source tree would run it (about 5 s).
+test-apps-host: peers lib-debug
+	. '$(PEERS_ENV)' && MCPC_LIBRARY='$(CURDIR)/$(DEBUG)/libmcpc.so' PYTHON=$(PYTHON) \
+	    "$$MCPC_PEERS_PLAYWRIGHT_PY" tests/browser/test_apps_host.py
+
+EXTRA_TESTS += test-peers test-conformance test-apps-host

@@ -315,6 +315,25 @@ expect apps-view 0 '"allow":"clipboard-write","domain":"demo-clock.example.com",
 expect apps-view-refused 3 '' -- --stdio "$SERVER --apps" view ui://demo/inject.html
 stderr_has apps-view-refused-says-why 'csp.connectDomains[0]'
 expect apps-view-not-ui 1 '' -- --stdio "$SERVER --apps" view https://example.com/v.html
+# tools: each tool's view and visibility in a member "mcpc" in front, in both
+# generations; the rest of each tool is the server's (as one page of tools/list has it).
+expect apps-tools-view 0 '{"mcpc":{"view":"ui://demo/clock.html","visibility":["app"]},"name":"clock_tick",' -- \
+    --stdio "$SERVER --apps" tools
+expect apps-tools-model-only 0 '{"mcpc":{"view":null,"visibility":["model"]},"name":"model_only",' -- \
+    --stdio "$SERVER --apps --era=modern" tools
+expect apps-tools-flat-key 0 '{"mcpc":{"view":"ui://demo/listed.html","visibility":["model","app"]},"name":"legacy_view",' -- \
+    --stdio "$SERVER --apps" tools
+expect tools-no-view 0 '[{"mcpc":{"view":null,"visibility":["model","app"]},"name":"echo",' -- --stdio "$SERVER" tools
+"$MCPC" --stdio "$SERVER --apps --page-size 100" tools >"$tmp/tools" 2>"$tmp/err" &&
+    "$MCPC" --stdio "$SERVER --apps --page-size 100" request tools/list '{}' >"$tmp/listed" 2>>"$tmp/err"
+if [ $? -eq 0 ] && "$PYTHON" -c 'import json, sys
+tools, listed = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["tools"]
+sys.exit(not (all(next(iter(t)) == "mcpc" for t in tools)
+              and [{k: v for k, v in t.items() if k != "mcpc"} for t in tools] == listed))' "$tmp/tools" "$tmp/listed"; then
+    echo "ok   tools-rest-as-sent"; passed=$((passed + 1))
+else
+    echo "FAIL tools-rest-as-sent: $(head -c 400 "$tmp/err")"; failed=$((failed + 1))
+fi
 
 # Tasks: followed to the end with each status on stderr; --detach prints the reference
 # and leaves the task running, and another process resumes it (the modern fixture

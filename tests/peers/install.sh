@@ -20,6 +20,12 @@
 #   DIR/ext-tasks  @modelcontextprotocol/ext-tasks 0.2.2 on @modelcontextprotocol/client
 #                  2.4.0, the reference tasks client, from tests/peers/ext-tasks/; with a
 #                  copy of tasks_client.mjs (its driver) beside them, made on every run
+#   DIR/apps       @modelcontextprotocol/server-basic-vanillajs 2.0.3, an MCP Apps server
+#                  (tool get-time and its view), from tests/peers/apps/; the example host's
+#                  test runs it
+#   DIR/venv-playwright  Playwright 1.65.3 for Python, frozen (requirements-playwright.txt):
+#                  it drives the distribution's chromium (apt-get install chromium), never
+#                  a browser of its own ("playwright install" is never run)
 #   DIR/tls        test CA and a loopback server certificate (tests/fixtures/make_certs.sh):
 #                  ca.pem, server.pem, server.key
 #
@@ -142,6 +148,13 @@ part ext-tasks check_ext_tasks build_ext_tasks "$HERE/ext-tasks/package.json" "$
 # every run, so that an edit of it needs no reinstall.
 cp "$HERE/tasks_client.mjs" "$DIR/ext-tasks/tasks_client.mjs"
 
+build_apps() { build_npm_from "$HERE/apps" "$1"; }
+check_apps() {
+  "$NODE" -e 'const v = require(process.argv[1] + "/package.json").version; process.exit(v === "2.0.3" ? 0 : 1)' \
+    "$1/node_modules/@modelcontextprotocol/server-basic-vanillajs"
+}
+part apps check_apps build_apps "$HERE/apps/package.json" "$HERE/apps/package-lock.json"
+
 # --- Python venvs ------------------------------------------------------------
 build_mcp2() { build_venv "$HERE/requirements-mcp2.txt" "$1"; }
 check_mcp2() { check_venv 2.3.0 "$1" && "$1/bin/python" -c "import hypercorn.asyncio"; }
@@ -156,6 +169,12 @@ sys.exit(not u.find_spec('fastmcp') or not u.find_spec('fastmcp_tasks')
          or m.version('fastmcp') != '4.1.4' or m.version('fastmcp-tasks') != '4.1.4')"
 }
 part venv-fastmcp check_fastmcp build_fastmcp "$HERE/requirements-fastmcp.txt"
+build_playwright() { build_venv "$HERE/requirements-playwright.txt" "$1"; }
+check_playwright() {
+  "$1/bin/python" -c "import importlib.metadata as m, sys; import playwright.sync_api
+sys.exit(m.version('playwright') != '1.65.3')"
+}
+part venv-playwright check_playwright build_playwright "$HERE/requirements-playwright.txt"
 
 # --- TLS material -------------------------------------------------------------
 build_tls() { sh "$ROOT/tests/fixtures/make_certs.sh" "$1" >/dev/null 2>&1; }
@@ -174,6 +193,8 @@ export MCPC_PEERS_PY_V1='$DIR/venv-mcp1/bin/python'
 export MCPC_PEERS_TLS='$DIR/tls'
 export MCPC_PEERS_FASTMCP_PY='$DIR/venv-fastmcp/bin/python'
 export MCPC_PEERS_TASKS_CLIENT='$DIR/ext-tasks/tasks_client.mjs'
+export MCPC_PEERS_APPS_SERVER='$DIR/apps/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js'
+export MCPC_PEERS_PLAYWRIGHT_PY='$DIR/venv-playwright/bin/python'
 EOF
 mv "$DIR/peers.env.new" "$DIR/peers.env"
 echo "peers: ready in $DIR ($((SECONDS - start)) s); source $DIR/peers.env"
