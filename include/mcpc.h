@@ -2945,6 +2945,17 @@ const char *mcpc_input_method(const mcpc_input_t *input);
 const char *mcpc_input_server(const mcpc_input_t *input);
 
 /**
+ * The host's name for the server that asks (the name in its configuration, or the
+ * one given to mcpc_host_add_stdio or mcpc_host_add_http), so a host of many servers
+ * can tell the user which one; NULL for a client outside a host, and for NULL.
+ * Borrowed until mcpc_input_free. Threads: any thread.
+ *
+ * # Safety
+ * `input` is NULL or live.
+ */
+const char *mcpc_input_host_server(const mcpc_input_t *input);
+
+/**
  * The request's params as JSON, as the server sent them (`{}` when it sent none): for
  * sampling, its messages, model preferences, tools and the rest. Borrowed until
  * mcpc_input_free; NULL for NULL. Threads: any thread.

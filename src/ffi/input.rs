@@ -29,6 +29,7 @@ pub(crate) struct HostInput {
     method: CString,
     params: CString,
     server: CString,
+    host_server: Option<CString>,
     message: Option<CString>,
     schema: Option<CString>,
     url: Option<CString>,
@@ -46,6 +47,7 @@ impl HostInput {
             method: c_message(r.method),
             params: c_message(r.params.get()),
             server: c_message(&r.server),
+            host_server: r.host_server.as_deref().map(c_message),
             message: r.message.as_deref().map(c_message),
             schema: r.schema.as_ref().map(|s| c_message(s.get())),
             url: r.url.as_deref().map(c_message),
@@ -253,6 +255,18 @@ pub unsafe extern "C" fn mcpc_input_method(input: *const mcpc_input_t) -> *const
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcpc_input_server(input: *const mcpc_input_t) -> *const c_char {
     text(input, "mcpc_input_server", |i| Some(&i.server))
+}
+
+/// The host's name for the server that asks (the name in its configuration, or the
+/// one given to mcpc_host_add_stdio or mcpc_host_add_http), so a host of many servers
+/// can tell the user which one; NULL for a client outside a host, and for NULL.
+/// Borrowed until mcpc_input_free. Threads: any thread.
+///
+/// # Safety
+/// `input` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_input_host_server(input: *const mcpc_input_t) -> *const c_char {
+    text(input, "mcpc_input_host_server", |i| i.host_server.as_ref())
 }
 
 /// The request's params as JSON, as the server sent them (`{}` when it sent none): for

@@ -269,6 +269,7 @@ impl Member {
         if let Some(t) = self.spec.call_timeout {
             cfg.client.timeout = t;
         }
+        cfg.client.input.host_server = Some(Arc::from(self.spec.name.as_str()));
         let bad = |field: &str, what: String| {
             Error::new(
                 Status::MCPC_ERR_CONFIG,

@@ -237,6 +237,53 @@ static void test_list_changed_storm_refreshes_once(void) {
     unlink(log);
 }
 
+static char asked_by[64];
+
+/* Records which of the host's servers asks, and declines. */
+static void on_elicit(void *ud, mcpc_input_t *input) {
+    (void)ud;
+    const char *who = mcpc_input_host_server(input);
+    snprintf(asked_by, sizeof asked_by, "%s", who ? who : "(none)");
+    mcpc_input_elicit(input, MCPC_ELICIT_DECLINE, NULL);
+    mcpc_input_free(input);
+}
+
+static void test_input_requests_name_their_server(void) {
+    mcpc_options_t *o = mcpc_options_new();
+    mcpc_options_set_timeout_ms(o, 20000);
+    CHECK_STATUS(mcpc_options_set_elicitation_handler(o, MCPC_ELICIT_MODE_FORM, on_elicit, NULL, NULL), MCPC_OK);
+    mcpc_host_t *h = NULL;
+    CHECK_STATUS(mcpc_host_new(o, &h), MCPC_OK);
+    mcpc_options_free(o);
+    const char *legacy[] = {"python3", "tests/fixtures/input_server.py", "--era", "legacy"};
+    const char *modern[] = {"python3", "tests/fixtures/input_server.py", "--era", "modern"};
+    CHECK_STATUS(mcpc_host_add_stdio(h, "old", legacy, 4, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_add_stdio(h, "new", modern, 4, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    const char *names[] = {"old__form", "new__form"}, *want[] = {"old", "new"};
+    for (int i = 0; i < 2; i++) {
+        asked_by[0] = '\0';
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_host_call_tool(h, names[i], "{}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+        CHECK(strcmp(asked_by, want[i]) == 0);
+    }
+    mcpc_host_free(h);
+    /* Outside a host, no host name. */
+    o = mcpc_options_new();
+    mcpc_options_set_timeout_ms(o, 20000);
+    mcpc_options_set_elicitation_handler(o, MCPC_ELICIT_MODE_FORM, on_elicit, NULL, NULL);
+    mcpc_client_t *c = NULL;
+    CHECK_STATUS(mcpc_client_connect_stdio(legacy, 4, o, &c), MCPC_OK);
+    mcpc_options_free(o);
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_client_call_tool(c, "form", "{}", NULL, &r), MCPC_OK);
+    mcpc_result_free(r);
+    CHECK(strcmp(asked_by, "(none)") == 0);
+    mcpc_client_free(c);
+    CHECK(mcpc_input_host_server(NULL) == NULL);
+}
+
 static void test_required_server(void) {
     mcpc_host_t *h = new_host(NULL);
     write_config("{\"mcpServers\": {\"ok\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"]},"
@@ -310,6 +357,7 @@ int main(int argc, char **argv) {
     RUN(test_start_catalog_and_routing);
     RUN(test_a_dead_server_loses_only_its_tools);
     RUN(test_list_changed_storm_refreshes_once);
+    RUN(test_input_requests_name_their_server);
     RUN(test_required_server);
     RUN(test_variables_and_resolver);
     RUN(test_bad_arguments);

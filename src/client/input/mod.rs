@@ -50,6 +50,8 @@ pub struct Request {
     pub params: Box<RawValue>,
     /// The name the server gave itself (its `serverInfo`), to show who asks.
     pub server: String,
+    /// The host's name for the server (its configuration's), when a host runs it.
+    pub host_server: Option<Arc<str>>,
     /// An elicitation's `message`.
     pub message: Option<String>,
     /// A form's `requestedSchema`, as sent.
@@ -73,6 +75,8 @@ pub struct Handlers {
     /// Sampling requests may carry tools.
     pub sampling_tools: bool,
     pub roots: Option<Handler>,
+    /// The host's name for the server these handlers answer, when a host runs it.
+    pub host_server: Option<Arc<str>>,
 }
 
 impl Handlers {
@@ -142,6 +146,7 @@ impl Handlers {
             method: ROOTS,
             params,
             server: server.to_string(),
+            host_server: self.host_server.clone(),
             message: None,
             schema: None,
             url: None,
@@ -381,6 +386,7 @@ mod tests {
             sampling: None,
             sampling_tools: false,
             roots: Some(h),
+            host_server: None,
         }
     }
 
