@@ -284,6 +284,54 @@ static void test_input_requests_name_their_server(void) {
     CHECK(mcpc_input_host_server(NULL) == NULL);
 }
 
+struct flood_call {
+    mcpc_host_t *h;
+    mcpc_status_t status;
+};
+
+static void *call_flood(void *arg) {
+    struct flood_call *c = arg;
+    mcpc_result_t *r = NULL;
+    c->status = mcpc_host_call_tool(c->h, "flood__echo", "{\"text\":\"x\"}", NULL, &r);
+    mcpc_result_free(r);
+    return NULL;
+}
+
+static void test_hostile_servers(void) {
+    write_config("{\"mcpServers\": {"
+                 " \"big\": {\"command\": \"python3\", \"args\": [\"demo/server.py\", \"--extra-tools\", \"10000\","
+                 "           \"--page-size\", \"1000\"]},"
+                 " \"dies\": {\"command\": \"python3\", \"args\": [\"-c\", \"import sys; sys.stderr.write('no key\\\\n'); sys.exit(3)\"]},"
+                 " \"flood\": {\"command\": \"python3\", \"args\": [\"demo/server.py\", \"--fault\", \"notification-flood\"]},"
+                 " \"calm\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"]}}}");
+    mcpc_host_t *h = new_host(NULL);
+    CHECK_STATUS(mcpc_host_add_config(h, cfg_path, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    char *st = NULL;
+    CHECK_STATUS(mcpc_host_status(h, &st), MCPC_OK);
+    /* A server that exits while it starts fails alone. */
+    CHECK(st && strstr(st, "\"name\":\"dies\",\"state\":\"failed\"") != NULL);
+    CHECK(st && strstr(st, "\"stderr\":[\"no key\"") != NULL); /* its last words, for the user */
+    CHECK(st && strstr(st, "\"name\":\"big\",\"state\":\"ready\",\"tools\":10005") != NULL);
+    mcpc_string_free(st);
+    char *tools = NULL;
+    CHECK_STATUS(mcpc_host_tools(h, &tools), MCPC_OK);
+    CHECK(tools && strstr(tools, "\"big__item_9999\"") != NULL && strstr(tools, "\"calm__echo\"") != NULL);
+    mcpc_string_free(tools);
+    /* A flood of notifications during one server's call holds up no other's. */
+    struct flood_call fc = {h, MCPC_ERR_PANIC};
+    pthread_t t;
+    pthread_create(&t, NULL, call_flood, &fc);
+    for (int i = 0; i < 20; i++) {
+        mcpc_result_t *r = NULL;
+        CHECK_STATUS(mcpc_host_call_tool(h, "calm__echo", "{\"text\":\"y\"}", NULL, &r), MCPC_OK);
+        mcpc_result_free(r);
+    }
+    pthread_join(t, NULL);
+    CHECK_STATUS(fc.status, MCPC_OK);
+    mcpc_host_free(h);
+}
+
 static void test_required_server(void) {
     mcpc_host_t *h = new_host(NULL);
     write_config("{\"mcpServers\": {\"ok\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"]},"
@@ -358,6 +406,7 @@ int main(int argc, char **argv) {
     RUN(test_a_dead_server_loses_only_its_tools);
     RUN(test_list_changed_storm_refreshes_once);
     RUN(test_input_requests_name_their_server);
+    RUN(test_hostile_servers);
     RUN(test_required_server);
     RUN(test_variables_and_resolver);
     RUN(test_bad_arguments);
