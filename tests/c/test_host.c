@@ -139,15 +139,17 @@ static void test_start_catalog_and_routing(void) {
     mcpc_host_free(h);
 }
 
-struct slow_call {
+/* One call on another thread. */
+struct bg_call {
     mcpc_host_t *h;
+    const char *name, *args;
     mcpc_status_t status;
 };
 
-static void *call_slow(void *arg) {
-    struct slow_call *c = arg;
+static void *call_in_background(void *arg) {
+    struct bg_call *c = arg;
     mcpc_result_t *r = NULL;
-    c->status = mcpc_host_call_tool(c->h, "calm__slow", "{\"ms\":800}", NULL, &r);
+    c->status = mcpc_host_call_tool(c->h, c->name, c->args, NULL, &r);
     mcpc_result_free(r);
     return NULL;
 }
@@ -161,9 +163,9 @@ static void test_a_dead_server_loses_only_its_tools(void) {
     CHECK_STATUS(mcpc_host_add_stdio(h, "calm", calm, 2, NULL), MCPC_OK);
     CHECK_STATUS(mcpc_host_add_stdio(h, "calm", calm, 2, NULL), MCPC_ERR_INVALID_ARG);
     CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
-    struct slow_call sc = {h, MCPC_ERR_PANIC};
+    struct bg_call sc = {h, "calm__slow", "{\"ms\":800}", MCPC_ERR_PANIC};
     pthread_t t;
-    pthread_create(&t, NULL, call_slow, &sc);
+    pthread_create(&t, NULL, call_in_background, &sc);
     mcpc_result_t *r = NULL;
     mcpc_status_t got = mcpc_host_call_tool(h, "crash__echo", "{\"text\":\"crash\"}", NULL, &r);
     CHECK(got == MCPC_ERR_SERVER_EXITED || got == MCPC_ERR_TRANSPORT);
@@ -284,19 +286,6 @@ static void test_input_requests_name_their_server(void) {
     CHECK(mcpc_input_host_server(NULL) == NULL);
 }
 
-struct flood_call {
-    mcpc_host_t *h;
-    mcpc_status_t status;
-};
-
-static void *call_flood(void *arg) {
-    struct flood_call *c = arg;
-    mcpc_result_t *r = NULL;
-    c->status = mcpc_host_call_tool(c->h, "flood__echo", "{\"text\":\"x\"}", NULL, &r);
-    mcpc_result_free(r);
-    return NULL;
-}
-
 static void test_hostile_servers(void) {
     write_config("{\"mcpServers\": {"
                  " \"big\": {\"command\": \"python3\", \"args\": [\"demo/server.py\", \"--extra-tools\", \"10000\","
@@ -319,9 +308,9 @@ static void test_hostile_servers(void) {
     CHECK(tools && strstr(tools, "\"big__item_9999\"") != NULL && strstr(tools, "\"calm__echo\"") != NULL);
     mcpc_string_free(tools);
     /* A flood of notifications during one server's call holds up no other's. */
-    struct flood_call fc = {h, MCPC_ERR_PANIC};
+    struct bg_call fc = {h, "flood__echo", "{\"text\":\"x\"}", MCPC_ERR_PANIC};
     pthread_t t;
-    pthread_create(&t, NULL, call_flood, &fc);
+    pthread_create(&t, NULL, call_in_background, &fc);
     for (int i = 0; i < 20; i++) {
         mcpc_result_t *r = NULL;
         CHECK_STATUS(mcpc_host_call_tool(h, "calm__echo", "{\"text\":\"y\"}", NULL, &r), MCPC_OK);
