@@ -3138,6 +3138,11 @@ typedef enum {
    * Its process died and is being started again (a restart policy).
    */
   MCPC_SERVER_RESTARTING = 6,
+  /**
+   * Not started: its tools, from a saved catalog (mcpc_host_load_catalog), are in
+   * the catalog, and its first call starts it (mcpc_host_set_lazy).
+   */
+  MCPC_SERVER_IDLE = 7,
 } mcpc_server_state_t;
 
 /**
@@ -3147,10 +3152,11 @@ typedef enum {
 typedef struct mcpc_host_t mcpc_host_t;
 
 /**
- * Receives a host's reports, one call at a time: on the thread in mcpc_host_start
- * for the starting, disabled and settled reports, on an mcpc thread for the rest. The
- * strings are borrowed for the call. Blocking mcpc calls from it return
- * MCPC_ERR_WOULD_DEADLOCK; mcpc_host_status and mcpc_host_tools may be called.
+ * Receives a host's reports, one call at a time: on an mcpc thread, or on the thread
+ * of the host call that caused the report (mcpc_host_start; mcpc_host_load_catalog;
+ * mcpc_host_call_tool starting an idle server). The strings are borrowed for the
+ * call. Blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK; mcpc_host_status,
+ * mcpc_host_tools and the other calls that do not block may be made.
  */
 typedef void (*mcpc_host_event_cb)(void *userdata,
                                    mcpc_host_event_t event,
@@ -3261,6 +3267,18 @@ mcpc_status_t mcpc_host_set_concurrency(const mcpc_host_t *host,
                                         size_t n);
 
 /**
+ * With `lazy` nonzero, mcpc_host_start leaves each server that has saved tools
+ * (mcpc_host_load_catalog) idle (MCPC_SERVER_IDLE), and its first call starts it
+ * (within the server's startup timeout); 0, the default, starts every server.
+ * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `host` is NULL or live.
+ */
+mcpc_status_t mcpc_host_set_lazy(const mcpc_host_t *host,
+                                 int32_t lazy);
+
+/**
  * Reads a configuration file (`mcpServers`, VS Code's `servers` with `inputs`,
  * Zed's `context_servers`, or mcp.json's root map; docs/host.md lists the fields
  * and variables) and adds its servers, not started. All or none: a malformed
@@ -3277,6 +3295,23 @@ mcpc_status_t mcpc_host_set_concurrency(const mcpc_host_t *host,
 mcpc_status_t mcpc_host_add_config(const mcpc_host_t *host,
                                    const char *path,
                                    size_t *out_added);
+
+/**
+ * Publishes a catalog saved from an earlier run, as mcpc_host_tools gave it: each
+ * entry's tool goes to its server (by the server's name) when that server is added
+ * and not started yet, so the catalog is whole before the servers are up; entries
+ * of other servers are ignored. A server's listing replaces its saved tools once it
+ * starts. `*out_taken` (may be NULL) is set to the number of tools taken.
+ * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL, not a catalog: the
+ * message says which entry), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `host` is NULL or live; `catalog_json` is NULL or NUL-terminated; `out_taken` is
+ * NULL or writable.
+ */
+mcpc_status_t mcpc_host_load_catalog(const mcpc_host_t *host,
+                                     const char *catalog_json,
+                                     size_t *out_taken);
 
 /**
  * Adds a stdio server named `name` that runs `argv` (as mcpc_client_connect_stdio),
@@ -3360,8 +3395,11 @@ mcpc_status_t mcpc_host_status(const mcpc_host_t *host,
  * mcpc_client_call_tool does.
  * Ownership: as mcpc_client_call_tool's. Threads: any thread, concurrently; not from
  * mcpc callbacks.
+ * An idle server (mcpc_host_set_lazy), or one still starting, is started or waited
+ * for first.
  * Errors: MCPC_ERR_UNKNOWN_NAME (no such tool in the catalog: never listed, excluded,
- * or its server failed), MCPC_ERR_CLOSED, and those of mcpc_client_call_tool.
+ * or its server failed), the error of a server that did not start, MCPC_ERR_CLOSED,
+ * and those of mcpc_client_call_tool.
  *
  * # Safety
  * `host` is NULL or live; strings are NULL or NUL-terminated; `opts` is NULL or

@@ -186,6 +186,7 @@ const RULES: &[(usize, &str)] = &[
     (HOSTS, "mcpc_host_new"),
     (HOSTS, "mcpc_host_set_*"),
     (HOSTS, "mcpc_host_add_config"),
+    (HOSTS, "mcpc_host_load_catalog"),
     (HOSTS, "mcpc_host_add_stdio"),
     (HOSTS, "mcpc_host_add_http"),
     (HOSTS, "mcpc_host_start"),

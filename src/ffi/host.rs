@@ -46,6 +46,9 @@ pub enum mcpc_server_state_t {
     MCPC_SERVER_DISABLED = 5,
     /// Its process died and is being started again (a restart policy).
     MCPC_SERVER_RESTARTING = 6,
+    /// Not started: its tools, from a saved catalog (mcpc_host_load_catalog), are in
+    /// the catalog, and its first call starts it (mcpc_host_set_lazy).
+    MCPC_SERVER_IDLE = 7,
 }
 
 /// What a host reports to mcpc_host_event_cb.
@@ -62,10 +65,11 @@ pub enum mcpc_host_event_t {
     MCPC_HOST_CATALOG_CHANGED = 3,
 }
 
-/// Receives a host's reports, one call at a time: on the thread in mcpc_host_start
-/// for the starting, disabled and settled reports, on an mcpc thread for the rest. The
-/// strings are borrowed for the call. Blocking mcpc calls from it return
-/// MCPC_ERR_WOULD_DEADLOCK; mcpc_host_status and mcpc_host_tools may be called.
+/// Receives a host's reports, one call at a time: on an mcpc thread, or on the thread
+/// of the host call that caused the report (mcpc_host_start; mcpc_host_load_catalog;
+/// mcpc_host_call_tool starting an idle server). The strings are borrowed for the
+/// call. Blocking mcpc calls from it return MCPC_ERR_WOULD_DEADLOCK; mcpc_host_status,
+/// mcpc_host_tools and the other calls that do not block may be made.
 pub type mcpc_host_event_cb = Option<
     unsafe extern "C" fn(
         userdata: *mut c_void,
@@ -114,6 +118,7 @@ fn state_out(s: State) -> mcpc_server_state_t {
         State::NeedsLogin => MCPC_SERVER_NEEDS_LOGIN,
         State::Disabled => MCPC_SERVER_DISABLED,
         State::Restarting => MCPC_SERVER_RESTARTING,
+        State::Idle => MCPC_SERVER_IDLE,
     }
 }
 
@@ -142,6 +147,7 @@ pub unsafe extern "C" fn mcpc_host_new(
             env: EnvPolicy::default(),
             concurrency: 8,
             on_event: None,
+            lazy: false,
         }));
         Ok(Status::MCPC_OK)
     })
@@ -309,6 +315,53 @@ pub unsafe extern "C" fn mcpc_host_set_concurrency(host: *const mcpc_host_t, n: 
             return Err(Error::new(Status::MCPC_ERR_INVALID_ARG, "the concurrency is 0"));
         }
         h.configure(|s| s.concurrency = n);
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// Publishes a catalog saved from an earlier run, as mcpc_host_tools gave it: each
+/// entry's tool goes to its server (by the server's name) when that server is added
+/// and not started yet, so the catalog is whole before the servers are up; entries
+/// of other servers are ignored. A server's listing replaces its saved tools once it
+/// starts. `*out_taken` (may be NULL) is set to the number of tools taken.
+/// Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL, not a catalog: the
+/// message says which entry), MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `host` is NULL or live; `catalog_json` is NULL or NUL-terminated; `out_taken` is
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_host_load_catalog(
+    host: *const mcpc_host_t,
+    catalog_json: *const c_char,
+    out_taken: *mut usize,
+) -> mcpc_status_t {
+    status("mcpc_host_load_catalog", || {
+        // SAFETY: per the contract.
+        let out = unsafe { Out::optional(out_taken) };
+        // SAFETY: per the contract.
+        let (h, json) = unsafe { (ptr::get(host)?, str_in(catalog_json, "catalog_json")?) };
+        let n = h.load_catalog(json)?;
+        if let Some(o) = out {
+            o.set(n);
+        }
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// With `lazy` nonzero, mcpc_host_start leaves each server that has saved tools
+/// (mcpc_host_load_catalog) idle (MCPC_SERVER_IDLE), and its first call starts it
+/// (within the server's startup timeout); 0, the default, starts every server.
+/// Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL).
+///
+/// # Safety
+/// `host` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_host_set_lazy(host: *const mcpc_host_t, lazy: i32) -> mcpc_status_t {
+    status("mcpc_host_set_lazy", || {
+        // SAFETY: per the contract.
+        let h = unsafe { ptr::get(host) }?;
+        h.configure(|s| s.lazy = lazy != 0);
         Ok(Status::MCPC_OK)
     })
 }
@@ -494,8 +547,11 @@ pub unsafe extern "C" fn mcpc_host_status(host: *const mcpc_host_t, out_json: *m
 /// mcpc_client_call_tool does.
 /// Ownership: as mcpc_client_call_tool's. Threads: any thread, concurrently; not from
 /// mcpc callbacks.
+/// An idle server (mcpc_host_set_lazy), or one still starting, is started or waited
+/// for first.
 /// Errors: MCPC_ERR_UNKNOWN_NAME (no such tool in the catalog: never listed, excluded,
-/// or its server failed), MCPC_ERR_CLOSED, and those of mcpc_client_call_tool.
+/// or its server failed), the error of a server that did not start, MCPC_ERR_CLOSED,
+/// and those of mcpc_client_call_tool.
 ///
 /// # Safety
 /// `host` is NULL or live; strings are NULL or NUL-terminated; `opts` is NULL or
@@ -520,7 +576,14 @@ pub unsafe extern "C" fn mcpc_host_call_tool(
                 control_from(opts)?,
             )
         };
-        let (_member, client, tool) = h.route(q)?;
+        let (member, tool) = h.route(q)?;
+        let client = match member.ready_client() {
+            Some(c) => c,
+            None => {
+                let h = h.clone();
+                runtime::block_on(async move { h.client_for(&member).await })??
+            }
+        };
         call_tool_on(&client, &tool, args, &ctl, out_result)
     })
 }

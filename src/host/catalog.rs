@@ -1,4 +1,4 @@
-//! One catalog of every ready server's tools under qualified names. A name two tools
+//! One catalog of every server's tools (listed, or saved from an earlier run) under qualified names. A name two tools
 //! would share is reported, and the later one (in the order the servers were added)
 //! gets the stable hash suffix instead of being dropped.
 
@@ -38,7 +38,11 @@ pub struct Catalog {
 impl Catalog {
     pub(super) fn of(members: &[Arc<Member>]) -> Catalog {
         let mut cat = Catalog::default();
-        for m in members.iter().filter(|m| m.state() == State::Ready) {
+        // Failed servers have no tools; one not started yet may have saved ones.
+        for m in members
+            .iter()
+            .filter(|m| !matches!(m.state(), State::Failed | State::NeedsLogin | State::Disabled))
+        {
             let spec = &m.spec;
             for t in m.tools().iter() {
                 if !names::admitted(&t.name, spec.include.as_deref(), &spec.exclude) {

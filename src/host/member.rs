@@ -33,6 +33,8 @@ pub enum State {
     NeedsLogin,
     Disabled,
     Restarting,
+    /// Not started: its saved tools are in the catalog, and its first call starts it.
+    Idle,
 }
 
 impl State {
@@ -45,6 +47,7 @@ impl State {
             State::NeedsLogin => "needs_login",
             State::Disabled => "disabled",
             State::Restarting => "restarting",
+            State::Idle => "idle",
         }
     }
 }
@@ -68,6 +71,10 @@ pub struct Member {
     stop: CancellationToken,
     /// Woken by the server's `notifications/tools/list_changed`; a storm leaves one wake-up.
     changed: Arc<tokio::sync::Notify>,
+    /// Held while the server starts, so that a call waits for a start under way.
+    pub(super) starting: tokio::sync::Mutex<()>,
+    /// Its tools came from a saved catalog, not from the server yet.
+    saved: AtomicBool,
 }
 
 impl Member {
@@ -87,6 +94,8 @@ impl Member {
             announced: AtomicBool::new(false),
             stop: CancellationToken::new(),
             changed: Arc::new(tokio::sync::Notify::new()),
+            starting: tokio::sync::Mutex::new(()),
+            saved: AtomicBool::new(false),
         })
     }
 
@@ -100,14 +109,45 @@ impl Member {
         st.error = error;
     }
 
-    /// Moves an added server to starting; false when it is not an added one.
+    /// Moves an added (or idle) server to starting; false when it is neither.
     pub(super) fn claim_start(&self) -> bool {
         let mut st = lock(&self.st);
-        if st.state != State::Added {
+        if !matches!(st.state, State::Added | State::Idle) {
             return false;
         }
         st.state = State::Starting;
         true
+    }
+
+    /// Publishes tools a host saved from an earlier run, while the server is not
+    /// started; false when it is.
+    pub(super) fn set_saved(&self, tools: Vec<Tool>) -> bool {
+        let mut st = lock(&self.st);
+        if !matches!(st.state, State::Added | State::Idle) {
+            return false;
+        }
+        st.tools = Arc::new(tools);
+        self.saved.store(true, Ordering::Release);
+        true
+    }
+
+    /// An added server with saved tools becomes idle: started by its first call.
+    pub(super) fn idle_if_saved(&self) -> bool {
+        let mut st = lock(&self.st);
+        if st.state != State::Added || !self.saved.load(Ordering::Acquire) {
+            return false;
+        }
+        st.state = State::Idle;
+        true
+    }
+
+    /// Its client, when it is ready.
+    pub fn ready_client(&self) -> Option<Arc<Client>> {
+        let st = lock(&self.st);
+        match st.state {
+            State::Ready | State::Restarting => st.held.as_ref().map(Held::current),
+            _ => None,
+        }
     }
 
     /// True once for a disabled server: its state is then reported.

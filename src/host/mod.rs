@@ -59,6 +59,8 @@ pub struct Settings {
     /// Servers started at once, at most.
     pub concurrency: usize,
     pub on_event: Option<EventFn>,
+    /// Servers with saved tools start on their first call, not at the start.
+    pub lazy: bool,
 }
 
 pub struct Host {
@@ -150,8 +152,16 @@ impl Host {
         for m in all.iter().filter(|m| m.announce_disabled()) {
             self.report(Event::ServerState, Some(&m.spec.name), State::Disabled, None);
         }
+        if settings_lazy(&self.settings) {
+            for m in all.iter().filter(|m| m.idle_if_saved()) {
+                self.report(Event::ServerState, Some(&m.spec.name), State::Idle, None);
+            }
+        }
         // Claimed one by one, so that two starts at once never start a server twice.
-        let todo: Vec<Arc<Member>> = all.into_iter().filter(|m| m.claim_start()).collect();
+        let todo: Vec<Arc<Member>> = all
+            .into_iter()
+            .filter(|m| m.state() == State::Added && m.claim_start())
+            .collect();
         let settings = Arc::new(read(&self.settings).clone());
         let gate = Arc::new(tokio::sync::Semaphore::new(settings.concurrency.max(1)));
         let mut set = JoinSet::new();
@@ -180,6 +190,11 @@ impl Host {
     }
 
     async fn start_one(self: &Arc<Host>, m: &Arc<Member>, settings: &Settings) {
+        let _starting = m.starting.lock().await;
+        self.start_locked(m, settings).await;
+    }
+
+    async fn start_locked(self: &Arc<Host>, m: &Arc<Member>, settings: &Settings) {
         match m.connect(settings).await {
             Ok(()) => {
                 self.rebuild();
@@ -199,8 +214,66 @@ impl Host {
         read(&self.catalog).clone()
     }
 
-    /// The server and client a qualified tool name routes to, and the tool's own name.
-    pub fn route(&self, qualified: &str) -> Result<(Arc<Member>, Arc<Client>, String)> {
+    /// Publishes a catalog saved from an earlier run (`Catalog::to_json`'s form): each
+    /// entry's tool goes to its server when that server is added and not started.
+    /// Returns how many were taken.
+    pub fn load_catalog(&self, json: &str) -> Result<usize> {
+        let bad = |what: &str| Error::new(Status::MCPC_ERR_INVALID_ARG, format!("the saved catalog {what}"));
+        // Each tool kept as the text it was saved as, byte for byte.
+        #[derive(serde::Deserialize)]
+        struct Saved<'a> {
+            #[serde(borrow)]
+            tools: Vec<SavedEntry<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct SavedEntry<'a> {
+            server: String,
+            #[serde(borrow)]
+            tool: &'a serde_json::value::RawValue,
+        }
+        let saved: Saved<'_> = serde_json::from_str(json).map_err(|e| bad(&format!("is not one: {e}")))?;
+        let mut by_server: HashMap<String, Vec<crate::result::Tool>> = HashMap::new();
+        for (i, e) in saved.tools.into_iter().enumerate() {
+            let t = crate::result::Tool::from_json(e.tool.get()).map_err(|e| bad(&format!("entry {i}: {e}")))?;
+            by_server.entry(e.server).or_default().push(t);
+        }
+        let mut taken = 0;
+        for m in read(&self.members).iter() {
+            if let Some(tools) = by_server.remove(&m.spec.name) {
+                let n = tools.len();
+                if m.set_saved(tools) {
+                    taken += n;
+                }
+            }
+        }
+        self.rebuild();
+        Ok(taken)
+    }
+
+    /// The client of a server, started first when it is idle (or added and not
+    /// started), or once the start under way ends.
+    pub async fn client_for(self: &Arc<Host>, m: &Arc<Member>) -> Result<Arc<Client>> {
+        if let Some(c) = m.ready_client() {
+            return Ok(c);
+        }
+        let _starting = m.starting.lock().await;
+        if m.claim_start() {
+            self.report(Event::ServerState, Some(&m.spec.name), State::Starting, None);
+            let settings = read(&self.settings).clone();
+            self.start_locked(m, &settings).await;
+        }
+        m.ready_client().ok_or_else(|| {
+            m.error().unwrap_or_else(|| {
+                Error::new(
+                    Status::MCPC_ERR_CLOSED,
+                    format!("server {:?} is not running", m.spec.name),
+                )
+            })
+        })
+    }
+
+    /// The server a qualified tool name routes to, and the tool's own name.
+    pub fn route(&self, qualified: &str) -> Result<(Arc<Member>, String)> {
         let cat = self.catalog();
         let Some(e) = cat.get(qualified) else {
             return Err(Error::new(
@@ -209,10 +282,7 @@ impl Host {
             ));
         };
         let m = self.member(&e.server)?;
-        let c = m
-            .client()
-            .ok_or_else(|| Error::new(Status::MCPC_ERR_CLOSED, format!("server {:?} is not running", e.server)))?;
-        Ok((m, c, e.tool.clone()))
+        Ok((m, e.tool.clone()))
     }
 
     pub fn member(&self, name: &str) -> Result<Arc<Member>> {
@@ -284,12 +354,17 @@ impl Host {
             return;
         }
         let f = read(&self.settings).on_event.clone();
-        if let Some(f) = f {
-            let _one = lock(&self.reporting);
-            // A blocking host call from the callback would wait on this report.
-            let _scope = runtime::CallbackScope::enter();
-            f(ev, server, state, detail);
+        let Some(f) = f else { return };
+        // A report the callback itself causes (loading a catalog from it) runs at once:
+        // waiting for the one under way on this thread would never end.
+        if IN_REPORT.with(|r| r.get()) {
+            return f(ev, server, state, detail);
         }
+        let _one = lock(&self.reporting);
+        // A blocking host call from the callback would wait on this report.
+        let _scope = runtime::CallbackScope::enter();
+        let _in = InReport::enter();
+        f(ev, server, state, detail);
     }
 }
 
@@ -332,6 +407,31 @@ async fn refresh(host: std::sync::Weak<Host>, m: Arc<Member>) {
         let Some(h) = host.upgrade() else { return };
         h.rebuild();
     }
+}
+
+thread_local! {
+    /// This thread is in the host's event callback.
+    static IN_REPORT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread as in the event callback while it lives (also when the callback unwinds).
+struct InReport;
+
+impl InReport {
+    fn enter() -> InReport {
+        IN_REPORT.with(|r| r.set(true));
+        InReport
+    }
+}
+
+impl Drop for InReport {
+    fn drop(&mut self) {
+        IN_REPORT.with(|r| r.set(false));
+    }
+}
+
+fn settings_lazy(s: &RwLock<Settings>) -> bool {
+    read(s).lazy
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

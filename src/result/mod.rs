@@ -38,6 +38,18 @@ impl Tool {
     pub fn json_nul(&self) -> &str {
         &self.json_nul
     }
+
+    /// A tool from its JSON alone, such as a catalog a host saved: named, or refused.
+    pub fn from_json(json: &str) -> std::result::Result<Tool, String> {
+        let name = read::tool_name(json)?;
+        if name.is_empty() {
+            return Err("the tool has an empty name".into());
+        }
+        Ok(Tool {
+            name,
+            json_nul: read::with_nul(json),
+        })
+    }
 }
 
 /// One page of `tools/list`.

@@ -23,7 +23,8 @@ struct seen {
     int disabled;
     char last_detail[512];
     mcpc_host_t *host;
-    mcpc_status_t nested_start, nested_status;
+    mcpc_status_t nested_start, nested_status, nested_load;
+    int idle;
 };
 
 static void on_event(void *ud, mcpc_host_event_t ev, const char *server, mcpc_server_state_t state,
@@ -37,6 +38,8 @@ static void on_event(void *ud, mcpc_host_event_t ev, const char *server, mcpc_se
         s->nested_status = mcpc_host_status(s->host, &json);
         mcpc_string_free(json);
         s->nested_start = mcpc_host_start(s->host);
+        /* A call that reports from inside the report: no wait on itself. */
+        s->nested_load = mcpc_host_load_catalog(s->host, "{\"tools\":[]}", NULL);
         snprintf(s->last_detail, sizeof s->last_detail, "%s", detail ? detail : "");
     } else if (ev == MCPC_HOST_CATALOG_CHANGED) {
         s->catalog_changes++;
@@ -44,6 +47,7 @@ static void on_event(void *ud, mcpc_host_event_t ev, const char *server, mcpc_se
         if (state == MCPC_SERVER_READY) s->ready++;
         if (state == MCPC_SERVER_FAILED) s->failed++;
         if (state == MCPC_SERVER_DISABLED) s->disabled++;
+        if (state == MCPC_SERVER_IDLE) s->idle++;
         if (state == MCPC_SERVER_FAILED && server && strcmp(server, "crash") == 0) s->failed_crash++;
     }
     pthread_cond_broadcast(&s->cv);
@@ -96,6 +100,7 @@ static void test_start_catalog_and_routing(void) {
     CHECK(strstr(s.last_detail, "\"ready\":3") != NULL);
     CHECK_STATUS(s.nested_status, MCPC_OK);
     CHECK_STATUS(s.nested_start, MCPC_ERR_WOULD_DEADLOCK);
+    CHECK_STATUS(s.nested_load, MCPC_OK);
     pthread_mutex_unlock(&s.mu);
 
     char *tools = NULL;
@@ -321,6 +326,56 @@ static void test_hostile_servers(void) {
     mcpc_host_free(h);
 }
 
+static void test_lazy_start_from_a_saved_catalog(void) {
+    char log_a[128], cfg[512];
+    snprintf(log_a, sizeof log_a, "/tmp/mcpc-host-lazy-%d.log", (int)getpid());
+    snprintf(cfg, sizeof cfg,
+             "{\"mcpServers\": {\"a\": {\"command\": \"python3\", \"args\": [\"demo/server.py\", \"--log\", \"%s\"]},"
+             " \"b\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"], \"includeTools\": [\"add\"]}}}",
+             log_a);
+    write_config(cfg);
+    /* An earlier run: the catalog it saved. */
+    mcpc_host_t *h = new_host(NULL);
+    CHECK_STATUS(mcpc_host_add_config(h, cfg_path, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    char *saved = NULL;
+    CHECK_STATUS(mcpc_host_tools(h, &saved), MCPC_OK);
+    mcpc_host_free(h);
+    unlink(log_a);
+    if (!saved) return;
+
+    /* This run: the saved catalog is whole at once, and no server runs until its first call. */
+    struct seen s = {0};
+    h = new_host(&s);
+    CHECK_STATUS(mcpc_host_set_lazy(h, 1), MCPC_OK);
+    CHECK_STATUS(mcpc_host_add_config(h, cfg_path, NULL), MCPC_OK);
+    size_t taken = 0;
+    CHECK_STATUS(mcpc_host_load_catalog(h, saved, &taken), MCPC_OK);
+    CHECK(taken == 26); /* what the catalog held: a's 25 tools and b's add */
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    pthread_mutex_lock(&s.mu);
+    CHECK(s.idle == 2 && s.ready == 0);
+    pthread_mutex_unlock(&s.mu);
+    char *now = NULL;
+    CHECK_STATUS(mcpc_host_tools(h, &now), MCPC_OK);
+    CHECK(now && strcmp(now, saved) == 0);
+    mcpc_string_free(now);
+    CHECK(access(log_a, F_OK) != 0); /* a never started */
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_host_call_tool(h, "a__echo", "{\"text\":\"woke\"}", NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "woke") == 0);
+    mcpc_result_free(r);
+    char *st = NULL;
+    CHECK_STATUS(mcpc_host_status(h, &st), MCPC_OK);
+    CHECK(st && strstr(st, "\"name\":\"a\",\"state\":\"ready\"") && strstr(st, "\"name\":\"b\",\"state\":\"idle\""));
+    mcpc_string_free(st);
+    CHECK_STATUS(mcpc_host_load_catalog(h, "[1]", NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_load_catalog(h, "{\"tools\":[{\"server\":\"b\",\"tool\":{}}]}", NULL), MCPC_ERR_INVALID_ARG);
+    mcpc_host_free(h);
+    mcpc_string_free(saved);
+    unlink(log_a);
+}
+
 static void test_required_server(void) {
     mcpc_host_t *h = new_host(NULL);
     write_config("{\"mcpServers\": {\"ok\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"]},"
@@ -396,6 +451,7 @@ int main(int argc, char **argv) {
     RUN(test_list_changed_storm_refreshes_once);
     RUN(test_input_requests_name_their_server);
     RUN(test_hostile_servers);
+    RUN(test_lazy_start_from_a_saved_catalog);
     RUN(test_required_server);
     RUN(test_variables_and_resolver);
     RUN(test_bad_arguments);
