@@ -1,18 +1,19 @@
 // mcpc.hpp: a header-only C++17 wrapper over mcpc.h, the C ABI of the mcpc
 // Model Context Protocol client library.
 //
-// - Handles are RAII and move-only: Client, Options, OAuth, Result, ToolList, Cancel, Op,
-//   Transport, Exchange. A moved-from handle is empty (operator bool is false).
+// - Handles are RAII and move-only: Client, Host, Options, OAuth, Result, ToolList, Cancel,
+//   Op, Transport, Exchange. A moved-from handle is empty (operator bool is false).
 // - Failures throw mcpc::Error (or a subclass, see below) carrying the status, the
 //   library's message and, for JSON-RPC errors, the code. ToolError (the tool ran and
 //   reported isError) carries the Result.
 // - Strings go in as std::string_view and come out as std::string (copies; the
 //   library's borrowed pointers never escape this header).
 // - Callbacks are std::function. They run on mcpc threads (see mcpc.h). Send,
-//   request, token, OAuth authorize and store callbacks may throw: an exception
-//   counts as a failure of that message, as "no token", as a cancelled login or as
-//   "nothing stored". Every other callback (completions, progress, stderr,
-//   notifications) must not throw: an exception escaping one calls std::terminate.
+//   request, token, OAuth authorize and store callbacks and a host's resolver may
+//   throw: an exception counts as a failure of that message, as "no token", as a
+//   cancelled login, as "nothing stored" or as "no value". Every other callback
+//   (completions, progress, stderr, notifications, a host's events) must not throw:
+//   an exception escaping one calls std::terminate.
 //
 // The header's doc comments in mcpc.h remain the reference for behaviour, threads
 // and ownership; this wrapper adds no behaviour of its own.
@@ -75,6 +76,8 @@ enum class Status : int {
     OutputSchema = MCPC_ERR_OUTPUT_SCHEMA,
     Integrity = MCPC_ERR_INTEGRITY,
     TaskDetached = MCPC_ERR_TASK_DETACHED,
+    Config = MCPC_ERR_CONFIG,
+    UnknownName = MCPC_ERR_UNKNOWN_NAME,
 };
 
 /// The status's name, such as "MCPC_ERR_TIMEOUT".
@@ -126,6 +129,12 @@ class LoginRequiredError : public Error { using Error::Error; };
 class LoginCancelledError : public Error { using Error::Error; };
 /// AUTH_SERVER: the authorization server failed or broke the OAuth rules.
 class AuthServerError : public Error { using Error::Error; };
+/// CONFIG: a host's configuration file was refused (unreadable, a malformed value, a
+/// variable without a value); what() names the file, the server and the field, never a value.
+class ConfigError : public Error { using Error::Error; };
+/// UNKNOWN_NAME: a host has no tool of that qualified name in its catalog, or no
+/// server of that name.
+class UnknownNameError : public Error { using Error::Error; };
 
 /// TOOL: the tool ran and reported failure (isError). result() says what went wrong.
 class ToolError : public Error {
@@ -366,6 +375,8 @@ namespace detail {
     case Status::LoginRequired: throw LoginRequiredError(st, message, rpc_code);
     case Status::LoginCancelled: throw LoginCancelledError(st, message, rpc_code);
     case Status::AuthServer: throw AuthServerError(st, message, rpc_code);
+    case Status::Config: throw ConfigError(st, message, rpc_code);
+    case Status::UnknownName: throw UnknownNameError(st, message, rpc_code);
     default: throw Error(st, message, rpc_code);
     }
 }
@@ -507,6 +518,23 @@ inline mcpc_call_opts_t c_opts(const CallOptions& o, const ProgressFn* progress,
 template <class F>
 void delete_fn(void* p) noexcept {
     delete static_cast<F*>(p);
+}
+
+/// Writes `v` NUL-terminated into a callback's buffer: 0, or 1 for "none" (no value,
+/// or one that does not fit or holds a NUL: refused, never cut).
+inline int32_t put_value(const std::optional<std::string>& v, char* buf, size_t len) noexcept {
+    if (!v || v->size() + 1 > len || v->find('\0') != std::string::npos) return 1;
+    v->copy(buf, v->size());
+    buf[v->size()] = '\0';
+    return 0;
+}
+
+/// The C strings of `argv`, valid as long as it is.
+inline std::vector<const char*> c_argv(const std::vector<std::string>& argv) {
+    std::vector<const char*> a;
+    a.reserve(argv.size());
+    for (const auto& s : argv) a.push_back(s.c_str());
+    return a;
 }
 
 }  // namespace detail
@@ -675,18 +703,10 @@ private:
         else
             mcpc_auth_request_cancel(req);
     }
-    // Writes `v` NUL-terminated into the callback's buffer: 0, or 1 for "none" (no
-    // value, or one that does not fit or holds a NUL).
-    static int32_t put(const std::optional<std::string>& v, char* buf, size_t len) noexcept {
-        if (!v || v->size() + 1 > len || v->find('\0') != std::string::npos) return 1;
-        v->copy(buf, v->size());
-        buf[v->size()] = '\0';
-        return 0;
-    }
     static int32_t assertion_cb(void* ud, char* buf, size_t len) noexcept {
         try {
             std::optional<std::string> v = (*static_cast<AssertionFn*>(ud))();
-            return v && !v->empty() ? put(v, buf, len) : 1;
+            return v && !v->empty() ? detail::put_value(v, buf, len) : 1;
         } catch (...) {
             return 1;
         }
@@ -704,7 +724,7 @@ private:
     }
     static int32_t load_cb(void* ud, const char* key, char* buf, size_t len) noexcept {
         try {
-            return put((*static_cast<std::shared_ptr<OAuthStore>*>(ud))->load(key), buf, len);
+            return detail::put_value((*static_cast<std::shared_ptr<OAuthStore>*>(ud))->load(key), buf, len);
         } catch (...) {
             return 1;
         }
@@ -859,11 +879,7 @@ public:
                 try {
                     std::optional<std::string_view> w;
                     if (www) w = std::string_view(www);
-                    std::optional<std::string> tok = (*static_cast<F*>(ud))(w);
-                    if (!tok || tok->size() + 1 > len) return 1;
-                    tok->copy(buf, tok->size());
-                    buf[tok->size()] = '\0';
-                    return 0;
+                    return detail::put_value((*static_cast<F*>(ud))(w), buf, len);
                 } catch (...) {
                     return 1;
                 }
@@ -1067,6 +1083,18 @@ private:
 
 // ---- the client ---------------------------------------------------------------
 
+namespace detail {
+/// A tool call's outcome: the Result, or the exception for its status; ToolError and
+/// OutputSchemaError carry the result the call handed out.
+inline Result call_result(mcpc_status_t st, mcpc_result_t* r) {
+    if (st == MCPC_ERR_TOOL) throw ToolError(str(mcpc_last_error_message()), std::make_shared<Result>(r));
+    if (st == MCPC_ERR_OUTPUT_SCHEMA)
+        throw OutputSchemaError(str(mcpc_last_error_message()), std::make_shared<Result>(r));
+    check(st);
+    return Result(r);
+}
+}  // namespace detail
+
 class Client;
 
 /// Completion of call_async: the status, the result (also for Status::Tool; empty
@@ -1088,7 +1116,7 @@ public:
 
     /// Starts `argv[0]` with the rest as arguments and connects over stdio.
     static Client stdio(const std::vector<std::string>& argv, const Options* opts = nullptr) {
-        std::vector<const char*> a = c_argv(argv);
+        std::vector<const char*> a = detail::c_argv(argv);
         mcpc_client_t* c = nullptr;
         detail::check(mcpc_client_connect_stdio(a.data(), a.size(), opts ? opts->get() : nullptr, &c));
         return Client(c);
@@ -1113,7 +1141,7 @@ public:
 
     /// As stdio(), without blocking: `done` gets the client (or the error) once.
     static Op stdio_async(const std::vector<std::string>& argv, const Options* opts, ConnectDoneFn done) {
-        std::vector<const char*> a = c_argv(argv);
+        std::vector<const char*> a = detail::c_argv(argv);
         auto* f = new ConnectDoneFn(std::move(done));
         mcpc_op_t* op = nullptr;
         mcpc_status_t st = mcpc_client_connect_stdio_async(a.data(), a.size(), opts ? opts->get() : nullptr,
@@ -1313,18 +1341,8 @@ public:
         mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
         mcpc_result_t* r = nullptr;
         std::string args(arguments_json);
-        mcpc_status_t st = mcpc_client_call_tool(p_.get(), std::string(name).c_str(),
-                                                 arguments_json.empty() ? nullptr : args.c_str(), &c, &r);
-        if (st == MCPC_ERR_TOOL) {
-            std::string message = detail::str(mcpc_last_error_message());
-            throw ToolError(message, std::make_shared<Result>(r));
-        }
-        if (st == MCPC_ERR_OUTPUT_SCHEMA) {
-            std::string message = detail::str(mcpc_last_error_message());
-            throw OutputSchemaError(message, std::make_shared<Result>(r));
-        }
-        detail::check(st);
-        return Result(r);
+        mcpc_status_t st = mcpc_client_call_tool(p_.get(), std::string(name).c_str(), detail::or_null(args), &c, &r);
+        return detail::call_result(st, r);
     }
 
     /// As call(), without blocking: `done` runs exactly once on an mcpc thread. A
@@ -1398,12 +1416,6 @@ private:
         ProgressFn progress;
     };
 
-    static std::vector<const char*> c_argv(const std::vector<std::string>& argv) {
-        std::vector<const char*> a;
-        a.reserve(argv.size());
-        for (const auto& s : argv) a.push_back(s.c_str());
-        return a;
-    }
     template <class S>
     static Op started(mcpc_status_t st, S* state, mcpc_op_t* op) {
         if (st != MCPC_OK) {
@@ -1428,6 +1440,227 @@ private:
     }
 
     std::unique_ptr<mcpc_client_t, detail::Deleter<mcpc_client_t, mcpc_client_free>> p_;
+};
+
+// ---- hosts --------------------------------------------------------------------
+
+/// A server's state in a Host (mcpc_server_state_t).
+enum class ServerState : int {
+    Added = MCPC_SERVER_ADDED,
+    Starting = MCPC_SERVER_STARTING,
+    Ready = MCPC_SERVER_READY,
+    Failed = MCPC_SERVER_FAILED,
+    NeedsLogin = MCPC_SERVER_NEEDS_LOGIN,
+    Disabled = MCPC_SERVER_DISABLED,
+    Restarting = MCPC_SERVER_RESTARTING,
+    /// Not started: its saved tools are in the catalog, and its first call starts it.
+    Idle = MCPC_SERVER_IDLE,
+};
+
+/// What a Host reports to its event function (mcpc_host_event_t).
+enum class HostEvent : int {
+    /// A server's state changed: the server, its state, and its error as the detail.
+    StateChanged = MCPC_HOST_SERVER_STATE,
+    /// start() settled: the detail is the summary, JSON
+    /// {"servers": {STATE: COUNT}, "tools": N, "collisions": N}.
+    Settled = MCPC_HOST_SETTLED,
+    /// The catalog changed (a server became ready, failed or was removed).
+    CatalogChanged = MCPC_HOST_CATALOG_CHANGED,
+};
+
+/// Which of this process's environment a Host's stdio servers inherit.
+enum class EnvPolicy : int32_t {
+    /// All but the names holding TOKEN, SECRET, PASSWORD, KEY, CREDENTIAL or AUTH (the default).
+    NoSecrets = MCPC_ENV_NO_SECRETS,
+    PassAll = MCPC_ENV_PASS_ALL,
+    /// Only the names given.
+    Allow = MCPC_ENV_ALLOW,
+};
+
+namespace detail {
+/// Why the resolver refused a value on this thread, for add_config's error: the C
+/// API hears only "no value".
+inline std::string& resolver_note() {
+    thread_local std::string note;
+    return note;
+}
+}  // namespace detail
+
+/// Many MCP servers behind one handle (mcpc_host_t, docs/host.md): servers from
+/// configuration files or one by one, started together, their tools in one catalog
+/// under qualified names (SERVER__TOOL), each call routed by that name. Thread-safe;
+/// move-only; the destructor closes every server (no call on the host may still be
+/// running then).
+class Host {
+public:
+    /// A report: the event, the server (nullopt for Settled and CatalogChanged), its
+    /// state (meaningful for StateChanged only) and the detail (a failed server's
+    /// error, or Settled's summary JSON). Runs one report at a time, on the thread in
+    /// start() or an mcpc thread; may call tools() and status(); a blocking call from it
+    /// throws WouldDeadlock. Must not throw.
+    using EventFn = std::function<void(HostEvent event, std::optional<std::string_view> server, ServerState state,
+                                       std::optional<std::string_view> detail)>;
+    /// Gives a value a configuration file asks of the host: `kind` "input" (${input:ID}:
+    /// `reference` the ID, `prompt` its description) or "secret" (${op://...}: the whole
+    /// reference, no prompt); nullopt (or an exception) for none. Runs on the thread in
+    /// add_config and may block to ask the user. A value of 8 KiB or more, or one holding
+    /// a NUL, is refused, never cut: add_config's ConfigError then says so.
+    using ResolveFn = std::function<std::optional<std::string>(std::string_view kind, std::string_view reference,
+                                                               std::optional<std::string_view> prompt)>;
+
+    /// A host with no servers, whose servers start from the library's defaults.
+    Host() : Host(nullptr) {}
+    /// A host whose servers start from `defaults` (copied) unless added with options of their own.
+    explicit Host(const Options& defaults) : Host(&defaults) {}
+    explicit Host(const Options* defaults) {
+        mcpc_host_t* h = nullptr;
+        detail::check(mcpc_host_new(defaults ? defaults->get() : nullptr, &h));
+        p_.reset(h);
+    }
+
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+    /// Reports to `fn` from now on, replacing the function set before.
+    Host& on_event(EventFn fn) {
+        auto* f = new EventFn(std::move(fn));
+        detail::check(mcpc_host_set_event_callback(p_.get(), &Host::event_cb, f, detail::delete_fn<EventFn>));
+        return *this;
+    }
+    /// Asks `fn` for the values of configuration files added later.
+    Host& resolver(ResolveFn fn) {
+        auto* f = new ResolveFn(std::move(fn));
+        detail::check(mcpc_host_set_resolver(p_.get(), &Host::resolve_cb, f, detail::delete_fn<ResolveFn>));
+        return *this;
+    }
+    /// A variable files added later may name as ${NAME}, such as workspaceFolder; it
+    /// comes before the environment's of that name.
+    Host& variable(std::string_view name, std::string_view value) {
+        detail::check(mcpc_host_set_variable(p_.get(), std::string(name).c_str(), std::string(value).c_str()));
+        return *this;
+    }
+    /// What stdio servers started later inherit; `names` for EnvPolicy::Allow. A server's
+    /// own env is always passed.
+    Host& env_policy(EnvPolicy policy, const std::vector<std::string>& names = {}) {
+        std::vector<const char*> n = detail::c_argv(names);
+        detail::check(mcpc_host_set_env_policy(p_.get(), static_cast<int32_t>(policy), n.data(), n.size()));
+        return *this;
+    }
+    /// How many servers start at once (at least 1; 8 by default).
+    Host& concurrency(size_t n) {
+        detail::check(mcpc_host_set_concurrency(p_.get(), n));
+        return *this;
+    }
+    /// With `on`, start() leaves each server that has saved tools (load_catalog) idle,
+    /// and its first call starts it.
+    Host& lazy(bool on = true) {
+        detail::check(mcpc_host_set_lazy(p_.get(), on ? 1 : 0));
+        return *this;
+    }
+    /// Publishes a catalog saved from an earlier run (the JSON tools() gave): each tool
+    /// goes to its server while that server is not started. Returns how many were taken.
+    size_t load_catalog(std::string_view saved) {
+        size_t taken = 0;
+        detail::check(mcpc_host_load_catalog(p_.get(), std::string(saved).c_str(), &taken));
+        return taken;
+    }
+
+    /// Reads a configuration file (mcpServers, VS Code's servers with inputs, Zed's
+    /// context_servers, mcp.json's root map) and adds its servers, not started: all or
+    /// none. Returns how many. Throws ConfigError naming the file, the server and the field.
+    size_t add_config(std::string_view path) {
+        size_t added = 0;
+        detail::resolver_note().clear();
+        mcpc_status_t st = mcpc_host_add_config(p_.get(), std::string(path).c_str(), &added);
+        if (st != MCPC_OK) {
+            std::string message = detail::str(mcpc_last_error_message());
+            std::string& why = detail::resolver_note();
+            if (!why.empty()) message += " (" + std::exchange(why, std::string()) + ")";
+            detail::throw_status(static_cast<Status>(st), message, 0, nullptr);
+        }
+        return added;
+    }
+    /// Adds a stdio server `name` running `argv`, not started; with options of its own
+    /// (which replace the host's defaults), or the host's.
+    void add_stdio(std::string_view name, const std::vector<std::string>& argv, const Options* opts = nullptr) {
+        std::vector<const char*> a = detail::c_argv(argv);
+        detail::check(mcpc_host_add_stdio(p_.get(), std::string(name).c_str(), a.data(), a.size(),
+                                          opts ? opts->get() : nullptr));
+    }
+    void add_stdio(std::string_view name, const std::vector<std::string>& argv, const Options& opts) {
+        add_stdio(name, argv, &opts);
+    }
+    /// Adds an HTTP server `name` at `url`, not started (the URL is checked when it starts).
+    void add_http(std::string_view name, std::string_view url, const Options* opts = nullptr) {
+        detail::check(mcpc_host_add_http(p_.get(), std::string(name).c_str(), std::string(url).c_str(),
+                                         opts ? opts->get() : nullptr));
+    }
+    void add_http(std::string_view name, std::string_view url, const Options& opts) { add_http(name, url, &opts); }
+
+    /// Starts every server added and not started yet, together, and returns once each
+    /// is ready or failed. A failed server leaves the others running, unless it is
+    /// `required`: then this throws its error.
+    void start() { detail::check(mcpc_host_start(p_.get())); }
+
+    /// The catalog, JSON: {"tools": [{"name": QUALIFIED, "server", "tool"}], "collisions":
+    /// [{"name", "kept", "renamed", "renamedTo"}]}.
+    std::string tools() const { return json(mcpc_host_tools); }
+    /// Every server, JSON: [{"name", "state", "tools", "error", "stderr"}] in the order added.
+    std::string status() const { return json(mcpc_host_status); }
+
+    /// Calls the tool of this qualified name on its server (its timeout unless `o` sets
+    /// one). As Client::call; UnknownNameError for a name not in the catalog.
+    Result call(std::string_view qualified, std::string_view arguments_json = {}, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        mcpc_result_t* r = nullptr;
+        std::string args(arguments_json);
+        mcpc_status_t st = mcpc_host_call_tool(p_.get(), std::string(qualified).c_str(), detail::or_null(args), &c, &r);
+        return detail::call_result(st, r);
+    }
+
+    /// Stops the server `name` and removes it; its tools leave the catalog.
+    void remove(std::string_view name) { detail::check(mcpc_host_remove(p_.get(), std::string(name).c_str())); }
+
+    const mcpc_host_t* get() const noexcept { return p_.get(); }
+    mcpc_host_t* release() noexcept { return p_.release(); }
+
+private:
+    std::string json(mcpc_status_t (*fn)(const mcpc_host_t*, char**)) const {
+        char* out = nullptr;
+        detail::check(fn(p_.get(), &out));
+        return detail::take_string(out);
+    }
+    static void event_cb(void* ud, mcpc_host_event_t ev, const char* server, mcpc_server_state_t state,
+                         const char* detail) noexcept {
+        std::optional<std::string_view> s, d;
+        if (server) s = std::string_view(server);
+        if (detail) d = std::string_view(detail);
+        (*static_cast<EventFn*>(ud))(static_cast<HostEvent>(ev), s, static_cast<ServerState>(state), d);
+    }
+    static int32_t resolve_cb(void* ud, const char* kind, const char* reference, const char* prompt, char* buf,
+                              size_t len) noexcept {
+        std::string var = (std::string_view(kind) == "input" ? "${input:" : "${") + std::string(reference) + "}";
+        try {
+            std::optional<std::string_view> p;
+            if (prompt) p = std::string_view(prompt);
+            std::optional<std::string> v = (*static_cast<ResolveFn*>(ud))(kind, reference, p);
+            int32_t refused = detail::put_value(v, buf, len);
+            if (v && refused && v->find('\0') != std::string::npos)
+                note("the resolver's value for " + var + " holds a NUL");
+            else if (v && refused)
+                note("the resolver's value for " + var + " is " + std::to_string(v->size()) + " bytes, more than the " +
+                     std::to_string(len - 1) + " that fit");
+            return refused;
+        } catch (...) {
+            note("the resolver threw for " + var);
+            return 1;
+        }
+    }
+    static void note(const std::string& why) {
+        std::string& n = detail::resolver_note();
+        n += (n.empty() ? "" : "; ") + why;
+    }
+
+    std::unique_ptr<mcpc_host_t, detail::Deleter<mcpc_host_t, mcpc_host_free>> p_;
 };
 
 }  // namespace mcpc

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -314,6 +315,18 @@ mcpc::Options quick() {
     mcpc::Options o;
     o.timeout(10s).close_grace(2000ms, 2000ms);
     return o;
+}
+
+// Writes `text` to a file named after this process and `name`; returns its path.
+std::string write_temp(const std::string& name, const std::string& text) {
+    std::string path = "/tmp/mcpc-cpp-" + std::to_string(getpid()) + "-" + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+// A configuration file's entry for the demo server with `args` after its path.
+std::string demo_entry(const std::string& args = "", const std::string& more = "") {
+    return R"({"command": ")" + python() + R"(", "args": ["demo/server.py")" + args + "]" + more + "}";
 }
 
 }  // namespace
@@ -1057,6 +1070,160 @@ int main() {
             mcpc::OAuth().dpop_signer("not a key", [](std::string_view) { return std::string(); });
         });
         for (const char* ext : {".pem", ".pub", ".in", ".sig"}) unlink((base + ext).c_str());
+    });
+
+    run("host: a config's servers started together, the catalog, routed calls, events", [] {
+        std::string cfg = write_temp("host.json", R"({"mcpServers": {"a": )" + demo_entry("", R"(, "excludeTools": ["fail"])") +
+                                                      R"(, "x.y": )" + demo_entry("", R"(, "includeTools": ["echo"])") +
+                                                      R"(, "x_y": )" + demo_entry("", R"(, "includeTools": ["echo", "add"])") +
+                                                      R"(, "missing": {"command": "/nonexistent/mcpc-no-such-server"}}})");
+        std::mutex m;
+        std::vector<std::string> seen;
+        mcpc::Host host(quick());
+        host.on_event([&](mcpc::HostEvent ev, std::optional<std::string_view> server, mcpc::ServerState state,
+                          std::optional<std::string_view> detail) {
+            std::lock_guard<std::mutex> g(m);
+            if (ev == mcpc::HostEvent::StateChanged && state == mcpc::ServerState::Ready) seen.push_back("ready " + std::string(*server));
+            if (ev == mcpc::HostEvent::StateChanged && state == mcpc::ServerState::Failed) seen.push_back("failed " + std::string(*server));
+            if (ev == mcpc::HostEvent::Settled) seen.push_back("settled " + std::string(detail.value_or("")));
+        });
+        CHECK_EQ(host.add_config(cfg), size_t{4});
+        host.start();
+        {
+            std::lock_guard<std::mutex> g(m);
+            CHECK_EQ(seen.size(), size_t{5});
+            CHECK(std::find(seen.begin(), seen.end(), "failed missing") != seen.end());
+            CHECK(std::find(seen.begin(), seen.end(), "ready x.y") != seen.end());
+            CHECK(!seen.empty() && contains(seen.back(), R"("tools":27)") && contains(seen.back(), R"("failed":1)"));
+        }
+        std::string tools = host.tools();
+        CHECK(contains(tools, R"("name":"a__echo")") && !contains(tools, R"("name":"a__fail")"));
+        CHECK(contains(tools, R"("collisions":[{"kept":"x.y","name":"x_y__echo","renamed":"x_y")"));
+        CHECK(!contains(tools, "missing__"));
+        std::string status = host.status();
+        CHECK(contains(status, R"("name":"missing","state":"failed")") && contains(status, "MCPC_ERR_SPAWN"));
+        CHECK_EQ(host.call("a__add", R"({"a":2,"b":3})").structured_json().value_or(""), std::string(R"({"sum":5})"));
+        CHECK_EQ(host.call("x_y__echo_" + tools.substr(tools.find("x_y__echo_") + 10, 8), R"({"text":"renamed"})").text(),
+                 std::string("renamed"));
+        expect_throw<mcpc::TimeoutError>(mcpc::Status::Timeout, [&] {
+            host.call("a__slow", R"({"ms":5000})", mcpc::CallOptions().with_timeout(200ms));
+        });
+        expect_throw<mcpc::UnknownNameError>(mcpc::Status::UnknownName, [&] { host.call("a__fail", "{}"); });
+        expect_throw<mcpc::UnknownNameError>(mcpc::Status::UnknownName, [&] { host.call("missing__echo", "{}"); });
+        host.remove("a");
+        expect_throw<mcpc::UnknownNameError>(mcpc::Status::UnknownName, [&] { host.remove("a"); });
+        expect_throw<mcpc::UnknownNameError>(mcpc::Status::UnknownName, [&] { host.call("a__echo", R"({"text":"x"})"); });
+        CHECK_EQ(host.call("x_y__add", R"({"a":1,"b":1})").structured_json().value_or(""), std::string(R"({"sum":2})"));
+        mcpc::Host moved = std::move(host);
+        CHECK(!host && moved);
+        unlink(cfg.c_str());
+    });
+
+    run("host: a saved catalog, and a server started by its first call", [] {
+        std::string cfg = write_temp("lazy.json", R"({"mcpServers": {"a": )" + demo_entry("", "") + "}}");
+        std::string saved;
+        {
+            mcpc::Host host(quick());
+            host.add_config(cfg);
+            host.start();
+            saved = host.tools();
+        }
+        mcpc::Host host(quick());
+        host.lazy().add_config(cfg);
+        CHECK_EQ(host.load_catalog(saved), size_t{25});
+        host.start();
+        CHECK(contains(host.status(), R"("state":"idle")"));
+        CHECK_EQ(host.tools(), saved);
+        CHECK_EQ(host.call("a__add", R"({"a":2,"b":2})").structured_json().value_or(""), std::string(R"({"sum":4})"));
+        CHECK(contains(host.status(), R"("state":"ready")"));
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { host.load_catalog("[1]"); });
+        unlink(cfg.c_str());
+    });
+
+    run("host: malformed configs, settings, servers added one by one", [] {
+        mcpc::Host host;
+        std::string bad = write_temp("bad.json", R"({"mcpServers": {"w": )" + demo_entry("", R"(, "timeout": "soon")") + "}}");
+        expect_throw<mcpc::ConfigError>(mcpc::Status::Config, [&] { host.add_config(bad); },
+                                        [&](const mcpc::ConfigError& e) {
+                                            CHECK(contains(e.what(), bad) && contains(e.what(), R"(server "w")") &&
+                                                  contains(e.what(), R"(field "timeout")"));
+                                        });
+        expect_throw<mcpc::ConfigError>(mcpc::Status::Config, [&] { host.add_config("/nonexistent/mcp.json"); });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { host.concurrency(0); });
+        host.concurrency(2).env_policy(mcpc::EnvPolicy::Allow, {"PATH", "HOME"}).env_policy(mcpc::EnvPolicy::NoSecrets);
+        std::string ws = write_temp("ws.json", R"({"servers": {"w": {"type": "stdio", "command": ")" + python() +
+                                                   R"(", "args": ["${workspaceFolder}/server.py"]}}})");
+        host.variable("workspaceFolder", "demo");
+        CHECK_EQ(host.add_config(ws), size_t{1});
+        mcpc::Options own = quick();
+        std::atomic<int> notes{0};
+        own.on_notification([&](std::string_view, std::optional<std::string_view>) { notes++; });
+        host.add_stdio("own", demo({"--fault", "notify-during-call"}), own);
+        host.add_stdio("plain", demo());
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { host.add_stdio("plain", demo()); });
+        host.add_http("far", "http://127.0.0.1:9/mcp", quick());
+        host.start();
+        CHECK_EQ(host.call("w__echo", R"({"text":"ws"})").text(), std::string("ws"));
+        CHECK_EQ(host.call("own__echo", R"({"text":"own"})").text(), std::string("own"));
+        CHECK(notes.load() >= 1);
+        expect_throw<mcpc::ToolError>(mcpc::Status::Tool, [&] { host.call("plain__fail", R"({"message":"routed"})"); },
+                                      [](const mcpc::ToolError& e) { CHECK_EQ(e.result().text(), std::string("routed")); });
+        CHECK(contains(host.status(), R"("name":"far","state":"failed")"));
+        for (const std::string& f : {bad, ws}) unlink(f.c_str());
+    });
+
+    run("host: the resolver's value reaches the server, never a message", [] {
+        Fixture fx;
+        const std::string log = "/tmp/mcpc-cpp-" + std::to_string(getpid()) + "-resolved.log";
+        const std::string secret = "s3cr3t-from-the-resolver";
+        std::vector<std::string> asked;
+        mcpc::Host host(quick());
+        host.resolver([&](std::string_view kind, std::string_view ref,
+                          std::optional<std::string_view> prompt) -> std::optional<std::string> {
+            asked.push_back(std::string(kind) + " " + std::string(ref) + " " + std::string(prompt.value_or("-")));
+            if (ref == "logfile") return log;
+            if (ref == "op://vault/token") return secret;
+            if (ref == "op://vault/long") return std::string(9000, 'x');
+            if (ref == "op://vault/throws") throw std::runtime_error("locked");
+            return std::nullopt;
+        });
+        std::string vscode = write_temp("vscode.json", R"({"servers": {"w": {"type": "stdio", "command": ")" + python() +
+                                                           R"(", "args": ["demo/server.py", "--log", "${input:logfile}"]}},
+            "inputs": [{"id": "logfile", "description": "Where the server logs"}]})");
+        std::string remote = write_temp("remote.json", R"({"mcpServers": {"h": {"url": ")" + fx.url() +
+                                                           R"(", "headers": {"Authorization": "Bearer ${op://vault/token}"}}}})");
+        CHECK_EQ(host.add_config(vscode), size_t{1});
+        CHECK_EQ(host.add_config(remote), size_t{1});
+        CHECK_EQ(asked.size(), size_t{2});
+        if (asked.size() == 2) {
+            CHECK_EQ(asked[0], std::string("input logfile Where the server logs"));
+            CHECK_EQ(asked[1], std::string("secret op://vault/token -"));
+        }
+        host.start();
+        CHECK_EQ(host.call("w__echo", R"({"text":"logged"})").text(), std::string("logged"));
+        CHECK_EQ(host.call("h__echo", R"({"text":"authorized"})").text(), std::string("authorized"));
+        std::ifstream lf(log);
+        CHECK(contains(std::string(std::istreambuf_iterator<char>(lf), {}), "\"logged\""));
+        CHECK(contains(fx.log_text(), "\"authorization\":\"Bearer " + secret + "\""));
+        std::string bad = write_temp("secret-bad.json", R"({"mcpServers": {"b": {"url": ")" + fx.url() +
+                                                            R"(", "headers": {"Authorization": "Bearer ${op://vault/token}"},
+            "timeout": "soon"}}})");
+        expect_throw<mcpc::ConfigError>(mcpc::Status::Config, [&] { host.add_config(bad); },
+                                        [&](const mcpc::ConfigError& e) {
+                                            CHECK(contains(e.what(), R"(field "timeout")") && !contains(e.what(), secret));
+                                        });
+        std::string refused = write_temp("refused.json", R"({"mcpServers": {"l": )" + demo_entry(R"(, "${op://vault/long}")") + "}}");
+        expect_throw<mcpc::ConfigError>(mcpc::Status::Config, [&] { host.add_config(refused); },
+                                        [](const mcpc::ConfigError& e) {
+                                            CHECK(contains(e.what(), "${op://vault/long} is 9000 bytes, more than the 8191"));
+                                            CHECK(!contains(e.what(), "xxxxxxxx"));
+                                        });
+        std::string throws = write_temp("throws.json", R"({"mcpServers": {"t": )" + demo_entry(R"(, "${op://vault/throws}")") + "}}");
+        expect_throw<mcpc::ConfigError>(mcpc::Status::Config, [&] { host.add_config(throws); },
+                                        [](const mcpc::ConfigError& e) {
+                                            CHECK(contains(e.what(), "the resolver threw for ${op://vault/throws}"));
+                                        });
+        for (const std::string& f : {vscode, remote, bad, refused, throws, log}) unlink(f.c_str());
     });
 
     std::printf("test-cpp: %d passed, %d failed\n", g_passed, g_failed);

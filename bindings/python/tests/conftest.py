@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Iterator, List
+from typing import Any, Callable, Iterator, List
 
 import pytest
 
@@ -151,3 +151,25 @@ def assert_registry_empty(limit: float = 10.0) -> None:
     while len(_ffi.registry) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert len(_ffi.registry) == 0
+
+
+def interrupted(call: Callable[[], Any], interrupt: Callable[[], Any]) -> BaseException:
+    """What `call` raises on a thread of its own when `interrupt` runs during it (a
+    close, a channel's end); the call must end within 8 s of the interrupt."""
+    errors: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    interrupt()
+    t.join(10)
+    assert not t.is_alive() and time.monotonic() - t0 < 8
+    assert len(errors) == 1, errors
+    return errors[0]

@@ -15,7 +15,7 @@ import pytest
 
 import libmcpc
 
-from conftest import assert_registry_empty, REPO, demo_argv
+from conftest import assert_registry_empty, interrupted, REPO, demo_argv
 
 
 def test_version_and_library() -> None:
@@ -225,22 +225,7 @@ def test_close_and_closed(demo: List[str]) -> None:
 
 def test_close_while_a_call_is_in_flight(demo: List[str]) -> None:
     c = libmcpc.Client.stdio(demo)
-    errors: List[BaseException] = []
-
-    def call() -> None:
-        try:
-            c.call("slow", {"ms": 30000})
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-
-    t = threading.Thread(target=call)
-    t.start()
-    time.sleep(0.2)
-    t0 = time.monotonic()
-    c.close()
-    t.join(10)
-    assert not t.is_alive() and time.monotonic() - t0 < 8
-    assert len(errors) == 1 and isinstance(errors[0], libmcpc.ClosedError)
+    assert isinstance(interrupted(lambda: c.call("slow", {"ms": 30000}), c.close), libmcpc.ClosedError)
 
 
 def test_many_threads_share_one_client(client: libmcpc.Client) -> None:

@@ -41,6 +41,14 @@ def test_seam() -> None:
     assert run_example("seam.py").splitlines() == ["echo: over the seam"]
 
 
+def test_hosts() -> None:
+    out = run_example("hosts.py").splitlines()
+    assert out[0] == "added: 3"
+    assert sorted(out[1:4]) == ["server: broken failed", "server: calc ready", "server: notes ready"]
+    assert out[4:] == ["tools: 26 ['calc__add', 'notes__echo']", "sum: {'sum': 5}",
+                       'unknown: no tool named "broken__echo" in the catalog']
+
+
 def readme_block(readme: str, marker: str) -> "str | None":
     lines = readme.splitlines()
     try:
@@ -54,7 +62,7 @@ def readme_block(readme: str, marker: str) -> "str | None":
     return "\n".join(lines[j + 1:k])
 
 
-@pytest.mark.parametrize("name", ["hello.py", "async_calls.py", "seam.py"])
+@pytest.mark.parametrize("name", ["hello.py", "async_calls.py", "seam.py", "hosts.py"])
 def test_readme_shows_the_example(name: str) -> None:
     readme = Path(os.environ.get("MCPC_README") or REPO / "README.md").read_text()
     block = readme_block(readme, "<!-- example: bindings/python/examples/%s -->" % name)

@@ -30,6 +30,16 @@ def test_sync_and_async_connects_take_the_same_keywords(name: str, expected: set
     assert inspect.iscoroutinefunction(asy)
 
 
+def test_a_host_takes_the_same_options() -> None:
+    own = {"on_event", "resolver", "variables", "env_policy", "concurrency"}
+    for host in (libmcpc.Host, libmcpc.AsyncHost):
+        assert set(keywords(host)) == STDIO | HTTP | own
+        assert set(keywords(host.add_stdio)) == STDIO
+        assert set(keywords(host.add_http)) == HTTP
+    assert keywords(libmcpc.Host) == keywords(libmcpc.AsyncHost)
+    assert keywords(libmcpc.Host)["stderr"] == "discard"
+
+
 def test_defaults_are_kept() -> None:
     kw = keywords(libmcpc.Client.stdio)
     assert kw["stderr"] == "discard" and kw["clear_env"] is False and kw["validate_output"] is False

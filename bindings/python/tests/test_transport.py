@@ -7,14 +7,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
-import time
 from typing import List, Optional
 
 import pytest
 
 import libmcpc
 
-from conftest import assert_registry_empty, PipeChild, demo_argv
+from conftest import assert_registry_empty, interrupted, PipeChild, demo_argv
 
 
 class PipeTransport(libmcpc.Transport):
@@ -89,21 +88,8 @@ def test_deliver_protocol_error_and_end() -> None:
         t.deliver(b"this is not json")
     assert c.call("echo", {"text": "x"}).text == "x"
 
-    errors: List[BaseException] = []
-
-    def call() -> None:
-        try:
-            c.call("slow", {"ms": 30000})
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-
-    th = threading.Thread(target=call)
-    th.start()
-    time.sleep(0.2)
-    t.end("the test ended the channel")
-    th.join(10)
-    assert len(errors) == 1 and isinstance(errors[0], libmcpc.TransportError)
-    assert "the test ended the channel" in str(errors[0])
+    error = interrupted(lambda: c.call("slow", {"ms": 30000}), lambda: t.end("the test ended the channel"))
+    assert isinstance(error, libmcpc.TransportError) and "the test ended the channel" in str(error)
     c.close()
     child.wait()
     t.reader.join(10)

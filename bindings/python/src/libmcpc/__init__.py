@@ -17,6 +17,9 @@ Quick start::
   ``*_async`` connect functions are the asyncio forms, on the library's async API:
   cancelling the awaiting task cancels the request.
 - :class:`OAuth` passed as ``Client.http(url, oauth=...)`` authorizes with OAuth 2.1.
+- :class:`Host` (and :class:`AsyncHost`, for asyncio) puts many servers behind one
+  handle: configuration files, servers started together, one catalog of their tools
+  under qualified names, calls routed by those names (docs/host.md).
 - Failures raise :class:`McpcError` subclasses (see :mod:`libmcpc.errors`).
 
 The library is found through ``MCPC_LIBRARY`` (a path), else the copy bundled in this
@@ -27,6 +30,7 @@ sits in, else the system's library path. :data:`library_path` says which was loa
 from ._ffi import library_path
 from ._call import Cancel, ProgressCallback
 from ._client import Client, version
+from ._host import AsyncHost, Catalog, Collision, Host, HostEvent, HostTool, ServerState
 from ._options import NotificationCallback, StderrCallback, TokenCallback
 from ._results import CallResult
 from ._transport import Exchange, RequestTransport, Transport
@@ -37,6 +41,7 @@ from .errors import (
     AuthServerError,
     CancelledError,
     ClosedError,
+    ConfigError,
     HandshakeError,
     HttpError,
     InsecureUrlError,
@@ -62,6 +67,7 @@ from .errors import (
     TlsError,
     ToolError,
     TransportError,
+    UnknownNameError,
     UnsupportedVersionError,
     WouldDeadlockError,
 )
@@ -73,17 +79,24 @@ __version__ = "0.1.0"
 # other timeouts). Use libmcpc.TimeoutError, or catch the builtin TimeoutError.
 __all__ = [
     "AssertionSource",
+    "AsyncHost",
     "AuthError",
     "AuthServerError",
     "AuthorizeCallback",
     "CallResult",
     "Cancel",
     "CancelledError",
+    "Catalog",
     "Client",
     "ClosedError",
+    "Collision",
+    "ConfigError",
     "Content",
     "Exchange",
     "HandshakeError",
+    "Host",
+    "HostEvent",
+    "HostTool",
     "HttpError",
     "InsecureUrlError",
     "InvalidArgumentError",
@@ -108,6 +121,7 @@ __all__ = [
     "UiView",
     "RpcError",
     "ServerExitedError",
+    "ServerState",
     "SessionExpiredError",
     "Signer",
     "SpawnError",
@@ -118,6 +132,7 @@ __all__ = [
     "ToolError",
     "Transport",
     "TransportError",
+    "UnknownNameError",
     "UnsupportedVersionError",
     "WouldDeadlockError",
     "library_path",

@@ -6,16 +6,18 @@ from __future__ import annotations
 import asyncio
 import threading
 from ctypes import byref, c_void_p
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from . import _decls, _ffi
-from ._call import ProgressCallback
+from ._call import Cancel, ProgressCallback
 from ._convert import _raise_last
 from ._ffi import lib, registry
 from .errors import Status, error_for
 
 if TYPE_CHECKING:
     from ._client import Client
+
+T = TypeVar("T")
 
 
 class _Pending:
@@ -121,3 +123,20 @@ def _async_progress(loop: asyncio.AbstractEventLoop, fn: ProgressCallback) -> Pr
 def _close_orphan(client: "Client") -> None:
     """A client that connected after its awaiting task was cancelled."""
     threading.Thread(target=client.close, daemon=True).start()
+
+
+async def in_thread(fn: Callable[..., T], *args: Any, cancel: Any = None, **kwargs: Any) -> T:
+    """Runs a blocking call that takes ``cancel=`` on a worker thread. Cancelling the
+    awaiting task triggers the Cancel (the server is sent notifications/cancelled) and
+    waits for the call to end, so nothing of it outlives the task."""
+    own = cancel if cancel is not None else Cancel()
+    task = asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args, cancel=own, **kwargs))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        own.trigger()
+        try:
+            await task
+        except Exception:  # noqa: BLE001 - the cancelled call's own error
+            pass
+        raise

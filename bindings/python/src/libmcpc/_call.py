@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+import inspect
+from ctypes import byref, c_void_p
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Dict, Mapping, Optional, TypedDict, TypeVar, get_type_hints
 
 from . import _decls, _ffi
-from ._convert import _ms, _raise_last
-from .errors import McpcError, TaskDetachedError
+from ._convert import _arguments_json, _b, _ms, _raise_last
+from .errors import McpcError, Status, TaskDetachedError
 from ._ffi import lib, registry
+from ._results import CallResult, _result_from
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 """on_progress(progress, total or None, message or None)."""
@@ -126,3 +132,69 @@ def _call_opts(timeout: Optional[float], cancel: Optional[Cancel], progress_key:
         opts.on_task = _task_trampoline
         opts.task_userdata = task_key
     return opts
+
+
+class CallKeywords(TypedDict, total=False):
+    """The keywords of a tool call after its name and arguments (see Client.call),
+    each annotated with its default. Host.call and AsyncHost.call take them as
+    ``**kw``; call_signature names them in their signatures."""
+
+    timeout: Annotated[Optional[float], None]
+    cancel: Annotated[Optional[Cancel], None]
+    on_progress: Annotated[Optional[ProgressCallback], None]
+    reset_timeout_on_progress: Annotated[bool, False]
+    max_total: Annotated[Optional[float], None]
+    task: Annotated[Optional[str], None]
+    task_timeout: Annotated[Optional[float], None]
+    on_task: Annotated[Optional[TaskCallback], None]
+
+
+# name -> (type, default), in the order written.
+_CALL_KEYWORDS = {name: (hint.__origin__, hint.__metadata__[0])
+                  for name, hint in get_type_hints(CallKeywords, include_extras=True).items()}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def call_signature(fn: F) -> F:
+    """Gives a call taking ``**kw`` the signature that names the CallKeywords, for
+    help() and inspect: its own parameters, then each keyword-only."""
+    own = [p for p in inspect.signature(fn).parameters.values() if p.kind != p.VAR_KEYWORD]
+    kws = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=t)
+           for name, (t, default) in _CALL_KEYWORDS.items()]
+    fn.__signature__ = inspect.Signature(own + kws, return_annotation="CallResult")  # type: ignore[attr-defined]
+    return fn
+
+
+def call_tool(guard: Any, c_call: Callable[..., int], name: str, arguments: Optional[Mapping[str, Any]],
+              **kw: "Unpack[CallKeywords]") -> CallResult:
+    """A blocking tool call through `c_call(handle, name, arguments, opts, out)` (a
+    client's or a host's), on the handle `guard` lends (its _enter and _leave)."""
+    unknown = [k for k in kw if k not in _CALL_KEYWORDS]
+    if unknown:
+        raise TypeError("call() got an unexpected keyword argument %r" % unknown[0])
+    k: Dict[str, Any] = {name: default for name, (_, default) in _CALL_KEYWORDS.items()}
+    k.update(kw)
+    on_progress, on_task = k["on_progress"], k["on_task"]
+    args = _arguments_json(arguments)
+    key = registry.add(on_progress) if on_progress is not None else None
+    watch = TaskWatch(on_task)
+    task_key = registry.add(watch) if on_task is not None else None
+    try:
+        opts = _call_opts(k["timeout"], k["cancel"], key, k["reset_timeout_on_progress"], k["max_total"], k["task"],
+                          k["task_timeout"], task_key)
+        h = guard._enter()
+        try:
+            out = c_void_p()
+            status = c_call(h, _b(name), args, byref(opts), byref(out))
+            if status != Status.OK:
+                error = watch.error(status)
+                if out.value:  # MCPC_ERR_TOOL hands out the result
+                    error.result = _result_from(out.value)  # type: ignore[attr-defined]
+                raise error
+        finally:
+            guard._leave()
+    finally:
+        registry.pop(key)
+        registry.pop(task_key)
+    return _result_from(out.value or 0)

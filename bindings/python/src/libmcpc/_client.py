@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import atexit
 import json
 import threading
-import weakref
 from ctypes import byref, c_char_p, c_void_p
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _ffi
 from ._async import _async_progress, _call_done, _close_orphan, _connect_done, _finish_op, _list_done, _Pending, _start_op
-from ._call import Cancel, ProgressCallback, TaskCallback, TaskWatch, _call_opts
+from ._call import Cancel, ProgressCallback, TaskCallback, TaskWatch, _call_opts, call_tool
 from ._content import ContentMixin
 from ._convert import PathLike, _arguments_json, _b, _check
 from ._ffi import lib, registry
+from ._guard import Guarded
 from ._options import build_options, options_signature
 from ._results import CallResult, _result_from, _tools_from, _views_from
 from ._transport import Transport
-from .errors import ClosedError, Status, TaskDetachedError
+from .errors import Status, TaskDetachedError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -44,20 +43,8 @@ def _argv(argv: Sequence[PathLike]) -> Tuple[Any, int]:
 
 # ---- the client -------------------------------------------------------------------
 
-_live_clients: "weakref.WeakSet[Client]" = weakref.WeakSet()
 
-
-@atexit.register
-def _close_all() -> None:
-    # Close what is still open while the interpreter can still run callbacks.
-    for client in list(_live_clients):
-        try:
-            client.close()
-        except Exception:  # noqa: BLE001
-            pass
-
-
-class Client(ContentMixin):
+class Client(Guarded, ContentMixin):
     """A connected MCP client (mcpc_client_t).
 
     Make one with :meth:`stdio`, :meth:`http` or :meth:`transport` (or
@@ -71,15 +58,13 @@ class Client(ContentMixin):
     call overrides it.
     """
 
+    _what = "client"
+
     def __init__(self, handle: int, transport: "Optional[Transport]" = None) -> None:
         """Wraps a client handle from the C API, owned from here on. Use the
         constructors below instead."""
-        self._handle: Optional[int] = handle
+        super().__init__(handle)
         self._transport = transport
-        self._lock = threading.Condition(threading.Lock())
-        self._busy = 0
-        self._closing = False
-        _live_clients.add(self)
 
     # -- connecting --
 
@@ -200,24 +185,6 @@ class Client(ContentMixin):
 
     # -- information --
 
-    def _enter(self) -> int:
-        with self._lock:
-            if self._handle is None or self._closing:
-                raise ClosedError("the client is closed", Status.CLOSED)
-            self._busy += 1
-            return self._handle
-
-    def _leave(self) -> None:
-        with self._lock:
-            self._busy -= 1
-            if self._busy == 0:
-                self._lock.notify_all()
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._handle is None or self._closing
-
     @property
     def protocol_version(self) -> str:
         """The protocol version in use, such as "2025-11-25"."""
@@ -328,28 +295,9 @@ class Client(ContentMixin):
         :class:`~libmcpc.TaskDetachedError`, whose ``reference`` resumes the task
         (:meth:`resume_task`).
         """
-        args = _arguments_json(arguments)
-        key = registry.add(on_progress) if on_progress is not None else None
-        watch = TaskWatch(on_task)
-        task_key = registry.add(watch) if on_task is not None else None
-        try:
-            opts = _call_opts(timeout, cancel, key, reset_timeout_on_progress, max_total, task, task_timeout,
-                              task_key)
-            h = self._enter()
-            try:
-                out = c_void_p()
-                status = lib.mcpc_client_call_tool(h, _b(name), args, byref(opts), byref(out))
-                if status != Status.OK:
-                    error = watch.error(status)
-                    if out.value:  # MCPC_ERR_TOOL hands out the result
-                        error.result = _result_from(out.value)  # type: ignore[attr-defined]
-                    raise error
-            finally:
-                self._leave()
-        finally:
-            registry.pop(key)
-            registry.pop(task_key)
-        return _result_from(out.value or 0)
+        return call_tool(self, lib.mcpc_client_call_tool, name, arguments, timeout=timeout, cancel=cancel,
+                         on_progress=on_progress, reset_timeout_on_progress=reset_timeout_on_progress,
+                         max_total=max_total, task=task, task_timeout=task_timeout, on_task=on_task)
 
     def resume_task(self, reference: str, *, timeout: Optional[float] = None, cancel: Optional[Cancel] = None,
                     task_timeout: Optional[float] = None, on_task: Optional[TaskCallback] = None) -> Any:
@@ -447,53 +395,24 @@ class Client(ContentMixin):
         """Closes the client: calls in flight raise :class:`~libmcpc.ClosedError`, async
         calls complete, and the transport shuts down (a stdio server is stopped and
         reaped, an HTTP session deleted). Idempotent."""
-        with self._lock:
-            handle = self._handle
-            if handle is None or self._closing:
-                return
-            self._closing = True
+        handle = self._begin_close()
+        if handle is None:
+            return
         status = lib.mcpc_client_close(handle)
         if status == Status.WOULD_DEADLOCK:
             # On an mcpc thread (in a callback, or a finaliser run there) the close
             # must not block; finish it on a thread of our own.
-            threading.Thread(target=self._finish_close, args=(handle,), daemon=True).start()
+            threading.Thread(target=self._finish_close, daemon=True).start()
             return
-        self._finish_close(handle)
+        self._finish_close()
 
-    def _finish_close(self, handle: int) -> None:
-        with self._lock:
-            while self._busy:  # calls in flight return CLOSED promptly after the close
-                self._lock.wait()
-            if self._handle is None:
-                return
-            self._handle = None
+    def _finish_close(self) -> None:
+        handle = self._take_when_idle()  # calls in flight return CLOSED promptly after the close
+        if handle is None:
+            return
         lib.mcpc_client_free(handle)
-        _live_clients.discard(self)
         if self._transport is not None:
             self._transport.release()
-
-    async def aclose(self) -> None:
-        """:meth:`close` without blocking the event loop (it runs in a worker thread)."""
-        await asyncio.get_running_loop().run_in_executor(None, self.close)
-
-    def __enter__(self) -> "Client":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> "Client":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __del__(self) -> None:
-        if getattr(self, "_handle", None) is not None:
-            try:
-                self.close()
-            except Exception:  # noqa: BLE001
-                pass
 
     def __repr__(self) -> str:
         return "<libmcpc.Client %s>" % ("closed" if self.closed else self.protocol_version)

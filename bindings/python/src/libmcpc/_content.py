@@ -3,21 +3,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
 import json
 from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from . import _ffi
-from ._call import Cancel, _call_opts
+from ._async import in_thread
+from ._call import _call_opts
 from ._convert import _check
 from ._ffi import lib
 
 __all__ = ["Content", "ResourceContents"]
-
-T = TypeVar("T")
 
 COMPLETE_PROMPT = 0
 COMPLETE_RESOURCE = 1
@@ -282,48 +280,35 @@ class ContentMixin:
 
     # -- asyncio --
 
-    async def _in_thread(self, fn: Callable[..., T], *args: Any, cancel: Any = None, **kwargs: Any) -> T:
-        own = cancel if cancel is not None else Cancel()
-        task = asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args, cancel=own, **kwargs))
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            own.trigger()
-            try:
-                await task
-            except Exception:  # noqa: BLE001 - the cancelled call's own error
-                pass
-            raise
-
     async def resources_async(self, **kw: Any) -> List[Dict[str, Any]]:
         """As :meth:`resources`, without blocking the event loop."""
-        return await self._in_thread(self.resources, **kw)
+        return await in_thread(self.resources, **kw)
 
     async def resource_templates_async(self, **kw: Any) -> List[Dict[str, Any]]:
         """As :meth:`resource_templates`, without blocking the event loop."""
-        return await self._in_thread(self.resource_templates, **kw)
+        return await in_thread(self.resource_templates, **kw)
 
     async def prompts_async(self, **kw: Any) -> List[Dict[str, Any]]:
         """As :meth:`prompts`, without blocking the event loop."""
-        return await self._in_thread(self.prompts, **kw)
+        return await in_thread(self.prompts, **kw)
 
     async def read_resource_async(self, uri: str, **kw: Any) -> ResourceContents:
         """As :meth:`read_resource`, without blocking the event loop."""
-        return await self._in_thread(self.read_resource, uri, **kw)
+        return await in_thread(self.read_resource, uri, **kw)
 
     async def get_prompt_async(self, name: str, arguments: Optional[Mapping[str, str]] = None,
                                **kw: Any) -> Dict[str, Any]:
         """As :meth:`get_prompt`, without blocking the event loop."""
-        return await self._in_thread(self.get_prompt, name, arguments, **kw)
+        return await in_thread(self.get_prompt, name, arguments, **kw)
 
     async def complete_async(self, ref: Union[Dict[str, str], str], argument: str, value: str,
                              **kw: Any) -> Dict[str, Any]:
         """As :meth:`complete`, without blocking the event loop."""
-        return await self._in_thread(self.complete, ref, argument, value, **kw)
+        return await in_thread(self.complete, ref, argument, value, **kw)
 
     async def request_async(self, method: str, params: Optional[Mapping[str, Any]] = None, **kw: Any) -> Any:
         """As :meth:`request`, without blocking the event loop."""
-        return await self._in_thread(self.request, method, params, **kw)
+        return await in_thread(self.request, method, params, **kw)
 
 
 @dataclass

@@ -45,6 +45,8 @@ STORE_LOAD_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_void_p, c_size_t)
 STORE_SAVE_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p)
 SIGN_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)
 TASK_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_char_p, c_char_p)
+HOST_EVENT_CB = CFUNCTYPE(None, c_void_p, c_int, c_char_p, c_int, c_char_p)
+RESOLVE_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_char_p, c_char_p, c_void_p, c_size_t)
 
 
 class CallOpts(Structure):
@@ -228,6 +230,24 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "mcpc_auth_request_url": (c_char_p, [_P]),
     "mcpc_auth_request_complete": (_S, [_P, c_char_p]),
     "mcpc_auth_request_cancel": (_S, [_P]),
+    # hosts
+    "mcpc_host_new": (_S, [_P, _PP]),
+    "mcpc_host_set_event_callback": (_S, [_P, HOST_EVENT_CB, _P, FREE_CB]),
+    "mcpc_host_set_resolver": (_S, [_P, RESOLVE_CB, _P, FREE_CB]),
+    "mcpc_host_set_variable": (_S, [_P, c_char_p, c_char_p]),
+    "mcpc_host_set_env_policy": (_S, [_P, c_int32, POINTER(c_char_p), c_size_t]),
+    "mcpc_host_set_concurrency": (_S, [_P, c_size_t]),
+    "mcpc_host_add_config": (_S, [_P, c_char_p, _LEN]),
+    "mcpc_host_load_catalog": (_S, [_P, c_char_p, _LEN]),
+    "mcpc_host_set_lazy": (_S, [_P, c_int32]),
+    "mcpc_host_add_stdio": (_S, [_P, c_char_p, POINTER(c_char_p), c_size_t, _P]),
+    "mcpc_host_add_http": (_S, [_P, c_char_p, c_char_p, _P]),
+    "mcpc_host_start": (_S, [_P]),
+    "mcpc_host_tools": (_S, [_P, _PP]),
+    "mcpc_host_status": (_S, [_P, _PP]),
+    "mcpc_host_call_tool": (_S, [_P, c_char_p, c_char_p, _OPTS, _PP]),
+    "mcpc_host_remove": (_S, [_P, c_char_p]),
+    "mcpc_host_free": (None, [_P]),
 }
 
 # Functions an older library may lack: the package then goes without what they give.

@@ -1,7 +1,8 @@
 """The connect functions' keyword options, defined once: each is a field of
 CommonOptions, StdioOptions or HttpOptions, typed, and annotated with the Option that
-sets it on an mcpc_options_t. The connect functions (sync and asyncio) take these
-dicts as keywords; their signatures and build_options are made from them."""
+sets it on an mcpc_options_t. The connect functions (sync and asyncio) and the host's
+constructors and add_* methods take these dicts as keywords; their signatures and
+build_options are made from them."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from ._convert import PathLike, _b, _check, _ms
 from ._ffi import lib, registry
 from ._oauth import OAuth
 
-__all__ = ["CommonOptions", "StdioOptions", "HttpOptions", "build_options", "options_signature"]
+__all__ = ["CommonOptions", "StdioOptions", "HttpOptions", "HostOptions", "build_options", "layered",
+           "options_signature"]
 
 NotificationCallback = Callable[[str, Optional[Dict[str, Any]]], None]
 """on_notification(method, params or None)."""
@@ -283,16 +285,21 @@ class HttpOptions(CommonOptions, total=False):
     oauth: Annotated[Optional[OAuth], Option(_oauth)]
 
 
+class HostOptions(StdioOptions, HttpOptions, total=False):
+    """Keyword options of Host and AsyncHost: the defaults of its servers, each taking
+    those of its transport."""
+
+
 def _table(kind: Any) -> Dict[str, Tuple[Any, Option]]:
     """name -> (type, Option) of one TypedDict, in the order written."""
     hints = get_type_hints(kind, include_extras=True)
     return {name: (hint.__origin__, hint.__metadata__[0]) for name, hint in hints.items()}
 
 
-_KINDS = {"stdio": StdioOptions, "http": HttpOptions, "transport": CommonOptions}
+_KINDS = {"stdio": StdioOptions, "http": HttpOptions, "transport": CommonOptions, "host": HostOptions}
 _TABLES = {kind: _table(cls) for kind, cls in _KINDS.items()}
 # Every option once, in the order they are set: the common ones, stdio's, HTTP's.
-_ALL = {**_TABLES["stdio"], **_TABLES["http"]}
+_ALL = _TABLES["host"]
 
 
 def build_options(kind: str, options: Mapping[str, Any]) -> _Options:
@@ -317,10 +324,17 @@ def build_options(kind: str, options: Mapping[str, Any]) -> _Options:
     return o
 
 
+def layered(kind: str, defaults: Mapping[str, Any], own: Mapping[str, Any]) -> Dict[str, Any]:
+    """The keyword options of a host's `kind` server: the host's defaults that apply to
+    that transport, then the server's own over them."""
+    table = _TABLES[kind]
+    return {**{k: v for k, v in defaults.items() if k in table}, **own}
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def options_signature(kind: str) -> Callable[[F], F]:
+def options_signature(kind: str, returns: str = "Client") -> Callable[[F], F]:
     """Gives a connect function taking **options the signature that names them, for
     help() and inspect: its own parameters, then each option keyword-only."""
 
@@ -328,7 +342,7 @@ def options_signature(kind: str) -> Callable[[F], F]:
         own = [p for p in inspect.signature(fn).parameters.values() if p.kind != p.VAR_KEYWORD]
         opts = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option.default, annotation=t)
                 for name, (t, option) in _TABLES[kind].items()]
-        fn.__signature__ = inspect.Signature(own + opts, return_annotation="Client")  # type: ignore[attr-defined]
+        fn.__signature__ = inspect.Signature(own + opts, return_annotation=returns)  # type: ignore[attr-defined]
         return fn
 
     return mark

@@ -31,6 +31,8 @@ The hierarchy::
     ├── OutputSchemaError                        OUTPUT_SCHEMA (see result)
     ├── IntegrityError                           INTEGRITY (a skill's file failed verification)
     ├── TaskDetachedError                        TASK_DETACHED (see reference)
+    ├── ConfigError                              CONFIG (a host's configuration file)
+    ├── UnknownNameError (also LookupError)      UNKNOWN_NAME (no such tool or server in a host)
     ├── TimeoutError (also builtins.TimeoutError) TIMEOUT
     ├── CancelledError                           CANCELLED
     ├── ClosedError                              CLOSED
@@ -95,6 +97,8 @@ class Status(enum.IntEnum):
     OUTPUT_SCHEMA = 35
     INTEGRITY = 36
     TASK_DETACHED = 37
+    CONFIG = 38
+    UNKNOWN_NAME = 39
 
 
 class McpcError(Exception):
@@ -164,6 +168,17 @@ class TaskDetachedError(McpcError):
     :meth:`Client.resume_task`."""
 
     reference: Optional[str] = None
+
+
+class ConfigError(McpcError):
+    """A host's configuration file was refused: unreadable, a malformed value, or a
+    variable without a value. The message names the file, the server and the field,
+    never a value."""
+
+
+class UnknownNameError(McpcError, LookupError):
+    """A host has no tool of that qualified name in its catalog (never listed,
+    excluded, or its server is not ready), or no server of that name."""
 
 
 class ServerExitedError(TransportError):
@@ -301,6 +316,8 @@ _BY_STATUS: Dict[int, Type[McpcError]] = {
     Status.OUTPUT_SCHEMA: OutputSchemaError,
     Status.INTEGRITY: IntegrityError,
     Status.TASK_DETACHED: TaskDetachedError,
+    Status.CONFIG: ConfigError,
+    Status.UNKNOWN_NAME: UnknownNameError,
 }
 
 

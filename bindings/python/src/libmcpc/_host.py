@@ -1,0 +1,630 @@
+"""Many servers behind one handle (mcpc_host_t, docs/host.md): configuration files,
+servers started together, one catalog of their tools under qualified names, and
+calls routed by those names. :class:`Host` blocks; :class:`AsyncHost` is the asyncio
+form."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import inspect
+import json
+import threading
+from ctypes import byref, c_size_t, c_void_p
+from dataclasses import dataclass, field
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
+
+from . import _decls, _ffi
+from ._async import in_thread
+from ._call import Cancel, CallKeywords, call_signature, call_tool
+from ._client import _argv
+from ._convert import PathLike, _b, _check, _raise_last
+from ._ffi import lib, registry
+from ._guard import Guarded
+from ._options import build_options, layered, options_signature
+from ._results import CallResult
+from .errors import CancelledError, ClosedError, Status, error_for
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ._options import HostOptions, HttpOptions, StdioOptions
+
+__all__ = ["AsyncHost", "Catalog", "Collision", "EnvPolicy", "EventCallback", "Host", "HostEvent", "HostTool", "Resolver",
+           "ServerState"]
+
+
+class ServerState(str, enum.Enum):
+    """A server's state (mcpc_server_state_t). Each equals the name :meth:`Host.status`
+    gives, such as ``"ready"``."""
+
+    ADDED = "added"  # added, not started yet
+    STARTING = "starting"
+    READY = "ready"  # its tools are in the catalog
+    FAILED = "failed"  # did not start, or its connection ended: the detail says why
+    NEEDS_LOGIN = "needs_login"  # its authorization needs a login
+    DISABLED = "disabled"  # disabled in its configuration; never started
+    RESTARTING = "restarting"  # died, and is being started again (``restart=``)
+    IDLE = "idle"  # not started: its saved tools are in the catalog; its first call starts it
+
+
+class HostEvent(str, enum.Enum):
+    """What a host reports to its event callback (mcpc_host_event_t)."""
+
+    SERVER_STATE = "server_state"  # a server's state changed; detail: its error, or None
+    SETTLED = "settled"  # start() settled; detail: the summary, a dict
+    CATALOG_CHANGED = "catalog_changed"  # a server became ready, failed or was removed
+
+
+_STATES = list(ServerState)  # in the order of their C values, 0 to 6
+_EVENTS = {1: HostEvent.SERVER_STATE, 2: HostEvent.SETTLED, 3: HostEvent.CATALOG_CHANGED}
+
+EventCallback = Callable[[HostEvent, Optional[str], Optional[ServerState], Any], Any]
+"""on_event(event, server or None, state or None, detail): see :class:`HostEvent`."""
+Resolver = Callable[[str, str, Optional[str]], Optional[str]]
+"""resolver(kind, reference, prompt) -> value or None: kind "input" (``${input:ID}``:
+the ID, and its description as the prompt) or "secret" (``${op://...}``: the whole
+reference, no prompt)."""
+EnvPolicy = Union[str, Sequence[str]]
+"""``"no_secrets"`` (the default), ``"pass_all"``, or the names to pass (an allow-list)."""
+
+_ENV_POLICIES = {"no_secrets": 0, "pass_all": 1}
+_ENV_ALLOW = 2
+
+
+def _state(value: Any) -> Any:
+    """A state as ServerState; one a newer library added stays as it came."""
+    if isinstance(value, int):
+        return _STATES[value] if 0 <= value < len(_STATES) else value
+    try:
+        return ServerState(value)
+    except ValueError:
+        return value
+
+
+# ---- the catalog -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostTool:
+    """One tool of a host's catalog: ``name`` is its qualified name (``SERVER__TOOL``,
+    what :meth:`Host.call` takes), ``tool`` the tool as its server listed it (with its
+    own name)."""
+
+    name: str
+    server: str
+    tool: Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Collision:
+    """Two tools that would have shared the qualified name ``name``: ``kept``'s kept it,
+    ``renamed``'s was given ``renamed_to``."""
+
+    name: str
+    kept: str
+    renamed: str
+    renamed_to: str
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The tools of a host's ready servers (a sequence of :class:`HostTool`), and the
+    collisions their names had."""
+
+    tools: List[HostTool]
+    collisions: List[Collision]
+    #: The catalog's JSON as the host gave it: what :meth:`Host.load_catalog` takes back.
+    json: str = field(default="", repr=False, compare=False)
+
+    def __iter__(self) -> Iterator[HostTool]:
+        return iter(self.tools)
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    def __getitem__(self, index: int) -> HostTool:
+        return self.tools[index]
+
+    @property
+    def names(self) -> List[str]:
+        """The qualified names, in the catalog's order."""
+        return [t.name for t in self.tools]
+
+    def get(self, name: str) -> Optional[HostTool]:
+        """The tool of this qualified name, or None."""
+        return next((t for t in self.tools if t.name == name), None)
+
+    @classmethod
+    def _parse(cls, text: str) -> "Catalog":
+        raw = json.loads(text)
+        return cls([HostTool(t["name"], t["server"], t["tool"]) for t in raw.get("tools", [])],
+                   [Collision(c["name"], c["kept"], c["renamed"], c["renamedTo"]) for c in raw.get("collisions", [])],
+                   text)
+
+
+# ---- the callbacks' trampolines (module-level: they live as long as the module) ---------
+
+_reporting = threading.local()  # set while this thread runs an event callback
+
+
+def _event_py(userdata: Optional[int], event: int, server: Optional[bytes], state: int,
+              detail: Optional[bytes]) -> None:
+    fn = registry.get(userdata)
+    if fn is None:
+        return
+    kind = _EVENTS.get(event, event)
+    info: Any = detail.decode("utf-8", "replace") if detail is not None else None
+    if kind is HostEvent.SETTLED and info:
+        info = json.loads(info)
+    _reporting.on = True
+    try:
+        # ctypes reports an exception here as unraisable and returns: none reaches C.
+        fn(kind, server.decode("utf-8", "replace") if server is not None else None,
+           _state(state) if kind is HostEvent.SERVER_STATE else None, info)
+    finally:
+        _reporting.on = False
+
+
+class _Resolver:
+    """The host's resolver, and what it refused on each thread: C hears only "no
+    value", so add_config adds the reason (never the value) to its error."""
+
+    def __init__(self, fn: Resolver) -> None:
+        self.fn = fn
+        self._notes = threading.local()
+
+    def take(self) -> List[Tuple[str, Optional[BaseException]]]:
+        notes: List[Tuple[str, Optional[BaseException]]] = getattr(self._notes, "items", [])
+        self._notes.items = []
+        return notes
+
+    def answer(self, kind: str, reference: str, prompt: Optional[str], buf: int, size: int) -> int:
+        what = "${input:%s}" % reference if kind == "input" else "${%s}" % reference
+        try:
+            value = self.fn(kind, reference, prompt)
+        except Exception as e:  # noqa: BLE001 - kept for add_config to raise from
+            return self._refuse("the resolver raised %s for %s" % (type(e).__name__, what), e)
+        if value is None:
+            return 1
+        if not isinstance(value, str):
+            return self._refuse("the resolver gave %s a %s, not a str" % (what, type(value).__name__))
+        data = value.encode("utf-8")
+        if len(data) + 1 > size:
+            # Refused, not cut: a cut secret would fail later, far from here.
+            return self._refuse("the resolver's value for %s is %d bytes, more than the %d that fit"
+                                % (what, len(data), size - 1))
+        if b"\0" in data:
+            return self._refuse("the resolver's value for %s holds a NUL" % what)
+        return _ffi.put_string(buf, size, value)
+
+    def _refuse(self, note: str, error: Optional[BaseException] = None) -> int:
+        if not hasattr(self._notes, "items"):
+            self._notes.items = []
+        self._notes.items.append((note, error))
+        return 1
+
+
+def _resolve_py(userdata: Optional[int], kind: Optional[bytes], reference: Optional[bytes],
+                prompt: Optional[bytes], buf: Optional[int], size: int) -> int:
+    try:
+        r = registry.get(userdata)
+        if r is None or not buf:
+            return 1
+        return int(r.answer(_ffi.text(kind), _ffi.text(reference),
+                            prompt.decode("utf-8", "replace") if prompt is not None else None, buf, size))
+    except BaseException:  # noqa: BLE001 - ctypes would return 0, "a value", for an exception
+        return 1
+
+
+_event_trampoline = _decls.HOST_EVENT_CB(_event_py)
+_resolve_trampoline = _decls.RESOLVE_CB(_resolve_py)
+
+
+# ---- the host --------------------------------------------------------------------------
+
+
+class _OwnCancel(Cancel):
+    """The Cancel the binding gives a call that has none: close() triggers it, since the
+    host may be freed only once no call is in flight."""
+
+
+class _HostBase(Guarded):
+    """What Host and AsyncHost share: the handle, its settings, adding servers, the
+    catalog and the state, which never block; and the blocking calls, which Host makes
+    as they are and AsyncHost on a worker thread."""
+
+    _what = "host"
+
+    def __init__(self, options: Mapping[str, Any], on_event: Optional[EventCallback], resolver: Optional[Resolver],
+                 variables: Optional[Mapping[str, str]], env_policy: Optional[EnvPolicy],
+                 concurrency: Optional[int]) -> None:
+        with build_options("host", options) as o:
+            out = c_void_p()
+            _check(lib.mcpc_host_new(o.handle, byref(out)))
+        super().__init__(out.value or 0)
+        self._defaults = dict(options)
+        self._resolver: Optional[_Resolver] = None
+        self._cancels: Set[Cancel] = set()  # the _OwnCancel of each call in flight
+        try:
+            for name, value in (variables or {}).items():
+                self.set_variable(name, value)
+            if env_policy is not None:
+                self.set_env_policy(env_policy)
+            if concurrency is not None:
+                self.set_concurrency(concurrency)
+            if on_event is not None:
+                self.set_event_callback(on_event)
+            if resolver is not None:
+                self.set_resolver(resolver)
+        except BaseException:
+            self.close()
+            raise
+
+    def set_event_callback(self, on_event: Optional[EventCallback]) -> None:
+        raise NotImplementedError
+
+    def set_resolver(self, resolver: Optional[Resolver]) -> None:
+        raise NotImplementedError
+
+    def _do(self, fn: Callable[..., int], *args: Any) -> None:
+        """fn(handle, *args), raising for its status."""
+        h = self._enter()
+        try:
+            _check(fn(h, *args))
+        finally:
+            self._leave()
+
+    def _json(self, fn: Callable[..., int]) -> str:
+        out = c_void_p()
+        self._do(fn, byref(out))
+        return _ffi.take_string(out.value)
+
+    # -- settings --
+
+    def set_variable(self, name: str, value: str) -> None:
+        """Sets a variable configuration files added later may name as ``${NAME}``, such
+        as ``workspaceFolder`` (``userHome`` is $HOME unless set); it comes before the
+        environment's variable of that name."""
+        self._do(lib.mcpc_host_set_variable, _b(name), _b(value))
+
+    def set_env_policy(self, policy: EnvPolicy) -> None:
+        """Which of this process's environment stdio servers started later inherit:
+        ``"no_secrets"`` (the default: all but names holding TOKEN, SECRET, PASSWORD,
+        KEY, CREDENTIAL or AUTH), ``"pass_all"``, or a list of the names to pass. A
+        server's own ``env`` is always passed."""
+        if isinstance(policy, str):
+            if policy not in _ENV_POLICIES:
+                raise ValueError("env_policy must be 'no_secrets', 'pass_all' or a list of names, not %r" % policy)
+            self._do(lib.mcpc_host_set_env_policy, _ENV_POLICIES[policy], None, 0)
+        else:
+            arr, n = _argv(policy)
+            self._do(lib.mcpc_host_set_env_policy, _ENV_ALLOW, arr, n)
+
+    def set_concurrency(self, n: int) -> None:
+        """How many servers start at once (at least 1; 8 by default)."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError("concurrency must be an int of at least 1, not %r" % (n,))
+        self._do(lib.mcpc_host_set_concurrency, n)
+
+    def set_lazy(self, lazy: bool = True) -> None:
+        """With ``lazy``, :meth:`start` leaves each server that has saved tools
+        (:meth:`load_catalog`) idle, and its first call starts it."""
+        self._do(lib.mcpc_host_set_lazy, 1 if lazy else 0)
+
+    def load_catalog(self, saved: Union[str, "Catalog"]) -> int:
+        """Publishes a catalog saved from an earlier run (the JSON text of
+        :meth:`Catalog.json`, or a :class:`Catalog`): each tool goes to its server while
+        that server is not started, so the catalog is whole before the servers are up.
+        Returns how many tools were taken."""
+        text = saved.json if isinstance(saved, Catalog) else saved
+        if not isinstance(text, str):
+            raise TypeError("load_catalog takes a Catalog or its JSON text, not %r" % type(saved).__name__)
+        taken = c_size_t(0)
+        self._do(lib.mcpc_host_load_catalog, _b(text), byref(taken))
+        return taken.value
+
+    def _set_event(self, fn: Optional[Callable[..., Any]]) -> None:
+        if fn is not None and not callable(fn):
+            raise TypeError("on_event must be a callable, not %r" % (fn,))
+        self._set_callback(lib.mcpc_host_set_event_callback, _event_trampoline, fn)
+
+    def _set_resolver(self, fn: Optional[Resolver]) -> None:
+        if fn is not None and not callable(fn):
+            raise TypeError("resolver must be a callable, not %r" % (fn,))
+        r = _Resolver(fn) if fn is not None else None
+        self._set_callback(lib.mcpc_host_set_resolver, _resolve_trampoline, r)
+        self._resolver = r
+
+    def _set_callback(self, set_fn: Callable[..., int], trampoline: Any, obj: Any) -> None:
+        # The C API takes no NULL callback: for None the trampoline finds no one to call.
+        h = self._enter()
+        try:
+            # userdata_free releases the entry once C is done with it, also when this fails.
+            _check(set_fn(h, trampoline, registry.add(obj) if obj is not None else None, _ffi.free_userdata))
+        finally:
+            self._leave()
+
+    # -- servers --
+
+    @options_signature("stdio", returns="None")
+    def add_stdio(self, name: str, argv: Sequence[PathLike], **options: "Unpack[StdioOptions]") -> None:
+        """Adds a stdio server named ``name`` that runs ``argv``, not started. Its
+        options (as :meth:`Client.stdio`'s) are laid over the host's."""
+        arr, n = _argv(argv)
+        self._add(lambda h, o: lib.mcpc_host_add_stdio(h, _b(name), arr, n, o), "stdio", options)
+
+    @options_signature("http", returns="None")
+    def add_http(self, name: str, url: str, **options: "Unpack[HttpOptions]") -> None:
+        """Adds an HTTP server named ``name`` at ``url``, not started (the URL is checked
+        when it starts). Its options (as :meth:`Client.http`'s) are laid over the host's."""
+        self._add(lambda h, o: lib.mcpc_host_add_http(h, _b(name), _b(url), o), "http", options)
+
+    def _add(self, add: Callable[[int, Any], int], kind: str, options: Mapping[str, Any]) -> None:
+        # With no options of its own a server takes the host's defaults as they are (NULL).
+        o = build_options(kind, layered(kind, self._defaults, options)) if options else None
+        try:
+            self._do(add, o.handle if o else None)
+        finally:
+            if o is not None:
+                o.free()
+
+    def tools(self) -> Catalog:
+        """The catalog: each ready server's tools (after its include and exclude lists)
+        under qualified names, and the collisions of those names."""
+        return Catalog._parse(self._json(lib.mcpc_host_tools))
+
+    def status(self) -> List[Dict[str, Any]]:
+        """Every server, in the order added: ``{"name", "state", "tools"}``, and for
+        one that failed ``"error": {"status", "message"}`` and the last lines of its
+        ``"stderr"``. ``state`` is a :class:`ServerState`."""
+        servers = json.loads(self._json(lib.mcpc_host_status))
+        for s in servers:
+            s["state"] = _state(s.get("state"))
+        return servers if isinstance(servers, list) else []
+
+    # -- the blocking calls --
+
+    def _add_config(self, path: PathLike) -> int:
+        r = self._resolver
+        if r is not None:
+            r.take()
+        added = c_size_t(0)
+        h = self._enter()
+        try:
+            status = lib.mcpc_host_add_config(h, _b(path), byref(added))
+            error = _raise_last(status) if status != Status.OK else None
+        finally:
+            self._leave()
+        if error is not None:
+            notes = r.take() if r is not None else []
+            if notes:
+                cause = next((e for _, e in notes if e is not None), None)
+                raise error_for(error.status, "%s (%s)" % (error.message, "; ".join(n for n, _ in notes)),
+                                error.rpc_code, error.status_name) from cause
+            raise error
+        return added.value
+
+    def _start(self) -> None:
+        self._do(lib.mcpc_host_start)
+
+    def _remove(self, name: str) -> None:
+        self._do(lib.mcpc_host_remove, _b(name))
+
+    def _call(self, qualified: str, arguments: Optional[Mapping[str, Any]],
+              **kw: "Unpack[CallKeywords]") -> CallResult:
+        own = kw.get("cancel")
+        if own is None:
+            own = kw["cancel"] = _OwnCancel()
+        closable = isinstance(own, _OwnCancel)
+        if closable:
+            with self._lock:
+                self._cancels.add(own)
+        try:
+            return call_tool(self, lib.mcpc_host_call_tool, qualified, arguments, **kw)
+        except CancelledError:
+            if closable and self._closing:
+                raise ClosedError("the host was closed during the call", Status.CLOSED) from None
+            raise
+        finally:
+            if closable:
+                with self._lock:
+                    self._cancels.discard(own)
+
+    # -- closing --
+
+    def close(self) -> None:
+        """Closes every server and frees the host. Calls in flight raise
+        :class:`~libmcpc.ClosedError` (one with a ``cancel=`` of its own is waited
+        for, as is a start in flight). Idempotent."""
+        if self._begin_close() is None:
+            return
+        with self._lock:
+            cancels = list(self._cancels)
+        for c in cancels:
+            c.trigger()
+        if getattr(_reporting, "on", False):
+            # In an event callback the start that made the report waits on it: free
+            # the host from a thread of our own.
+            threading.Thread(target=self._finish_close, daemon=True).start()
+            return
+        self._finish_close()
+
+    def _finish_close(self) -> None:
+        handle = self._take_when_idle()
+        if handle is not None:
+            lib.mcpc_host_free(handle)
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<libmcpc.%s closed>" % type(self).__name__
+        return "<libmcpc.%s %d servers>" % (type(self).__name__, len(self.status()))
+
+
+class Host(_HostBase):
+    """Many MCP servers behind one handle (mcpc_host_t): added from configuration files
+    (:meth:`add_config`) or one by one (:meth:`add_stdio`, :meth:`add_http`), started
+    together (:meth:`start`), their tools in one catalog under qualified names
+    (:meth:`tools`), each call routed by that name (:meth:`call`).
+
+    The keyword options are a client's (:meth:`Client.stdio`'s and
+    :meth:`Client.http`'s) and are the defaults of every server. ``on_event(event,
+    server, state, detail)`` gets the host's reports (:class:`HostEvent`), one at a time,
+    on the thread in :meth:`start` or an mcpc thread: keep it short; :meth:`tools` and
+    :meth:`status` may be called from it, blocking calls raise
+    :class:`~libmcpc.WouldDeadlockError`. ``resolver(kind, reference, prompt)`` gives
+    the values files ask of the host (``${input:ID}``, ``${op://...}``), or None; it
+    runs in :meth:`add_config` and may block to ask the user. ``variables``,
+    ``env_policy`` and ``concurrency``: see their ``set_*`` methods.
+
+    Thread-safe; a context manager (also ``async with``); :meth:`close` stops every
+    server.
+    """
+
+    @options_signature("host", returns="None")
+    def __init__(self, *, on_event: Optional[EventCallback] = None, resolver: Optional[Resolver] = None,
+                 variables: Optional[Mapping[str, str]] = None, env_policy: Optional[EnvPolicy] = None,
+                 concurrency: Optional[int] = None, **options: "Unpack[HostOptions]") -> None:
+        super().__init__(options, on_event, resolver, variables, env_policy, concurrency)
+
+    def set_event_callback(self, on_event: Optional[EventCallback]) -> None:
+        """Reports to ``on_event(event, server, state, detail)`` from now on (None:
+        to nobody). It is kept alive while it is set."""
+        self._set_event(on_event)
+
+    def set_resolver(self, resolver: Optional[Resolver]) -> None:
+        """Asks ``resolver(kind, reference, prompt)`` for the values configuration
+        files added later take from the host (None: no resolver). A value that does
+        not fit (8 KiB) or holds a NUL is refused, not cut, and :meth:`add_config`
+        says so; so it does when the resolver raises."""
+        self._set_resolver(resolver)
+
+    def add_config(self, path: PathLike) -> int:
+        """Reads a configuration file (``mcpServers``, VS Code's ``servers`` with
+        ``inputs``, Zed's ``context_servers``, mcp.json's root map) and adds its
+        servers, not started: all or none. Returns how many. Raises
+        :class:`~libmcpc.ConfigError` naming the file, the server and the field (never
+        a value), or :class:`~libmcpc.InvalidArgumentError` for a name already added."""
+        return self._add_config(path)
+
+    def start(self) -> None:
+        """Starts every server added and not started yet, together (at most the
+        concurrency at once), and returns once each is ready or failed. A failed
+        server leaves the others running, unless it is ``required``: then this raises
+        its error."""
+        self._start()
+
+    @call_signature
+    def call(self, qualified: str, arguments: Optional[Mapping[str, Any]] = None,
+             **kw: "Unpack[CallKeywords]") -> CallResult:
+        """Calls the tool of this qualified name (see :meth:`tools`) on its server,
+        with that server's timeout unless ``timeout`` is given. Returns and raises as
+        :meth:`Client.call` does, and :class:`~libmcpc.UnknownNameError` for a name not
+        in the catalog."""
+        return self._call(qualified, arguments, **kw)
+
+    def remove(self, name: str) -> None:
+        """Stops the server ``name`` and removes it; its tools leave the catalog.
+        Raises :class:`~libmcpc.UnknownNameError` when there is none."""
+        self._remove(name)
+
+
+class AsyncHost(_HostBase):
+    """:class:`Host` for asyncio, made in a running event loop (``async with
+    libmcpc.AsyncHost(...) as host:``), with the same arguments. :meth:`add_config`,
+    :meth:`start`, :meth:`call` and :meth:`remove` are awaited and run on worker
+    threads, so the loop is never blocked; adding servers, :meth:`tools` and
+    :meth:`status` do not block. ``on_event`` runs on the event loop (a coroutine it
+    returns runs as a task); ``resolver`` runs on the worker thread of
+    :meth:`add_config`, or on the loop when it returns a coroutine. Close with
+    ``await host.aclose()``.
+    """
+
+    @options_signature("host", returns="None")
+    def __init__(self, *, on_event: Optional[EventCallback] = None, resolver: Optional[Resolver] = None,
+                 variables: Optional[Mapping[str, str]] = None, env_policy: Optional[EnvPolicy] = None,
+                 concurrency: Optional[int] = None, **options: "Unpack[HostOptions]") -> None:
+        self._loop = asyncio.get_running_loop()
+        self._tasks: "Set[asyncio.Future[Any]]" = set()
+        super().__init__(options, on_event, resolver, variables, env_policy, concurrency)
+
+    def set_event_callback(self, on_event: Optional[EventCallback]) -> None:
+        """Reports to ``on_event(event, server, state, detail)`` on the event loop from
+        now on (None: to nobody)."""
+        if on_event is None or not callable(on_event):
+            self._set_event(on_event)
+            return
+        loop, tasks = self._loop, self._tasks  # not self: the registry would keep the host alive
+
+        def deliver(*report: Any) -> None:
+            result = on_event(*report)
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+
+        def relay(*report: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(deliver, *report)
+            except RuntimeError:  # the loop is closed: nobody listens
+                pass
+
+        self._set_event(relay)
+
+    def set_resolver(self, resolver: Optional[Resolver]) -> None:
+        """As :meth:`Host.set_resolver`; ``resolver`` may also be a coroutine function,
+        awaited on the event loop while :meth:`add_config` waits for it."""
+        if resolver is None or not callable(resolver):
+            self._set_resolver(resolver)
+            return
+        loop = self._loop
+
+        def resolve(kind: str, reference: str, prompt: Optional[str]) -> Optional[str]:
+            value: Any = resolver(kind, reference, prompt)
+            if inspect.isawaitable(value):
+                value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+            return value  # type: ignore[no-any-return]
+
+        self._set_resolver(resolve)
+
+    async def add_config(self, path: PathLike) -> int:
+        """As :meth:`Host.add_config`, on a worker thread."""
+        return await asyncio.get_running_loop().run_in_executor(None, self._add_config, path)
+
+    async def start(self) -> None:
+        """As :meth:`Host.start`, on a worker thread. Cancelling the awaiting task does
+        not stop the start (nothing can): it goes on, and closing waits for it."""
+        await asyncio.get_running_loop().run_in_executor(None, self._start)
+
+    @call_signature
+    async def call(self, qualified: str, arguments: Optional[Mapping[str, Any]] = None,
+                   **kw: "Unpack[CallKeywords]") -> CallResult:
+        """As :meth:`Host.call`, on a worker thread. Cancelling the awaiting task (also
+        by ``asyncio.wait_for``) cancels the call: the server is sent
+        ``notifications/cancelled``. ``on_progress`` and ``on_task`` run on mcpc
+        threads."""
+        if kw.get("cancel") is None:
+            kw["cancel"] = _OwnCancel()  # in_thread triggers it when the task is cancelled, close() too
+        result: CallResult = await in_thread(self._call, qualified, arguments, **kw)
+        return result
+
+    async def remove(self, name: str) -> None:
+        """As :meth:`Host.remove`, on a worker thread."""
+        await asyncio.get_running_loop().run_in_executor(None, self._remove, name)
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
