@@ -3094,17 +3094,18 @@ mcpc_status_t mcpc_client_roots_changed(const mcpc_client_t *client);
  */
 typedef enum {
   /**
-   * A server's state changed: `server` names it; `detail` is its error or NULL.
+   * A server's state changed: `server` names it; `detail` is its error ("STATUS_NAME:
+   * message") or NULL.
    */
   MCPC_HOST_SERVER_STATE = 1,
   /**
    * mcpc_host_start settled: `server` is NULL; `detail` is the summary, JSON
-   * `{"servers": {STATE: COUNT}, "tools": N, "collisions": N}`.
+   * `{"servers": {STATE: COUNT}, "tools": N, "collisions": N}`; `state` means nothing.
    */
   MCPC_HOST_SETTLED = 2,
   /**
    * The catalog changed (a server became ready, failed or was removed): `server`
-   * and `detail` are NULL.
+   * and `detail` are NULL; `state` means nothing.
    */
   MCPC_HOST_CATALOG_CHANGED = 3,
 } mcpc_host_event_t;
@@ -3199,10 +3200,10 @@ mcpc_status_t mcpc_host_new(const mcpc_options_t *defaults,
 
 /**
  * Reports the host's events to `cb` (see mcpc_host_event_cb), replacing any
- * callback set before. `userdata_free` (may be NULL) runs once, when the host is
- * freed or the callback replaced; it also runs if this call fails.
+ * callback set before; NULL `cb` removes it. `userdata_free` (may be NULL) runs once,
+ * when the host is freed or the callback replaced; it also runs if this call fails.
  * Threads: any thread; reports already under way finish with the old callback.
- * Errors: MCPC_ERR_INVALID_ARG (NULL host or `cb`).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL host).
  *
  * # Safety
  * `host` is NULL or live; `cb` may be called from mcpc threads with `userdata`
@@ -3215,10 +3216,11 @@ mcpc_status_t mcpc_host_set_event_callback(const mcpc_host_t *host,
 
 /**
  * Asks `cb` for the values configuration files take from the host (see
- * mcpc_host_resolve_cb), replacing any resolver set before. `userdata_free` (may
- * be NULL) runs once, when the host is freed or the resolver replaced; it also runs
- * if this call fails.
- * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL host or `cb`).
+ * mcpc_host_resolve_cb), replacing any resolver set before; NULL `cb` removes it.
+ * Each (kind, reference) is asked once per file, however often the file names it.
+ * `userdata_free` (may be NULL) runs once, when the host is freed or the resolver
+ * replaced; it also runs if this call fails.
+ * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL host).
  *
  * # Safety
  * `host` is NULL or live; `cb` may be called with `userdata` until `userdata_free` runs.
@@ -3377,7 +3379,8 @@ mcpc_status_t mcpc_host_tools(const mcpc_host_t *host,
 
 /**
  * Every server's state: JSON `[{"name", "state", "tools": N, "error": {"status",
- * "message"}, "stderr": [last lines]}]` in the order added; `state` is one of
+ * "message"}, "stderr": [last lines]}]` in the order added (`tools`: as the server
+ * listed them, before its include and exclude lists); `state` is one of
  * "added", "starting", "ready", "failed", "needs_login", "disabled", "restarting";
  * `error` and `stderr` appear for a server that failed.
  * Ownership: `*out_json` is the caller's; free with mcpc_string_free.
@@ -3423,10 +3426,25 @@ mcpc_status_t mcpc_host_remove(const mcpc_host_t *host,
                                const char *name);
 
 /**
- * Closes every server (each as mcpc_client_close) and frees the host. NULL is a
- * no-op. Called from an mcpc callback it does not block: the close finishes on an
- * mcpc thread. No report is made once this has begun.
- * Threads: any thread, once no other thread is using the handle.
+ * Closes every server (each as mcpc_client_close): calls in flight return
+ * MCPC_ERR_CLOSED, and so do later starts, adds and calls; no report is made once this
+ * has begun, and a report under way on another thread is waited for. Idempotent. The
+ * handle stays valid until mcpc_host_free.
+ * Threads: any thread, also while other threads use the host; not from mcpc
+ * callbacks (MCPC_ERR_WOULD_DEADLOCK; use mcpc_host_free there).
+ * Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_WOULD_DEADLOCK.
+ *
+ * # Safety
+ * `host` is NULL or live.
+ */
+mcpc_status_t mcpc_host_close(const mcpc_host_t *host);
+
+/**
+ * Closes every server (as mcpc_host_close) and frees the host. NULL is a no-op. A
+ * report under way on another thread is waited for, so no callback uses the host
+ * once this returns. Called from an mcpc callback it does not block on the servers:
+ * their close finishes on an mcpc thread (the callback must not use the host after).
+ * Threads: any thread, once no other thread is calling the host.
  *
  * # Safety
  * `host` is NULL or live, freed only once, with no call on it still running.

@@ -194,6 +194,7 @@ const RULES: &[(usize, &str)] = &[
     (HOSTS, "mcpc_host_status"),
     (HOSTS, "mcpc_host_call_tool"),
     (HOSTS, "mcpc_host_remove"),
+    (HOSTS, "mcpc_host_close"),
     (HOSTS, "mcpc_host_free"),
     (INPUT, "MCPC_INPUT_*"),
     (INPUT, "MCPC_ELICIT_*"),

@@ -1558,6 +1558,9 @@ public:
     }
     /// Publishes a catalog saved from an earlier run (the JSON tools() gave): each tool
     /// goes to its server while that server is not started. Returns how many were taken.
+    /// Closes every server: calls in flight and later ones throw ClosedError; no event
+    /// is reported after this returns. The object stays valid until destroyed.
+    void close() { detail::check(mcpc_host_close(p_.get())); }
     size_t load_catalog(std::string_view saved) {
         size_t taken = 0;
         detail::check(mcpc_host_load_catalog(p_.get(), std::string(saved).c_str(), &taken));

@@ -55,13 +55,14 @@ pub enum mcpc_server_state_t {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum mcpc_host_event_t {
-    /// A server's state changed: `server` names it; `detail` is its error or NULL.
+    /// A server's state changed: `server` names it; `detail` is its error ("STATUS_NAME:
+    /// message") or NULL.
     MCPC_HOST_SERVER_STATE = 1,
     /// mcpc_host_start settled: `server` is NULL; `detail` is the summary, JSON
-    /// `{"servers": {STATE: COUNT}, "tools": N, "collisions": N}`.
+    /// `{"servers": {STATE: COUNT}, "tools": N, "collisions": N}`; `state` means nothing.
     MCPC_HOST_SETTLED = 2,
     /// The catalog changed (a server became ready, failed or was removed): `server`
-    /// and `detail` are NULL.
+    /// and `detail` are NULL; `state` means nothing.
     MCPC_HOST_CATALOG_CHANGED = 3,
 }
 
@@ -154,10 +155,10 @@ pub unsafe extern "C" fn mcpc_host_new(
 }
 
 /// Reports the host's events to `cb` (see mcpc_host_event_cb), replacing any
-/// callback set before. `userdata_free` (may be NULL) runs once, when the host is
-/// freed or the callback replaced; it also runs if this call fails.
+/// callback set before; NULL `cb` removes it. `userdata_free` (may be NULL) runs once,
+/// when the host is freed or the callback replaced; it also runs if this call fails.
 /// Threads: any thread; reports already under way finish with the old callback.
-/// Errors: MCPC_ERR_INVALID_ARG (NULL host or `cb`).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL host).
 ///
 /// # Safety
 /// `host` is NULL or live; `cb` may be called from mcpc threads with `userdata`
@@ -173,7 +174,10 @@ pub unsafe extern "C" fn mcpc_host_set_event_callback(
     status("mcpc_host_set_event_callback", || {
         // SAFETY: per the contract.
         let h = unsafe { ptr::get(host) }?;
-        let cb = cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "cb is NULL"))?;
+        let Some(cb) = cb else {
+            h.configure(|s| s.on_event = None);
+            return Ok(Status::MCPC_OK);
+        };
         h.configure(|s| {
             s.on_event = Some(Arc::new(
                 move |ev: Event, server: Option<&str>, state: State, detail: Option<&str>| {
@@ -198,10 +202,11 @@ pub unsafe extern "C" fn mcpc_host_set_event_callback(
 }
 
 /// Asks `cb` for the values configuration files take from the host (see
-/// mcpc_host_resolve_cb), replacing any resolver set before. `userdata_free` (may
-/// be NULL) runs once, when the host is freed or the resolver replaced; it also runs
-/// if this call fails.
-/// Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL host or `cb`).
+/// mcpc_host_resolve_cb), replacing any resolver set before; NULL `cb` removes it.
+/// Each (kind, reference) is asked once per file, however often the file names it.
+/// `userdata_free` (may be NULL) runs once, when the host is freed or the resolver
+/// replaced; it also runs if this call fails.
+/// Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL host).
 ///
 /// # Safety
 /// `host` is NULL or live; `cb` may be called with `userdata` until `userdata_free` runs.
@@ -216,7 +221,10 @@ pub unsafe extern "C" fn mcpc_host_set_resolver(
     status("mcpc_host_set_resolver", || {
         // SAFETY: per the contract.
         let h = unsafe { ptr::get(host) }?;
-        let cb = cb.ok_or_else(|| Error::new(Status::MCPC_ERR_INVALID_ARG, "cb is NULL"))?;
+        let Some(cb) = cb else {
+            h.set_resolver(None);
+            return Ok(Status::MCPC_OK);
+        };
         h.set_resolver(Some(Arc::new(
             move |kind: &str, reference: &str, prompt: Option<&str>| {
                 let (kind, reference, prompt) = (c_message(kind), c_message(reference), prompt.map(c_message));
@@ -522,7 +530,8 @@ pub unsafe extern "C" fn mcpc_host_tools(host: *const mcpc_host_t, out_json: *mu
 }
 
 /// Every server's state: JSON `[{"name", "state", "tools": N, "error": {"status",
-/// "message"}, "stderr": [last lines]}]` in the order added; `state` is one of
+/// "message"}, "stderr": [last lines]}]` in the order added (`tools`: as the server
+/// listed them, before its include and exclude lists); `state` is one of
 /// "added", "starting", "ready", "failed", "needs_login", "disabled", "restarting";
 /// `error` and `stderr` appear for a server that failed.
 /// Ownership: `*out_json` is the caller's; free with mcpc_string_free.
@@ -604,10 +613,31 @@ pub unsafe extern "C" fn mcpc_host_remove(host: *const mcpc_host_t, name: *const
     })
 }
 
-/// Closes every server (each as mcpc_client_close) and frees the host. NULL is a
-/// no-op. Called from an mcpc callback it does not block: the close finishes on an
-/// mcpc thread. No report is made once this has begun.
-/// Threads: any thread, once no other thread is using the handle.
+/// Closes every server (each as mcpc_client_close): calls in flight return
+/// MCPC_ERR_CLOSED, and so do later starts, adds and calls; no report is made once this
+/// has begun, and a report under way on another thread is waited for. Idempotent. The
+/// handle stays valid until mcpc_host_free.
+/// Threads: any thread, also while other threads use the host; not from mcpc
+/// callbacks (MCPC_ERR_WOULD_DEADLOCK; use mcpc_host_free there).
+/// Errors: MCPC_ERR_INVALID_ARG (NULL), MCPC_ERR_WOULD_DEADLOCK.
+///
+/// # Safety
+/// `host` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_host_close(host: *const mcpc_host_t) -> mcpc_status_t {
+    status("mcpc_host_close", || {
+        // SAFETY: per the contract.
+        let h = unsafe { ptr::get(host) }?.clone();
+        runtime::block_on(async move { h.close().await })?;
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// Closes every server (as mcpc_host_close) and frees the host. NULL is a no-op. A
+/// report under way on another thread is waited for, so no callback uses the host
+/// once this returns. Called from an mcpc callback it does not block on the servers:
+/// their close finishes on an mcpc thread (the callback must not use the host after).
+/// Threads: any thread, once no other thread is calling the host.
 ///
 /// # Safety
 /// `host` is NULL or live, freed only once, with no call on it still running.
@@ -615,10 +645,12 @@ pub unsafe extern "C" fn mcpc_host_remove(host: *const mcpc_host_t, name: *const
 pub unsafe extern "C" fn mcpc_host_free(host: *mut mcpc_host_t) {
     boundary("mcpc_host_free", || {
         // SAFETY: per the contract.
-        let Some(h) = (unsafe { ptr::take(host) }) else {
+        let Some(b) = (unsafe { ptr::take(host) }) else {
             return;
         };
-        let h: Arc<Host> = *h;
+        // Before the handle's memory goes: a callback under way may still read it.
+        b.quiesce();
+        let h: Arc<Host> = *b;
         close_for_free(async move { h.close().await });
     })
 }

@@ -260,7 +260,7 @@ impl Member {
     }
 
     /// Marks the server failed with `e`; its tools leave the catalog. Returns the
-    /// detail reported: the error, and the tail of its stderr when it wrote any.
+    /// detail reported: the status's name and the message.
     pub(super) fn fail(&self, e: Error) -> String {
         let mut st = lock(&self.st);
         st.state = if e.status == Status::MCPC_ERR_LOGIN_REQUIRED {
@@ -269,7 +269,7 @@ impl Member {
             State::Failed
         };
         st.tools = Arc::new(Vec::new());
-        let detail = e.message.clone();
+        let detail = format!("{}: {}", e.status.name(), e.message);
         st.error = Some(e);
         detail
     }
@@ -374,7 +374,14 @@ impl Member {
 /// The host's environment policy, written into the stdio configuration: a variable
 /// the server's own `env` sets is always passed.
 fn inherit(cfg: &mut Config, own: &[(String, String)], policy: &EnvPolicy) {
-    let named = |k: &str| own.iter().any(|(n, _)| n == k);
+    // The server's own: its configuration's env, and what its options set.
+    let set_by_options: Vec<OsString> = cfg
+        .env
+        .iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|(k, _)| k.clone())
+        .collect();
+    let named = |k: &str| own.iter().any(|(n, _)| n == k) || set_by_options.iter().any(|n| n == k);
     match policy {
         EnvPolicy::PassAll => {}
         EnvPolicy::NoSecrets => {
@@ -388,7 +395,7 @@ fn inherit(cfg: &mut Config, own: &[(String, String)], policy: &EnvPolicy) {
         }
         EnvPolicy::Allow(list) => {
             cfg.clear_env = true;
-            for name in list {
+            for name in list.iter().filter(|n| !named(n)) {
                 if let Some(v) = std::env::var_os(name) {
                     cfg.env.push((OsString::from(name), Some(v)));
                 }
@@ -426,6 +433,19 @@ mod tests {
             &EnvPolicy::NoSecrets,
         );
         assert!(!removed(&cfg, "MCPC_MEMBER_TEST_TOKEN"), "the server's env names it");
+        let mut cfg = Config::default();
+        cfg.env
+            .push(("MCPC_MEMBER_TEST_TOKEN".into(), Some("from options".into())));
+        inherit(&mut cfg, &[], &EnvPolicy::NoSecrets);
+        assert!(!removed(&cfg, "MCPC_MEMBER_TEST_TOKEN"), "the server's options set it");
+        let mut cfg = Config::default();
+        cfg.env.push(("MCPC_MEMBER_TEST_PLAIN".into(), Some("mine".into())));
+        inherit(&mut cfg, &[], &EnvPolicy::Allow(vec!["MCPC_MEMBER_TEST_PLAIN".into()]));
+        assert_eq!(
+            cfg.env,
+            vec![("MCPC_MEMBER_TEST_PLAIN".into(), Some("mine".into()))],
+            "the options' value wins"
+        );
         let mut cfg = Config::default();
         inherit(&mut cfg, &[], &EnvPolicy::PassAll);
         assert!(cfg.env.is_empty() && !cfg.clear_env);

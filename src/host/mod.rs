@@ -130,6 +130,7 @@ impl Host {
     }
 
     fn add_members(&self, specs: Vec<(ServerSpec, Option<Config>)>) -> Result<()> {
+        self.open()?;
         let mut members = write(&self.members);
         let mut seen: HashMap<&str, ()> = members.iter().map(|m| (m.spec.name.as_str(), ())).collect();
         for (s, _) in &specs {
@@ -148,6 +149,7 @@ impl Host {
     /// `concurrency` at once, and waits until each is ready or failed. Fails with
     /// the first required server's error.
     pub async fn start(self: &Arc<Host>) -> Result<()> {
+        self.open()?;
         let all: Vec<Arc<Member>> = read(&self.members).clone();
         for m in all.iter().filter(|m| m.announce_disabled()) {
             self.report(Event::ServerState, Some(&m.spec.name), State::Disabled, None);
@@ -272,8 +274,16 @@ impl Host {
         })
     }
 
+    fn open(&self) -> Result<()> {
+        if self.is_closed() {
+            return Err(Error::new(Status::MCPC_ERR_CLOSED, "the host was closed"));
+        }
+        Ok(())
+    }
+
     /// The server a qualified tool name routes to, and the tool's own name.
     pub fn route(&self, qualified: &str) -> Result<(Arc<Member>, String)> {
+        self.open()?;
         let cat = self.catalog();
         let Some(e) = cat.get(qualified) else {
             return Err(Error::new(
@@ -323,9 +333,23 @@ impl Host {
         Ok(())
     }
 
-    /// Closes every server; no restart or report after this.
-    pub async fn close(&self) {
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// No report after this returns: a report under way on another thread is waited
+    /// for (one on this thread, the caller's own callback, is not).
+    pub fn quiesce(&self) {
         self.closed.store(true, std::sync::atomic::Ordering::Release);
+        if !IN_REPORT.with(|r| r.get()) {
+            drop(lock(&self.reporting));
+        }
+    }
+
+    /// Closes every server; no restart or report after this. Later calls fail with
+    /// MCPC_ERR_CLOSED.
+    pub async fn close(&self) {
+        self.quiesce();
         let all: Vec<_> = read(&self.members).clone();
         let mut set = JoinSet::new();
         for m in all {
@@ -350,17 +374,21 @@ impl Host {
     }
 
     fn report(&self, ev: Event, server: Option<&str>, state: State, detail: Option<&str>) {
-        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
-            return;
-        }
         let f = read(&self.settings).on_event.clone();
         let Some(f) = f else { return };
         // A report the callback itself causes (loading a catalog from it) runs at once:
         // waiting for the one under way on this thread would never end.
         if IN_REPORT.with(|r| r.get()) {
-            return f(ev, server, state, detail);
+            if !self.is_closed() {
+                f(ev, server, state, detail);
+            }
+            return;
         }
         let _one = lock(&self.reporting);
+        // Checked under the lock: once `quiesce` has passed it, no report starts.
+        if self.is_closed() {
+            return;
+        }
         // A blocking host call from the callback would wait on this report.
         let _scope = runtime::CallbackScope::enter();
         let _in = InReport::enter();
@@ -375,7 +403,7 @@ async fn watch(host: std::sync::Weak<Host>, m: Arc<Member>) {
         let Some(c) = m.client() else { return };
         c.gone().cancelled().await;
         let Some(h) = host.upgrade() else { return };
-        if h.closed.load(std::sync::atomic::Ordering::Acquire) || m.is_closing() {
+        if h.is_closed() || m.is_closing() {
             return;
         }
         if m.restarts() {

@@ -19,6 +19,9 @@ pub struct Scope {
     pub resolver: Option<ResolveFn>,
     /// VS Code's `inputs`: id to its description (the prompt).
     pub inputs: HashMap<String, String>,
+    /// What the resolver gave, by (kind, reference): asked once per file, however
+    /// often the file names it.
+    pub(super) asked: std::cell::RefCell<HashMap<(&'static str, String), Option<String>>>,
 }
 
 /// Why a string could not be expanded: the variable, never its value.
@@ -66,13 +69,20 @@ impl Scope {
         match term.split_once(':') {
             Some(("env", name)) => std::env::var(name).ok(),
             Some(("value", v)) => Some(v.to_string()),
-            Some(("input", id)) => {
-                let r = self.resolver.as_ref()?;
-                r("input", id, self.inputs.get(id).map(String::as_str))
-            }
-            Some(_) => self.resolver.as_ref()?("secret", term, None),
+            Some(("input", id)) => self.ask("input", id, self.inputs.get(id).map(String::as_str)),
+            Some(_) => self.ask("secret", term, None),
             None => self.env_or_var(term),
         }
+    }
+
+    fn ask(&self, kind: &'static str, reference: &str, prompt: Option<&str>) -> Option<String> {
+        let key = (kind, reference.to_string());
+        if let Some(v) = self.asked.borrow().get(&key) {
+            return v.clone();
+        }
+        let v = self.resolver.as_ref()?(kind, reference, prompt);
+        self.asked.borrow_mut().insert(key, v.clone());
+        v
     }
 
     /// A host variable first (so a host can pin `workspaceFolder`), then the environment.
@@ -130,6 +140,22 @@ mod tests {
         assert_eq!(s.expand("Bearer ${input:pat}").unwrap(), "Bearer tok(GitHub token)");
         assert_eq!(s.expand("${op://vault/item}").unwrap(), "s3cr3t");
         assert_eq!(s.expand("no vars").unwrap(), "no vars");
+    }
+
+    #[test]
+    fn the_resolver_is_asked_once_per_reference() {
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let n = asked.clone();
+        let s = Scope {
+            resolver: Some(Arc::new(move |_, _, _| {
+                n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Some("v".into())
+            })),
+            ..Scope::default()
+        };
+        assert_eq!(s.expand("${input:a} ${input:a} ${input:b}").unwrap(), "v v v");
+        assert_eq!(s.expand("${input:a}").unwrap(), "v");
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
     #[test]

@@ -1137,6 +1137,8 @@ int main() {
         CHECK_EQ(host.call("a__add", R"({"a":2,"b":2})").structured_json().value_or(""), std::string(R"({"sum":4})"));
         CHECK(contains(host.status(), R"("state":"ready")"));
         expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { host.load_catalog("[1]"); });
+        host.close();
+        expect_throw<mcpc::ClosedError>(mcpc::Status::Closed, [&] { host.call("a__add", R"({"a":1,"b":1})"); });
         unlink(cfg.c_str());
     });
 

@@ -376,6 +376,25 @@ static void test_lazy_start_from_a_saved_catalog(void) {
     unlink(log_a);
 }
 
+static void test_close_ends_calls_and_later_ones(void) {
+    mcpc_host_t *h = new_host(NULL);
+    const char *calm[] = {"python3", "demo/server.py"};
+    CHECK_STATUS(mcpc_host_add_stdio(h, "calm", calm, 2, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    struct bg_call slow = {h, "calm__slow", "{\"ms\":10000}", MCPC_ERR_PANIC};
+    pthread_t t;
+    pthread_create(&t, NULL, call_in_background, &slow);
+    CHECK_STATUS(mcpc_host_close(h), MCPC_OK);
+    pthread_join(t, NULL);
+    CHECK_STATUS(slow.status, MCPC_ERR_CLOSED);
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_host_call_tool(h, "calm__echo", "{\"text\":\"x\"}", NULL, &r), MCPC_ERR_CLOSED);
+    CHECK_STATUS(mcpc_host_add_stdio(h, "more", calm, 2, NULL), MCPC_ERR_CLOSED);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_ERR_CLOSED);
+    CHECK_STATUS(mcpc_host_close(h), MCPC_OK);
+    mcpc_host_free(h);
+}
+
 static void test_required_server(void) {
     mcpc_host_t *h = new_host(NULL);
     write_config("{\"mcpServers\": {\"ok\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"]},"
@@ -434,7 +453,8 @@ static void test_bad_arguments(void) {
     CHECK_STATUS(mcpc_host_set_concurrency(h, 0), MCPC_ERR_INVALID_ARG);
     CHECK_STATUS(mcpc_host_set_env_policy(h, 7, NULL, 0), MCPC_ERR_INVALID_ARG);
     CHECK_STATUS(mcpc_host_set_env_policy(h, MCPC_ENV_ALLOW, (const char *[]){"PATH"}, 1), MCPC_OK);
-    CHECK_STATUS(mcpc_host_set_event_callback(h, NULL, NULL, NULL), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_set_event_callback(h, NULL, NULL, NULL), MCPC_OK); /* none: removed */
+    CHECK_STATUS(mcpc_host_set_resolver(h, NULL, NULL, NULL), MCPC_OK);
     CHECK_STATUS(mcpc_host_tools(NULL, NULL), MCPC_ERR_INVALID_ARG);
     CHECK_STATUS(mcpc_host_remove(h, "nobody"), MCPC_ERR_UNKNOWN_NAME);
     /* An empty host starts, and settles at once. */
@@ -452,6 +472,7 @@ int main(int argc, char **argv) {
     RUN(test_input_requests_name_their_server);
     RUN(test_hostile_servers);
     RUN(test_lazy_start_from_a_saved_catalog);
+    RUN(test_close_ends_calls_and_later_ones);
     RUN(test_required_server);
     RUN(test_variables_and_resolver);
     RUN(test_bad_arguments);

@@ -94,7 +94,7 @@ def test_config_start_catalog_and_routing(tmp_path: Path) -> None:
     assert settled == [{"servers": {"ready": 3, "failed": 1}, "tools": 28, "collisions": 1}]
     assert any(ev is libmcpc.HostEvent.CATALOG_CHANGED for ev, *_ in reports)
     failed_detail = next(d for ev, s, st, d in reports if st == "failed")
-    assert failed_detail.startswith('cannot start "/nonexistent/mcpc-no-such-server"')
+    assert failed_detail.startswith('MCPC_ERR_SPAWN: cannot start "/nonexistent/mcpc-no-such-server"')
     assert host.closed
     with pytest.raises(libmcpc.ClosedError):
         host.tools()

@@ -240,6 +240,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "mcpc_host_add_config": (_S, [_P, c_char_p, _LEN]),
     "mcpc_host_load_catalog": (_S, [_P, c_char_p, _LEN]),
     "mcpc_host_set_lazy": (_S, [_P, c_int32]),
+    "mcpc_host_close": (_S, [_P]),
     "mcpc_host_add_stdio": (_S, [_P, c_char_p, POINTER(c_char_p), c_size_t, _P]),
     "mcpc_host_add_http": (_S, [_P, c_char_p, c_char_p, _P]),
     "mcpc_host_start": (_S, [_P]),

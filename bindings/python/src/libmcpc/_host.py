@@ -448,15 +448,18 @@ class _HostBase(Guarded):
 
     def close(self) -> None:
         """Closes every server and frees the host. Calls in flight raise
-        :class:`~libmcpc.ClosedError` (one with a ``cancel=`` of its own is waited
-        for, as is a start in flight). Idempotent."""
-        if self._begin_close() is None:
+        :class:`~libmcpc.ClosedError`, and a start in flight ends. Idempotent."""
+        handle = self._begin_close()
+        if handle is None:
             return
         with self._lock:
             cancels = list(self._cancels)
         for c in cancels:
             c.trigger()
-        if getattr(_reporting, "on", False):
+        if not getattr(_reporting, "on", False):
+            # Ends every call in flight, those with a cancel of their own too.
+            lib.mcpc_host_close(handle)
+        else:
             # In an event callback the start that made the report waits on it: free
             # the host from a thread of our own.
             threading.Thread(target=self._finish_close, daemon=True).start()
