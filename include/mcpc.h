@@ -3186,7 +3186,7 @@ typedef int32_t (*mcpc_host_resolve_cb)(void *userdata,
  * Makes a host with no servers. `defaults` (NULL: the library's defaults) is what
  * every server added without options of its own starts from: client info,
  * timeouts, handlers of the server's input requests, stderr, restart policy.
- * At most 8 servers start at once (mcpc_host_set_concurrency).
+ * At most 64 servers start at once (mcpc_host_set_concurrency).
  * Ownership: `defaults` is copied; the caller keeps it. On success `*out_host` is
  * the caller's; free it with mcpc_host_free.
  * Threads: any thread.
@@ -3259,7 +3259,7 @@ mcpc_status_t mcpc_host_set_env_policy(const mcpc_host_t *host,
                                        size_t count);
 
 /**
- * Sets how many servers mcpc_host_start starts at once (at least 1; 8 by default).
+ * Sets how many servers mcpc_host_start starts at once (at least 1; 64 by default).
  * Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL host, 0).
  *
  * # Safety
@@ -3348,7 +3348,7 @@ mcpc_status_t mcpc_host_add_http(const mcpc_host_t *host,
                                  const mcpc_options_t *opts);
 
 /**
- * Starts every added server not started yet, at most the concurrency at once, each
+ * Starts every added server not started yet, at most the concurrency at once (64), each
  * within its startup timeout (its configuration's, else its options' timeout), and
  * waits until each is ready or failed. Each change is reported (mcpc_host_event_cb),
  * then the summary (MCPC_HOST_SETTLED). A failed server leaves the others running.
@@ -3413,6 +3413,39 @@ mcpc_status_t mcpc_host_call_tool(const mcpc_host_t *host,
                                   const char *arguments_json,
                                   const mcpc_call_opts_t *opts,
                                   mcpc_result_t **out_result);
+
+/**
+ * Every server's resources and resource templates, as listed: JSON `{"resources":
+ * [{"uri", "server", "resource": {...}}], "templates": [{"server", "template":
+ * {...}}], "collisions": [{"uri", "kept", "dropped"}]}` (a URI two servers listed
+ * routes to the one added first; the collision is listed). Only servers that
+ * declare resources are asked; saved catalogs hold tools only.
+ * Ownership: `*out_json` is the caller's; free with mcpc_string_free.
+ * Threads: any thread, also from mcpc_host_event_cb. Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `host` is NULL or live; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_host_resources(const mcpc_host_t *host,
+                                  char **out_json);
+
+/**
+ * Reads resource `uri` from the server that listed it, else from the server with
+ * the template whose literal start (before its first `{`) is the longest start of
+ * `uri`; otherwise as mcpc_client_read_resource. An idle server is started first.
+ * Ownership: `*out_contents` is the caller's (free with mcpc_contents_free).
+ * Threads: any thread, concurrently; not from mcpc callbacks.
+ * Errors: MCPC_ERR_UNKNOWN_NAME (no server listed it or a template it fits),
+ * MCPC_ERR_CLOSED, and those of mcpc_client_read_resource.
+ *
+ * # Safety
+ * `host` is NULL or live; `uri` is NULL or NUL-terminated; `opts` is NULL or
+ * initialised; `out_contents` is NULL or writable.
+ */
+mcpc_status_t mcpc_host_read_resource(const mcpc_host_t *host,
+                                      const char *uri,
+                                      const mcpc_call_opts_t *opts,
+                                      mcpc_contents_t **out_contents);
 
 /**
  * Stops server `name` and removes it; its tools leave the catalog.

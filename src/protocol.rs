@@ -261,6 +261,8 @@ pub struct ServerCapabilities {
     pub tasks_tools_call: bool,
     /// The tasks extension is offered (`extensions["io.modelcontextprotocol/tasks"]`).
     pub tasks_extension: bool,
+    /// `resources` is there.
+    pub resources: bool,
 }
 
 impl ServerCapabilities {
@@ -273,6 +275,7 @@ impl ServerCapabilities {
         let caps = &v["capabilities"];
         ServerCapabilities {
             logging: caps.get("logging").is_some(),
+            resources: caps.get("resources").is_some(),
             list_changed: LISTS.map(|list| caps[list]["listChanged"] == true),
             tasks_tools_call: caps["tasks"]["requests"]["tools"]["call"].is_object(),
             tasks_extension: caps["extensions"][TASKS_EXTENSION].is_object(),

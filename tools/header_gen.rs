@@ -193,6 +193,8 @@ const RULES: &[(usize, &str)] = &[
     (HOSTS, "mcpc_host_tools"),
     (HOSTS, "mcpc_host_status"),
     (HOSTS, "mcpc_host_call_tool"),
+    (HOSTS, "mcpc_host_resources"),
+    (HOSTS, "mcpc_host_read_resource"),
     (HOSTS, "mcpc_host_remove"),
     (HOSTS, "mcpc_host_close"),
     (HOSTS, "mcpc_host_free"),

@@ -1545,7 +1545,7 @@ public:
         detail::check(mcpc_host_set_env_policy(p_.get(), static_cast<int32_t>(policy), n.data(), n.size()));
         return *this;
     }
-    /// How many servers start at once (at least 1; 8 by default).
+    /// How many servers start at once (at least 1; 64 by default).
     Host& concurrency(size_t n) {
         detail::check(mcpc_host_set_concurrency(p_.get(), n));
         return *this;

@@ -107,10 +107,20 @@ pub unsafe extern "C" fn mcpc_client_read_resource(
         let (c, uri, ctl) = unsafe { (ptr::get(client)?, str_in(uri, "uri")?, control_from(opts)?) };
         let mut ctl = ctl;
         let cl = c.client_ready(&mut ctl);
-        let contents = crate::drive::block_on_driven(std::pin::pin!(cl.read_resource(uri, &ctl)), cl.driver())??;
-        out.set_handle(ContentsData::new(contents)?);
-        Ok(Status::MCPC_OK)
+        read_resource_on(&cl, uri, &ctl, out)
     })
+}
+
+/// Reads `uri` from `cl` and hands out its contents.
+pub(super) fn read_resource_on(
+    cl: &crate::client::Client,
+    uri: &str,
+    ctl: &crate::client::Control,
+    out: Out<'_, *mut mcpc_contents_t>,
+) -> crate::error::Result<Status> {
+    let contents = crate::drive::block_on_driven(std::pin::pin!(cl.read_resource(uri, ctl)), cl.driver())??;
+    out.set_handle(ContentsData::new(contents)?);
+    Ok(Status::MCPC_OK)
 }
 
 /// The entry `index` of `contents`, or None.

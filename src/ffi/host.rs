@@ -126,7 +126,7 @@ fn state_out(s: State) -> mcpc_server_state_t {
 /// Makes a host with no servers. `defaults` (NULL: the library's defaults) is what
 /// every server added without options of its own starts from: client info,
 /// timeouts, handlers of the server's input requests, stderr, restart policy.
-/// At most 8 servers start at once (mcpc_host_set_concurrency).
+/// At most 64 servers start at once (mcpc_host_set_concurrency).
 /// Ownership: `defaults` is copied; the caller keeps it. On success `*out_host` is
 /// the caller's; free it with mcpc_host_free.
 /// Threads: any thread.
@@ -146,7 +146,7 @@ pub unsafe extern "C" fn mcpc_host_new(
         out.set_handle(Host::new(Settings {
             defaults,
             env: EnvPolicy::default(),
-            concurrency: 8,
+            concurrency: 64,
             on_event: None,
             lazy: false,
         }));
@@ -309,7 +309,7 @@ pub unsafe extern "C" fn mcpc_host_set_env_policy(
     })
 }
 
-/// Sets how many servers mcpc_host_start starts at once (at least 1; 8 by default).
+/// Sets how many servers mcpc_host_start starts at once (at least 1; 64 by default).
 /// Threads: any thread. Errors: MCPC_ERR_INVALID_ARG (NULL host, 0).
 ///
 /// # Safety
@@ -486,7 +486,7 @@ pub unsafe extern "C" fn mcpc_host_add_http(
     })
 }
 
-/// Starts every added server not started yet, at most the concurrency at once, each
+/// Starts every added server not started yet, at most the concurrency at once (64), each
 /// within its startup timeout (its configuration's, else its options' timeout), and
 /// waits until each is ready or failed. Each change is reported (mcpc_host_event_cb),
 /// then the summary (MCPC_HOST_SETTLED). A failed server leaves the others running.
@@ -586,13 +586,7 @@ pub unsafe extern "C" fn mcpc_host_call_tool(
             )
         };
         let (member, tool) = h.route(q)?;
-        let client = match member.ready_client() {
-            Some(c) => c,
-            None => {
-                let h = h.clone();
-                runtime::block_on(async move { h.client_for(&member).await })??
-            }
-        };
+        let client = h.client_blocking(member)?;
         call_tool_on(&client, &tool, args, &ctl, out_result)
     })
 }

@@ -17,6 +17,7 @@ pub mod cstr;
 pub mod error;
 pub mod extensions;
 pub mod host;
+pub mod host_resources;
 pub mod input;
 pub mod listing;
 pub mod logging;

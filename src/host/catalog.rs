@@ -6,17 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::member::{Member, State};
-use super::names;
-
-/// One tool of the catalog.
-pub struct Entry {
-    pub qualified: String,
-    pub server: String,
-    /// The tool's name as its server gave it.
-    pub tool: String,
-    /// The tool as its server listed it.
-    pub json: String,
-}
+use super::names::{self, Entry};
 
 /// Two tools that would have shared a qualified name.
 #[derive(Debug, PartialEq)]
@@ -28,11 +18,24 @@ pub struct Collision {
     pub renamed_to: String,
 }
 
+/// A resource or a resource template, with its server.
+pub struct Listed {
+    /// The resource's `uri`, or the template's `uriTemplate`.
+    pub key: String,
+    pub server: String,
+    pub json: String,
+}
+
 #[derive(Default)]
 pub struct Catalog {
-    pub entries: Vec<Entry>,
+    pub entries: Vec<Arc<Entry>>,
     pub collisions: Vec<Collision>,
-    index: HashMap<String, usize>,
+    index: HashMap<Arc<str>, usize>,
+    pub resources: Vec<Listed>,
+    pub templates: Vec<Listed>,
+    /// A URI two servers listed: (the URI, the server that keeps it, the other).
+    pub uri_collisions: Vec<(String, String, String)>,
+    by_uri: HashMap<String, usize>,
 }
 
 impl Catalog {
@@ -44,45 +47,126 @@ impl Catalog {
             .filter(|m| !matches!(m.state(), State::Failed | State::NeedsLogin | State::Disabled))
         {
             let spec = &m.spec;
-            for t in m.tools().iter() {
-                if !names::admitted(&t.name, spec.include.as_deref(), &spec.exclude) {
-                    continue;
-                }
-                let mut q = names::qualify(&spec.name, &t.name);
-                if let Some(&i) = cat.index.get(&q) {
-                    let renamed_to = names::with_suffix(&q, &spec.name, &t.name);
+            for e in m.part().iter() {
+                let mut e = e.clone();
+                if let Some(&i) = cat.index.get(&e.qualified) {
+                    let renamed_to: Arc<str> = Arc::from(names::with_suffix(&e.qualified, &spec.name, &e.tool));
                     cat.collisions.push(Collision {
-                        name: q.clone(),
-                        kept: cat.entries[i].server.clone(),
+                        name: e.qualified.to_string(),
+                        kept: cat.entries[i].server.to_string(),
                         renamed: spec.name.clone(),
-                        renamed_to: renamed_to.clone(),
+                        renamed_to: renamed_to.to_string(),
                     });
                     if cat.index.contains_key(&renamed_to) {
                         continue;
                     }
-                    q = renamed_to;
+                    e = Arc::new(Entry {
+                        qualified: renamed_to,
+                        server: e.server.clone(),
+                        tool: e.tool.clone(),
+                        json: e.json.clone(),
+                    });
                 }
-                cat.index.insert(q.clone(), cat.entries.len());
-                cat.entries.push(Entry {
-                    qualified: q,
+                cat.index.insert(e.qualified.clone(), cat.entries.len());
+                cat.entries.push(e);
+            }
+            let listed = m.resources();
+            for (uri, json) in &listed.resources {
+                if let Some(&i) = cat.by_uri.get(uri) {
+                    let kept = cat.resources[i].server.clone();
+                    cat.uri_collisions.push((uri.clone(), kept, spec.name.clone()));
+                    continue;
+                }
+                cat.by_uri.insert(uri.clone(), cat.resources.len());
+                cat.resources.push(Listed {
+                    key: uri.clone(),
                     server: spec.name.clone(),
-                    tool: t.name.clone(),
-                    json: t.json().to_string(),
+                    json: json.clone(),
                 });
             }
+            cat.templates.extend(listed.templates.iter().map(|(t, json)| Listed {
+                key: t.clone(),
+                server: spec.name.clone(),
+                json: json.clone(),
+            }));
         }
         cat
     }
 
-    pub fn get(&self, qualified: &str) -> Option<&Entry> {
-        self.index.get(qualified).map(|&i| &self.entries[i])
+    /// The server a resource URI routes to: the one that listed it, else the one
+    /// with the template whose literal start (before its first `{`) is the longest
+    /// start of the URI.
+    pub fn server_for_uri(&self, uri: &str) -> Option<&str> {
+        if let Some(&i) = self.by_uri.get(uri) {
+            return Some(&self.resources[i].server);
+        }
+        self.templates
+            .iter()
+            .map(|t| (t.key.split('{').next().unwrap_or(""), &t.server))
+            .filter(|(start, _)| !start.is_empty() && uri.starts_with(start))
+            .max_by_key(|(start, _)| start.len())
+            .map(|(_, server)| server.as_str())
     }
 
-    pub(super) fn names(&self) -> Vec<(&str, &str)> {
-        self.entries
+    /// `{"resources": [{"uri", "server", "resource"}], "templates": [{"server",
+    /// "template"}], "collisions": [{"uri", "kept", "dropped"}]}`, each as listed.
+    pub fn resources_json(&self) -> String {
+        let list = |items: &[Listed], key: Option<&str>, member: &str| -> String {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|l| {
+                    let head = key.map_or(String::new(), |k| {
+                        format!(
+                            "{}:{},",
+                            serde_json::Value::from(k),
+                            serde_json::Value::from(l.key.as_str())
+                        )
+                    });
+                    format!(
+                        "{{{head}\"server\":{},\"{member}\":{}}}",
+                        serde_json::Value::from(l.server.as_str()),
+                        l.json
+                    )
+                })
+                .collect();
+            format!("[{}]", parts.join(","))
+        };
+        let collisions: Vec<serde_json::Value> = self
+            .uri_collisions
             .iter()
-            .map(|e| (e.qualified.as_str(), e.json.as_str()))
-            .collect()
+            .map(|(u, k, d)| serde_json::json!({"uri": u, "kept": k, "dropped": d}))
+            .collect();
+        format!(
+            "{{\"resources\":{},\"templates\":{},\"collisions\":{}}}",
+            list(&self.resources, Some("uri"), "resource"),
+            list(&self.templates, None, "template"),
+            serde_json::Value::Array(collisions)
+        )
+    }
+
+    pub fn get(&self, qualified: &str) -> Option<&Entry> {
+        self.index.get(qualified).map(|&i| &*self.entries[i])
+    }
+
+    /// Whether `other` holds other tools, resources or templates.
+    pub(super) fn differs(&self, other: &Catalog) -> bool {
+        let same_entry =
+            |a: &Arc<Entry>, b: &Arc<Entry>| Arc::ptr_eq(a, b) || (a.qualified == b.qualified && a.json == b.json);
+        let same_listed = |a: &Listed, b: &Listed| a.key == b.key && a.json == b.json;
+        self.entries.len() != other.entries.len()
+            || self.resources.len() != other.resources.len()
+            || self.templates.len() != other.templates.len()
+            || !self.entries.iter().zip(&other.entries).all(|(a, b)| same_entry(a, b))
+            || !self
+                .resources
+                .iter()
+                .zip(&other.resources)
+                .all(|(a, b)| same_listed(a, b))
+            || !self
+                .templates
+                .iter()
+                .zip(&other.templates)
+                .all(|(a, b)| same_listed(a, b))
     }
 
     /// `{"tools": [{"name", "server", "tool"}], "collisions": [...]}`, each tool as listed.
@@ -94,8 +178,8 @@ impl Catalog {
             }
             out.push_str(&format!(
                 "{{\"name\":{},\"server\":{},\"tool\":{}}}",
-                serde_json::Value::from(e.qualified.as_str()),
-                serde_json::Value::from(e.server.as_str()),
+                serde_json::Value::from(&*e.qualified),
+                serde_json::Value::from(&*e.server),
                 e.json
             ));
         }
@@ -108,5 +192,36 @@ impl Catalog {
         out.push_str(&serde_json::Value::Array(c).to_string());
         out.push('}');
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(key: &str, server: &str) -> Listed {
+        Listed {
+            key: key.into(),
+            server: server.into(),
+            json: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn a_uri_goes_to_its_lister_else_the_longest_template() {
+        let mut cat = Catalog::default();
+        cat.resources.push(listed("file:///a/x", "listed"));
+        cat.by_uri.insert("file:///a/x".into(), 0);
+        cat.templates.push(listed("file:///{path}", "short"));
+        cat.templates.push(listed("file:///a/{name}", "long"));
+        cat.templates.push(listed("{anything}", "empty"));
+        assert_eq!(cat.server_for_uri("file:///a/x"), Some("listed"));
+        assert_eq!(cat.server_for_uri("file:///a/y"), Some("long"));
+        assert_eq!(cat.server_for_uri("file:///b"), Some("short"));
+        assert_eq!(
+            cat.server_for_uri("https://h/"),
+            None,
+            "a template with no literal start fits nothing"
+        );
     }
 }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use http::header::{HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
+use super::names::{self, Entry};
 use super::spec::{Reach, ServerSpec};
 use super::vars::looks_secret;
 use super::{lock, EnvPolicy, Settings};
@@ -57,6 +58,24 @@ struct Now {
     error: Option<Error>,
     held: Option<Held>,
     tools: Arc<Vec<Tool>>,
+    /// Its part of the catalog, made from `tools` once (on first use after a change).
+    part: Option<Arc<Vec<Arc<Entry>>>>,
+    resources: Arc<Resources>,
+}
+
+impl Now {
+    fn put_tools(&mut self, tools: Vec<Tool>) {
+        self.tools = Arc::new(tools);
+        self.part = None;
+    }
+}
+
+/// A server's resources and resource templates, as listed: (`uri` or
+/// `uriTemplate`, the entry's JSON).
+#[derive(Default)]
+pub struct Resources {
+    pub resources: Vec<(String, String)>,
+    pub templates: Vec<(String, String)>,
 }
 
 pub struct Member {
@@ -88,6 +107,8 @@ impl Member {
                 error: None,
                 held: None,
                 tools: Arc::new(Vec::new()),
+                part: None,
+                resources: Arc::new(Resources::default()),
             }),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             closing: AtomicBool::new(false),
@@ -126,7 +147,7 @@ impl Member {
         if !matches!(st.state, State::Added | State::Idle) {
             return false;
         }
-        st.tools = Arc::new(tools);
+        st.put_tools(tools);
         self.saved.store(true, Ordering::Release);
         true
     }
@@ -164,8 +185,34 @@ impl Member {
         lock(&self.st).held.as_ref().map(Held::current)
     }
 
-    pub fn tools(&self) -> Arc<Vec<Tool>> {
-        lock(&self.st).tools.clone()
+    /// Its tools that pass its include and exclude lists, under their default
+    /// qualified names.
+    pub(super) fn part(&self) -> Arc<Vec<Arc<Entry>>> {
+        let mut st = lock(&self.st);
+        if let Some(p) = &st.part {
+            return p.clone();
+        }
+        let server: Arc<str> = Arc::from(self.spec.name.as_str());
+        let part: Vec<Arc<Entry>> = st
+            .tools
+            .iter()
+            .filter(|t| names::admitted(&t.name, self.spec.include.as_deref(), &self.spec.exclude))
+            .map(|t| {
+                Arc::new(Entry {
+                    qualified: Arc::from(names::qualify(&self.spec.name, &t.name)),
+                    server: server.clone(),
+                    tool: Arc::from(t.name.as_str()),
+                    json: Arc::from(t.json()),
+                })
+            })
+            .collect();
+        let part = Arc::new(part);
+        st.part = Some(part.clone());
+        part
+    }
+
+    pub fn resources(&self) -> Arc<Resources> {
+        lock(&self.st).resources.clone()
     }
 
     pub(super) fn is_closing(&self) -> bool {
@@ -185,7 +232,8 @@ impl Member {
             ..Control::default()
         };
         let client = plan.connect(&ctl).await?;
-        let tools = match client.list_tools(&ctl).await {
+        let (tools, resources) = tokio::join!(client.list_tools(&ctl), list_resources(&client, &ctl));
+        let tools = match tools {
             Ok(t) => t,
             Err(e) => {
                 client.close().await;
@@ -200,7 +248,8 @@ impl Member {
             return Err(Error::new(Status::MCPC_ERR_CLOSED, "the host was closed"));
         }
         st.held = Some(held);
-        st.tools = Arc::new(tools);
+        st.put_tools(tools);
+        st.resources = Arc::new(resources);
         st.state = State::Ready;
         st.error = None;
         Ok(())
@@ -224,10 +273,12 @@ impl Member {
             bypass_cache: true,
             ..Control::default()
         };
-        let tools = c.list_tools(&ctl).await?;
+        let (tools, resources) = tokio::join!(c.list_tools(&ctl), list_resources(&c, &ctl));
+        let tools = tools?;
         let mut st = lock(&self.st);
         if st.state == State::Ready {
-            st.tools = Arc::new(tools);
+            st.put_tools(tools);
+            st.resources = Arc::new(resources);
         }
         Ok(())
     }
@@ -247,10 +298,13 @@ impl Member {
                 e.unwrap_or_else(|| Error::new(Status::MCPC_ERR_TRANSPORT, "the server was not started again")),
             ));
         }
-        match c.list_tools(&Control::default()).await {
+        let ctl = Control::default();
+        let (tools, resources) = tokio::join!(c.list_tools(&ctl), list_resources(&c, &ctl));
+        match tools {
             Ok(tools) => {
                 let mut st = lock(&self.st);
-                st.tools = Arc::new(tools);
+                st.put_tools(tools);
+                st.resources = Arc::new(resources);
                 st.state = State::Ready;
                 st.error = None;
                 Ok(())
@@ -268,7 +322,8 @@ impl Member {
         } else {
             State::Failed
         };
-        st.tools = Arc::new(Vec::new());
+        st.put_tools(Vec::new());
+        st.resources = Arc::new(Resources::default());
         let detail = format!("{}: {}", e.status.name(), e.message);
         st.error = Some(e);
         detail
@@ -361,13 +416,49 @@ impl Member {
         let changed = self.changed.clone();
         let theirs = cfg.client.on_notification.take();
         cfg.client.on_notification = Some(Arc::new(move |method: &str, params: Option<&str>| {
-            if method == "notifications/tools/list_changed" {
+            if method == "notifications/tools/list_changed" || method == "notifications/resources/list_changed" {
                 changed.notify_one();
             }
             if let Some(f) = &theirs {
                 f(method, params);
             }
         }));
+    }
+}
+
+/// A server's resources and templates, when it declares resources. A listing that
+/// fails leaves them out (logged): the server's tools are what a host cannot do without.
+async fn list_resources(c: &Client, ctl: &Control) -> Resources {
+    use crate::client::Listing;
+    if !c.session().capabilities.resources {
+        return Resources::default();
+    }
+    let (r, t) = tokio::join!(
+        c.list_json(Listing::Resources, ctl),
+        c.list_json(Listing::ResourceTemplates, ctl)
+    );
+    let keyed = |what: &str, json: Result<String>, key: &str| -> Vec<(String, String)> {
+        let parsed = json.and_then(|j| {
+            serde_json::from_str::<Vec<Box<serde_json::value::RawValue>>>(&j)
+                .map_err(|e| Error::new(Status::MCPC_ERR_PROTOCOL, e.to_string()))
+        });
+        match parsed {
+            Ok(list) => list
+                .into_iter()
+                .filter_map(|e| {
+                    let v: serde_json::Value = serde_json::from_str(e.get()).ok()?;
+                    Some((v.get(key)?.as_str()?.to_string(), e.get().to_string()))
+                })
+                .collect(),
+            Err(e) => {
+                log::info!("{what}: {e}");
+                Vec::new()
+            }
+        }
+    };
+    Resources {
+        resources: keyed("resources/list", r, "uri"),
+        templates: keyed("resources/templates/list", t, "uriTemplate"),
     }
 }
 

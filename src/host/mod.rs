@@ -70,6 +70,7 @@ pub struct Host {
     catalog: RwLock<Arc<Catalog>>,
     /// Reports one at a time, in order.
     reporting: Mutex<()>,
+    rebuilding: Mutex<()>,
     closed: std::sync::atomic::AtomicBool,
 }
 
@@ -81,6 +82,7 @@ impl Host {
             members: RwLock::new(Vec::new()),
             catalog: RwLock::new(Arc::new(Catalog::default())),
             reporting: Mutex::new(()),
+            rebuilding: Mutex::new(()),
             closed: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -281,6 +283,15 @@ impl Host {
         Ok(())
     }
 
+    /// `client_for` from a caller's thread: at once when the server is ready.
+    pub fn client_blocking(self: &Arc<Host>, m: Arc<Member>) -> Result<Arc<Client>> {
+        if let Some(c) = m.ready_client() {
+            return Ok(c);
+        }
+        let h = self.clone();
+        runtime::block_on(async move { h.client_for(&m).await })?
+    }
+
     /// The server a qualified tool name routes to, and the tool's own name.
     pub fn route(&self, qualified: &str) -> Result<(Arc<Member>, String)> {
         self.open()?;
@@ -292,7 +303,23 @@ impl Host {
             ));
         };
         let m = self.member(&e.server)?;
-        Ok((m, e.tool.clone()))
+        Ok((m, e.tool.to_string()))
+    }
+
+    /// The server a resource URI routes to (see `Catalog::server_for_uri`).
+    pub fn route_uri(&self, uri: &str) -> Result<Arc<Member>> {
+        self.open()?;
+        let cat = self.catalog();
+        let Some(server) = cat.server_for_uri(uri) else {
+            return Err(Error::new(
+                Status::MCPC_ERR_UNKNOWN_NAME,
+                format!(
+                    "no server listed the resource {}, nor a template it fits",
+                    crate::error::quote(uri)
+                ),
+            ));
+        };
+        self.member(server)
     }
 
     pub fn member(&self, name: &str) -> Result<Arc<Member>> {
@@ -360,11 +387,14 @@ impl Host {
 
     /// Makes the catalog again from every ready server, and reports a change.
     fn rebuild(&self) {
+        // One rebuild at a time, each from the members as they are once it holds the
+        // lock: the last one stored has seen every change before it.
+        let _one = lock(&self.rebuilding);
         let members = read(&self.members).clone();
         let fresh = Catalog::of(&members);
         let changed = {
             let mut cur = write(&self.catalog);
-            let changed = cur.names() != fresh.names();
+            let changed = cur.differs(&fresh);
             *cur = Arc::new(fresh);
             changed
         };

@@ -3,7 +3,20 @@
 //! had to be cut or would collide. The server's name is the configuration's, never
 //! what the server says it is.
 
+use std::sync::Arc;
+
 use ring::digest;
+
+/// One tool of the catalog (shared by the catalogs made while its server's tools
+/// stay the same).
+pub struct Entry {
+    pub qualified: Arc<str>,
+    pub server: Arc<str>,
+    /// The tool's name as its server gave it.
+    pub tool: Arc<str>,
+    /// The tool as its server listed it.
+    pub json: Arc<str>,
+}
 
 /// The longest qualified name.
 pub const MAX_NAME: usize = 64;

@@ -395,6 +395,33 @@ static void test_close_ends_calls_and_later_ones(void) {
     mcpc_host_free(h);
 }
 
+static void test_resources_routed_by_uri(void) {
+    mcpc_host_t *h = new_host(NULL);
+    const char *apps[] = {"python3", "demo/server.py", "--apps"};
+    const char *apps2[] = {"python3", "demo/server.py", "--apps", "--era=modern"};
+    const char *plain[] = {"python3", "demo/server.py"};
+    CHECK_STATUS(mcpc_host_add_stdio(h, "apps", apps, 3, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_add_stdio(h, "apps2", apps2, 4, NULL), MCPC_OK); /* the same URIs */
+    CHECK_STATUS(mcpc_host_add_stdio(h, "plain", plain, 2, NULL), MCPC_OK); /* declares no resources */
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+    char *json = NULL;
+    CHECK_STATUS(mcpc_host_resources(h, &json), MCPC_OK);
+    CHECK(json && strstr(json, "{\"uri\":\"ui://demo/clock.html\",\"server\":\"apps\",\"resource\":{") != NULL);
+    CHECK(json && strstr(json, "{\"dropped\":\"apps2\",\"kept\":\"apps\",\"uri\":\"ui://demo/clock.html\"}") != NULL);
+    CHECK(json && strstr(json, "\"server\":\"plain\"") == NULL);
+    if (json && !strstr(json, "\"server\":\"apps\"")) fprintf(stderr, "  resources: %.300s\n", json);
+    mcpc_string_free(json);
+    mcpc_contents_t *c = NULL;
+    CHECK_STATUS(mcpc_host_read_resource(h, "ui://demo/clock.html", NULL, &c), MCPC_OK);
+    CHECK(c && mcpc_contents_count(c) == 1);
+    mcpc_contents_free(c);
+    c = NULL;
+    CHECK_STATUS(mcpc_host_read_resource(h, "res://nobody", NULL, &c), MCPC_ERR_UNKNOWN_NAME);
+    CHECK(c == NULL);
+    CHECK_STATUS(mcpc_host_read_resource(h, NULL, NULL, &c), MCPC_ERR_INVALID_ARG);
+    mcpc_host_free(h);
+}
+
 static void test_required_server(void) {
     mcpc_host_t *h = new_host(NULL);
     write_config("{\"mcpServers\": {\"ok\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"]},"
@@ -473,6 +500,7 @@ int main(int argc, char **argv) {
     RUN(test_hostile_servers);
     RUN(test_lazy_start_from_a_saved_catalog);
     RUN(test_close_ends_calls_and_later_ones);
+    RUN(test_resources_routed_by_uri);
     RUN(test_required_server);
     RUN(test_variables_and_resolver);
     RUN(test_bad_arguments);

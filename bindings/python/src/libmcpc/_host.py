@@ -315,7 +315,7 @@ class _HostBase(Guarded):
             self._do(lib.mcpc_host_set_env_policy, _ENV_ALLOW, arr, n)
 
     def set_concurrency(self, n: int) -> None:
-        """How many servers start at once (at least 1; 8 by default)."""
+        """How many servers start at once (at least 1; 64 by default)."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError("concurrency must be an int of at least 1, not %r" % (n,))
         self._do(lib.mcpc_host_set_concurrency, n)
