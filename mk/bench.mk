@@ -2,7 +2,8 @@
 # HTTP/2 (through nghttpx) and a proxy (squid) when those are installed.
 #   make bench          W1..W6 at full size, four runs per transport (start order taking turns), table of the
 #                       median figures and their ratios (mcpc/raw)
-#   make bench-quick    the same at small sizes (twice, each start order) and a few curve points (smoke test, < 30 s)
+#   make bench-quick    the same at small sizes (twice, each start order), a few curve points and the host's
+#                       benchmark at 1 to 3 servers (smoke test, < 30 s)
 #   make bench-curves   calls in flight 1..1024, clients 1..100, sizes 32 B..16 MiB
 #   make bench-tasks    following a 10 s task polled every second, against an idle client (both generations)
 #   make bench-host     the host (mcpc_host_t): a catalog of 1..100 fast servers, of servers slow to start,
@@ -43,9 +44,10 @@ bench-tasks: $(BENCH_DIR)/task_follow
 bench: $(BENCH_PROGS) bench-host
 	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --repeat 4 --out $(BENCH_DIR)/results.jsonl
 
-bench-quick: $(BENCH_PROGS) $(BENCH_DIR)/task_follow
+bench-quick: $(BENCH_PROGS) $(BENCH_DIR)/task_follow $(BENCH_DIR)/host_bench
 	$(PYTHON) benches/run.py --bin $(BENCH_DIR) --quick --repeat 2 --out $(BENCH_DIR)/quick.jsonl
 	$(BENCH_DIR)/task_follow 1 200 modern >/dev/null
+	$(PYTHON) benches/host_run.py --bin $(BENCH_DIR) --quick --out $(BENCH_DIR)/host-quick.jsonl >/dev/null
 
 # The anchors (Python's multi-server clients) are installed pinned, outside the tree,
 # beside the test peers (tests/peers/install.sh --anchors).
