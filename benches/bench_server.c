@@ -1,8 +1,8 @@
 /* bench_server: a fast MCP server for the benchmarks, single process, single thread.
  *
- *   bench_server stdio [--tools N]
+ *   bench_server stdio [--tools N] [--page-size N] [--start-delay MS]
  *       line-delimited JSON-RPC on stdin/stdout; exits when stdin closes.
- *   bench_server http --port P [--sse] [--tools N]
+ *   bench_server http --port P [--sse] [--tools N] [--page-size N] [--start-delay MS]
  *       Streamable HTTP on 127.0.0.1:P (0: any free port), HTTP/1.1 keep-alive (and
  *       pipelining), many connections at once (epoll). Prints "PORT n" when listening,
  *       exits when its stdin closes. Replies are JSON (Content-Length), or with --sse
@@ -11,7 +11,7 @@
  * Methods: initialize (echoes the requested protocolVersion; over HTTP gives an
  * Mcp-Session-Id, which every later POST must carry, else 400), notifications (202
  * over HTTP, nothing over stdio), ping, tools/list (BENCH_TOOLS or --tools tools,
- * default 1000, in pages of 50 with cursors), tools/call of `echo` (returns its
+ * default 1000, in pages of 50 or --page-size with cursors), tools/call of `echo` (returns its
  * `text` argument as one text block, re-emitted with its JSON escaping as received,
  * which is a correct encoding of the same string) and `stats` (this process's CPU
  * seconds so far, so a client can show the server is not the bottleneck), and
@@ -35,13 +35,13 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_buf.h"
 #include "bench_data.h"
 #include "json_lite.h"
 
-#define PAGE 50
 
 static void die(const char *fmt, ...) {
     va_list ap;
@@ -73,18 +73,18 @@ static void buf_printf(buf_t *b, const char *fmt, ...) {
 
 /* ---- the MCP part ---- */
 
-static int n_tools = 1000;
-static char **pages;      /* pages[i]: the JSON of `tools` entries i*PAGE.. (no brackets) */
+static int n_tools = 1000, page_size = 50;
+static char **pages;      /* pages[i]: the JSON of `tools` entries i*page_size.. (no brackets) */
 static int n_pages;
 static unsigned long session_counter;
 
 static void build_pages(void) {
-    n_pages = (n_tools + PAGE - 1) / PAGE;
+    n_pages = (n_tools + page_size - 1) / page_size;
     pages = calloc((size_t)(n_pages ? n_pages : 1), sizeof *pages);
     for (int pg = 0; pg < n_pages; pg++) {
         buf_t b = {0};
-        for (int i = pg * PAGE; i < n_tools && i < (pg + 1) * PAGE; i++) {
-            if (i > pg * PAGE) buf_puts(&b, ",");
+        for (int i = pg * page_size; i < n_tools && i < (pg + 1) * page_size; i++) {
+            if (i > pg * page_size) buf_puts(&b, ",");
             if (i == 0)
                 buf_puts(&b, "{\"name\":\"echo\",\"description\":\"Returns its text argument.\","
                              "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":"
@@ -601,8 +601,8 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     const char *env = getenv("BENCH_TOOLS");
     if (env) n_tools = atoi(env);
-    if (argc < 2) die("usage: bench_server stdio|http [--port P] [--sse] [--tools N]");
-    int port = 0;
+    if (argc < 2) die("usage: bench_server stdio|http [--port P] [--sse] [--tools N] [--page-size N] [--start-delay MS]");
+    int port = 0, start_delay_ms = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--sse"))
             sse_mode = 1;
@@ -610,10 +610,20 @@ int main(int argc, char **argv) {
             port = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tools") && i + 1 < argc)
             n_tools = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--page-size") && i + 1 < argc)
+            page_size = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--start-delay") && i + 1 < argc)
+            start_delay_ms = atoi(argv[++i]);
         else
             die("unknown argument %s", argv[i]);
     }
     if (n_tools < 0) n_tools = 0;
+    if (page_size < 1) die("--page-size must be at least 1");
+    if (start_delay_ms > 0) {
+        struct timespec d = {start_delay_ms / 1000, (long)(start_delay_ms % 1000) * 1000000};
+        while (nanosleep(&d, &d) < 0 && errno == EINTR) {
+        }
+    }
     build_pages();
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {

@@ -45,6 +45,7 @@
 
 #include "bench_buf.h"
 #include "bench_data.h"
+#include "bench_proc.h"
 #include "json_lite.h"
 #include "mcpc.h"
 
@@ -81,23 +82,6 @@ static double cpu_s(void) {
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
            ru.ru_stime.tv_usec / 1e6;
-}
-
-/* VmHWM or VmRSS from /proc/self/status, in kB. */
-static long proc_status_kb(const char *key) {
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return -1;
-    char line[256];
-    long v = -1;
-    size_t kl = strlen(key);
-    while (fgets(line, sizeof line, f)) {
-        if (!strncmp(line, key, kl) && line[kl] == ':') {
-            v = strtol(line + kl + 1, NULL, 10);
-            break;
-        }
-    }
-    fclose(f);
-    return v;
 }
 
 static long env_long(const char *name, long def) {

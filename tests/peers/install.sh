@@ -29,6 +29,14 @@
 #   DIR/tls        test CA and a loopback server certificate (tests/fixtures/make_certs.sh):
 #                  ca.pem, server.pem, server.key
 #
+# install.sh --anchors [DIR]: only the Python clients make bench-host compares mcpc's
+# host with (benches/host_anchors.py), and DIR/anchors.env for it to source:
+#   DIR/venv-mcp2  as above: it runs the mcp SDK's ClientSessionGroup
+#   DIR/venv-anchor-langchain  langchain-mcp-adapters 0.3.2 on mcp 1.30.0, frozen
+#                  (requirements-anchor-langchain.txt)
+#   DIR/venv-anchor-fastmcp  fastmcp 4.2.3 on mcp 2.3.0, frozen
+#                  (requirements-anchor-fastmcp.txt)
+#
 # Each part is reused when it was installed from the same inputs (a stamp holds a
 # hash of the part's pinned files and of the shell functions that build and check
 # it), so a re-run takes a few seconds, and a new part leaves the others be; a part
@@ -39,6 +47,11 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+ANCHORS=0
+if [ "${1:-}" = --anchors ]; then
+  ANCHORS=1
+  shift
+fi
 DIR=${1:-${MCPC_PEERS_DIR:-$HOME/.cache/mcpc-peers}}
 PYTHON=${PYTHON:-python3}
 
@@ -50,7 +63,9 @@ case "$(uname -m)" in
 esac
 
 fail() { echo "install.sh: $*" >&2; exit 1; }
-for tool in npm "$PYTHON" openssl flock sha256sum; do
+tools=(npm "$PYTHON" openssl flock sha256sum)
+[ "$ANCHORS" = 0 ] || tools=("$PYTHON" flock sha256sum)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || fail "$tool is required (see the comment at the top of this script)"
 done
 
@@ -111,6 +126,35 @@ part() {
   echo "peers: $name installed in $((SECONDS - t0)) s"
 }
 
+build_mcp2() { build_venv "$HERE/requirements-mcp2.txt" "$1"; }
+check_mcp2() { check_venv 2.3.0 "$1" && "$1/bin/python" -c "import hypercorn.asyncio"; }
+
+# --- make bench-host's anchors (--anchors): these parts only --------------------
+if [ "$ANCHORS" = 1 ]; then
+  build_anchor_langchain() { build_venv "$HERE/requirements-anchor-langchain.txt" "$1"; }
+  check_anchor_langchain() {
+    "$1/bin/python" -c "import importlib.metadata as m, sys; import langchain_mcp_adapters.client
+sys.exit(m.version('langchain-mcp-adapters') != '0.3.2' or m.version('mcp') != '1.30.0')"
+  }
+  build_anchor_fastmcp() { build_venv "$HERE/requirements-anchor-fastmcp.txt" "$1"; }
+  check_anchor_fastmcp() { # found, not imported: importing FastMCP takes seconds
+    "$1/bin/python" -c "import importlib.metadata as m, importlib.util as u, sys
+sys.exit(not u.find_spec('fastmcp') or m.version('fastmcp') != '4.2.3' or m.version('mcp') != '2.3.0')"
+  }
+  part venv-mcp2 check_mcp2 build_mcp2 "$HERE/requirements-mcp2.txt"
+  part venv-anchor-langchain check_anchor_langchain build_anchor_langchain "$HERE/requirements-anchor-langchain.txt"
+  part venv-anchor-fastmcp check_anchor_fastmcp build_anchor_fastmcp "$HERE/requirements-anchor-fastmcp.txt"
+  cat >"$DIR/anchors.env.new" <<EOF
+# Written by tests/peers/install.sh --anchors: source it before make bench-host's anchors.
+export MCPC_ANCHOR_SDK_PY='$DIR/venv-mcp2/bin/python'
+export MCPC_ANCHOR_LANGCHAIN_PY='$DIR/venv-anchor-langchain/bin/python'
+export MCPC_ANCHOR_FASTMCP_PY='$DIR/venv-anchor-fastmcp/bin/python'
+EOF
+  mv "$DIR/anchors.env.new" "$DIR/anchors.env"
+  echo "peers: anchors ready in $DIR ($((SECONDS - start)) s); source $DIR/anchors.env"
+  exit 0
+fi
+
 # --- Node 22 ---------------------------------------------------------------
 build_node() {
   echo "{\"name\":\"mcpc-peers-node22\",\"private\":true,\"dependencies\":{\"$NODE_PKG\":\"$NODE_VERSION\"}}" >"$1/package.json"
@@ -156,8 +200,6 @@ check_apps() {
 part apps check_apps build_apps "$HERE/apps/package.json" "$HERE/apps/package-lock.json"
 
 # --- Python venvs ------------------------------------------------------------
-build_mcp2() { build_venv "$HERE/requirements-mcp2.txt" "$1"; }
-check_mcp2() { check_venv 2.3.0 "$1" && "$1/bin/python" -c "import hypercorn.asyncio"; }
 build_mcp1() { build_venv "$HERE/requirements-mcp1.txt" "$1"; }
 check_mcp1() { check_venv 1.30.0 "$1"; }
 part venv-mcp2 check_mcp2 build_mcp2 "$HERE/requirements-mcp2.txt"
