@@ -238,7 +238,7 @@ def render(rows, head):
                 "| client | servers started | listed s | peak RSS MiB | peak RSS / mcpc host's |",
                 "|---|---|---|---|---|"]
         host_rss = med(rows, "python", "host", n, "hwm_kb")
-        kinds = [("host", "mcpc host (default concurrency)", "8 at once"),
+        kinds = [("host", "mcpc host (default concurrency)", "64 at once"),
                  ("host-all", "mcpc host, all at once", "together"),
                  ("host-all-setsid", "mcpc host, all at once, each server in its own session (`setsid -w`)",
                   "together"),
