@@ -235,7 +235,14 @@ fn reach(f: &Fields<'_>) -> Result<Reach> {
         Some("stdio") => Some(None),
         Some("http" | "streamable-http" | "streamable_http" | "streamableHttp") => Some(Some(HttpMode::Streamable)),
         Some("sse") => Some(Some(HttpMode::Sse)),
-        Some(other) => return Err(f.err("type", &format!("{other:?} is not stdio, http, streamable-http or sse"))),
+        Some(_) => {
+            // The text as written: expanded, it may hold what a resolver gave.
+            let written = ["type", "transport"]
+                .iter()
+                .find_map(|k| f.o.get(*k).and_then(Value::as_str));
+            let what = crate::error::quote(written.unwrap_or(""));
+            return Err(f.err("type", &format!("{what} is not stdio, http, streamable-http or sse")));
+        }
     };
     // Zed's older form: "command": {"path", "args", "env"}.
     if let Some(Value::Object(cmd)) = f.o.get("command") {

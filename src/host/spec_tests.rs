@@ -141,4 +141,10 @@ fn a_secret_from_the_resolver_is_in_no_message() {
     let e = one(r#"{"servers": {"a": {"url": "https://h", "headers": {"A": "${input:pat}"}, "timeout": "x"}}}"#)
         .unwrap_err();
     assert!(!e.to_string().contains("hunter2"), "{e}");
+    // A field whose value is refused is quoted as written, not as expanded.
+    let e = one(r#"{"servers": {"a": {"url": "https://h", "type": "${input:pat}"}}}"#).unwrap_err();
+    assert!(
+        !e.to_string().contains("hunter2") && e.to_string().contains("${input:pat}"),
+        "{e}"
+    );
 }
