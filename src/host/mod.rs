@@ -152,11 +152,12 @@ impl Host {
     /// the first required server's error.
     pub async fn start(self: &Arc<Host>) -> Result<()> {
         self.open()?;
+        let settings = Arc::new(read(&self.settings).clone());
         let all: Vec<Arc<Member>> = read(&self.members).clone();
         for m in all.iter().filter(|m| m.announce_disabled()) {
             self.report(Event::ServerState, Some(&m.spec.name), State::Disabled, None);
         }
-        if settings_lazy(&self.settings) {
+        if settings.lazy {
             for m in all.iter().filter(|m| m.idle_if_saved()) {
                 self.report(Event::ServerState, Some(&m.spec.name), State::Idle, None);
             }
@@ -166,7 +167,6 @@ impl Host {
             .into_iter()
             .filter(|m| m.state() == State::Added && m.claim_start())
             .collect();
-        let settings = Arc::new(read(&self.settings).clone());
         let gate = Arc::new(tokio::sync::Semaphore::new(settings.concurrency.max(1)));
         let mut set = JoinSet::new();
         for m in &todo {
@@ -486,10 +486,6 @@ impl Drop for InReport {
     fn drop(&mut self) {
         IN_REPORT.with(|r| r.set(false));
     }
-}
-
-fn settings_lazy(s: &RwLock<Settings>) -> bool {
-    read(s).lazy
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
