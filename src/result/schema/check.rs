@@ -15,6 +15,10 @@ use super::{Draft, Dynamic, Keys, Node, Schema};
 /// most 128 deep (serde_json's limit), so each level may take a `$ref` too.
 const MAX_DEPTH: u32 = 256;
 
+/// How many schemas one check may evaluate: `anyOf`s nested in each other (or reached again
+/// by `$ref`) can otherwise take time exponential in the schema's size.
+const MAX_STEPS: u32 = 1 << 20;
+
 #[derive(Clone, Copy)]
 pub(super) enum Type {
     Null = 1,
@@ -93,8 +97,15 @@ impl Schema {
             path: Path::new(),
             quiet: 0,
             depth: 0,
+            steps: 0,
         };
-        c.eval(0, v, false).map(|_| ())
+        let r = c.eval(0, v, false).map(|_| ());
+        // Past the budget any answer is a guess (a `not` may have passed on it): a failure.
+        if c.steps > MAX_STEPS {
+            c.quiet = 0;
+            return Err(c.fail(format_args!("the schema takes too long to check")));
+        }
+        r
     }
 }
 
@@ -110,6 +121,7 @@ struct Ctx<'s, 'v> {
     /// Above 0 inside a keyword whose subschemas' failures only steer.
     quiet: u32,
     depth: u32,
+    steps: u32,
 }
 
 /// A value in a message: its JSON, cut at 60 bytes.
@@ -175,6 +187,10 @@ impl<'s, 'v> Ctx<'s, 'v> {
         };
         if self.depth >= MAX_DEPTH {
             return Err(self.fail(format_args!("the schema nests too deep")));
+        }
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return Err(Fail(None));
         }
         self.depth += 1;
         // A resource is in the dynamic scope from its first node evaluated on.
@@ -334,8 +350,11 @@ impl<'s, 'v> Ctx<'s, 'v> {
                         path: Path::new(),
                         quiet: 1,
                         depth: self.depth,
+                        steps: self.steps,
                     };
-                    if names.eval(s, &name, false).is_err() {
+                    let fits = names.eval(s, &name, false).is_ok();
+                    self.steps = names.steps;
+                    if !fits {
                         return Err(self.fail(format_args!("the property name {key:?} does not fit propertyNames")));
                     }
                 }

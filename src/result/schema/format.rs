@@ -36,7 +36,7 @@ fn digits(s: &str, n: usize) -> Option<u32> {
 
 fn date(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+    if b.len() != 10 || !s.is_ascii() || b[4] != b'-' || b[7] != b'-' {
         return false;
     }
     let (Some(y), Some(m), Some(d)) = (digits(&s[..4], 4), digits(&s[5..7], 2), digits(&s[8..], 2)) else {
@@ -56,7 +56,7 @@ fn date(s: &str) -> bool {
 /// RFC 3339's full-time; a leap second only at 23:59:60 UTC.
 fn time(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.len() < 9 || b[2] != b':' || b[5] != b':' {
+    if b.len() < 9 || !s.is_ascii() || b[2] != b':' || b[5] != b':' {
         return false;
     }
     let (Some(h), Some(m), Some(sec)) = (digits(&s[..2], 2), digits(&s[3..5], 2), digits(&s[6..8], 2)) else {
@@ -227,7 +227,7 @@ fn uri(s: &str, relative: bool, iri: bool) -> bool {
                 Some((ip, p)) => {
                     let future = ip.len() > 1 && matches!(ip.as_bytes()[0], b'v' | b'V');
                     (future || ip.parse::<std::net::Ipv6Addr>().is_ok())
-                        && (p.is_empty() || port(&p[1..]) && p.starts_with(':'))
+                        && (p.is_empty() || p.strip_prefix(':').is_some_and(port))
                 }
                 None => false,
             },
@@ -438,4 +438,68 @@ fn ecma_to_rust(p: &str) -> Result<Cow<'_, str>, String> {
         }
     }
     Ok(Cow::Owned(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_never_panic_and_know_their_shapes() {
+        let names = [
+            "date-time",
+            "date",
+            "time",
+            "duration",
+            "email",
+            "idn-email",
+            "hostname",
+            "idn-hostname",
+            "ipv4",
+            "ipv6",
+            "uri",
+            "uri-reference",
+            "iri",
+            "iri-reference",
+            "uri-template",
+            "json-pointer",
+            "relative-json-pointer",
+            "uuid",
+            "regex",
+        ];
+        let odd = [
+            "",
+            "é",
+            "12:34:5é",
+            "2024-0é-01",
+            "2024-01-01Té",
+            "http://[::1]é",
+            "http://[::1]:é",
+            "a@é",
+            "xn--é",
+            "{é",
+            "%é",
+            "Pé",
+            "(?é",
+            "\\",
+            "1é",
+            "[é]",
+        ];
+        for n in names {
+            for s in odd {
+                let _ = valid(n, s);
+            }
+        }
+        assert_eq!(valid("date-time", "2024-02-29T23:59:60Z"), Some(true));
+        assert_eq!(valid("time", "23:59:60+01:00"), Some(false));
+        assert_eq!(valid("uri", "http://[::1]:8080/a?b#c"), Some(true));
+        assert_eq!(valid("uri", "//no-scheme"), Some(false));
+        assert_eq!(valid("uri-reference", "//no-scheme"), Some(true));
+        assert_eq!(valid("email", "a.b@example.com"), Some(true));
+        assert_eq!(valid("ipv4", "1.2.3.04"), Some(false));
+        assert_eq!(valid("duration", "P1DT2H"), Some(true));
+        assert_eq!(valid("duration", "PT"), Some(false));
+        assert_eq!(valid("uri-template", "/a{?x,y*}{/z:3}"), Some(true));
+        assert_eq!(valid("no-such-format", "x"), None);
+    }
 }

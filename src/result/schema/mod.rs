@@ -669,6 +669,19 @@ mod tests {
             .stack_size(1024 * 1024)
             .spawn(move || fits(&cycle, "1"));
         assert!(run.unwrap().join().unwrap().unwrap_err().contains("nests too deep"));
+        // anyOf within anyOf, each reached twice: 2^40 paths, cut off by the budget, also under `not`.
+        let mut defs = serde_json::Map::new();
+        for i in 0..40 {
+            let next = if i == 39 {
+                serde_json::json!({"type": "string"})
+            } else {
+                serde_json::json!({"$ref": format!("#/$defs/d{}", i + 1)})
+            };
+            defs.insert(format!("d{i}"), serde_json::json!({"anyOf": [next.clone(), next]}));
+        }
+        let bomb = serde_json::json!({"$defs": defs, "not": {"$ref": "#/$defs/d0"}});
+        let bomb = Schema::compile(&bomb).unwrap();
+        assert!(fits(&bomb, "1").unwrap_err().contains("too long"));
     }
 
     #[test]
