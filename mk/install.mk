@@ -2,12 +2,17 @@
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=] [LIBDIR=$(PREFIX)/lib] [INCLUDEDIR=$(PREFIX)/include]
 #                [BINDIR=$(PREFIX)/bin] [MANDIR=$(PREFIX)/share/man] [CLI_NAME=mcpc]
+#                [DEBUGDIR=$(LIBDIR)/.debug]
 #   make uninstall (same variables)
 #   make test-install   installs into a temporary prefix and builds C and C++ programs
 #                       against it, outside the source tree, through pkg-config and CMake
 #
 # Installs (LIBDIR, INCLUDEDIR under DESTDIR):
-#   LIBDIR/libmcpc.so.X.Y.Z, symlinks libmcpc.so.SOVERSION -> it, libmcpc.so -> libmcpc.so.SOVERSION
+#   LIBDIR/libmcpc.so.X.Y.Z, stripped, symlinks libmcpc.so.SOVERSION -> it, libmcpc.so -> libmcpc.so.SOVERSION
+#   DEBUGDIR/libmcpc.so.X.Y.Z.debug, its debug information, which the library names in its
+#   .gnu_debuglink (with a CRC). The default, a .debug directory beside the library, is where
+#   gdb and elfutils look for it wherever the tree is, also once moved; a distribution's
+#   package sets DEBUGDIR=/usr/lib/debug$(LIBDIR), the layout of its -dbg/-debuginfo packages
 #   LIBDIR/libmcpc.a
 #   LIBDIR/pkgconfig/mcpc.pc
 #   LIBDIR/cmake/mcpc/mcpcConfig.cmake, mcpcConfigVersion.cmake   (imported targets mcpc::mcpc, mcpc::mcpc_static)
@@ -28,6 +33,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
+DEBUGDIR   ?= $(LIBDIR)/.debug
 # The command line is installed as `mcpc`. A global npm install of @apify/mcpc (another
 # MCP command line) also puts an `mcpc` on PATH: CLI_NAME installs ours under another name.
 CLI_NAME   ?= mcpc
@@ -50,8 +56,15 @@ _cli_rpath = $$ORIGIN/$(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')
 install: lib
 	@test -n "$(MCPC_VERSION)" || { echo "install: no version in Cargo.toml's [package]"; exit 1; }
 	@test -f "$(MCPC_SHARED_LIB)" || { echo "install: $(MCPC_SHARED_LIB) is missing"; exit 1; }
-	install -d "$(DESTDIR)$(LIBDIR)/pkgconfig" "$(DESTDIR)$(LIBDIR)/cmake/mcpc" "$(DESTDIR)$(INCLUDEDIR)"
-	install -m 755 "$(MCPC_SHARED_LIB)" "$(DESTDIR)$(LIBDIR)/libmcpc.so.$(MCPC_VERSION)"
+	install -d "$(DESTDIR)$(LIBDIR)/pkgconfig" "$(DESTDIR)$(LIBDIR)/cmake/mcpc" "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(DEBUGDIR)"
+	@# The release build keeps its debug information (Cargo.toml's debug = 1): split off, as
+	@# distributions do, so that the installed library is the stripped one.
+	mkdir -p build/install
+	objcopy --only-keep-debug "$(MCPC_SHARED_LIB)" "build/install/libmcpc.so.$(MCPC_VERSION).debug"
+	objcopy --strip-all --add-gnu-debuglink="build/install/libmcpc.so.$(MCPC_VERSION).debug" \
+	        "$(MCPC_SHARED_LIB)" "build/install/libmcpc.so.$(MCPC_VERSION)"
+	install -m 755 "build/install/libmcpc.so.$(MCPC_VERSION)" "$(DESTDIR)$(LIBDIR)/libmcpc.so.$(MCPC_VERSION)"
+	install -m 644 "build/install/libmcpc.so.$(MCPC_VERSION).debug" "$(DESTDIR)$(DEBUGDIR)/libmcpc.so.$(MCPC_VERSION).debug"
 	ln -sfn "libmcpc.so.$(MCPC_VERSION)" "$(DESTDIR)$(LIBDIR)/libmcpc.so.$(MCPC_SOVERSION)"
 	ln -sfn "libmcpc.so.$(MCPC_SOVERSION)" "$(DESTDIR)$(LIBDIR)/libmcpc.so"
 	install -m 644 "$(MCPC_STATIC_LIB)" "$(DESTDIR)$(LIBDIR)/libmcpc.a"
@@ -73,7 +86,6 @@ install: lib
 	    packaging/mcpcConfigVersion.cmake.in > "$(DESTDIR)$(LIBDIR)/cmake/mcpc/mcpcConfigVersion.cmake"
 	chmod 644 "$(DESTDIR)$(LIBDIR)/pkgconfig/mcpc.pc" "$(DESTDIR)$(LIBDIR)/cmake/mcpc/"*.cmake
 	@test -n "$(CLI_NAME)" && test "$(notdir $(CLI_NAME))" = "$(CLI_NAME)" || { echo "install: CLI_NAME must be a file name"; exit 1; }
-	mkdir -p build/install
 	$(CC) $(CFLAGS_C) -O2 $(CLI_SRC) -L$(RELEASE) -lmcpc -lpthread -Wl,-rpath,'$(_cli_rpath)' -o build/install/mcpc
 	install -d "$(DESTDIR)$(BINDIR)"
 	install -m 755 build/install/mcpc "$(DESTDIR)$(BINDIR)/$(CLI_NAME)"
@@ -84,11 +96,13 @@ install: lib
 uninstall:
 	rm -f "$(DESTDIR)$(LIBDIR)/libmcpc.so.$(MCPC_VERSION)" "$(DESTDIR)$(LIBDIR)/libmcpc.so.$(MCPC_SOVERSION)" \
 	      "$(DESTDIR)$(LIBDIR)/libmcpc.so" "$(DESTDIR)$(LIBDIR)/libmcpc.a" \
+	      "$(DESTDIR)$(DEBUGDIR)/libmcpc.so.$(MCPC_VERSION).debug" \
 	      "$(DESTDIR)$(LIBDIR)/pkgconfig/mcpc.pc" \
 	      "$(DESTDIR)$(LIBDIR)/cmake/mcpc/mcpcConfig.cmake" "$(DESTDIR)$(LIBDIR)/cmake/mcpc/mcpcConfigVersion.cmake" \
 	      "$(DESTDIR)$(INCLUDEDIR)/mcpc.h" "$(DESTDIR)$(INCLUDEDIR)/mcpc.hpp" \
 	      "$(DESTDIR)$(BINDIR)/$(CLI_NAME)" "$(DESTDIR)$(MANDIR)/man1/$(CLI_NAME).1"
 	-rmdir "$(DESTDIR)$(LIBDIR)/cmake/mcpc" 2>/dev/null
+	-rmdir "$(DESTDIR)$(DEBUGDIR)" 2>/dev/null
 
 # Needs cmake and pkg-config (Debian: apt-get install cmake pkg-config).
 test-install: lib

@@ -13,6 +13,7 @@ use crate::scan;
 mod content;
 pub mod output_schema;
 mod read;
+mod schema;
 
 pub use crate::text::Text;
 pub use content::{check_completion, check_prompt, Body, Contents};

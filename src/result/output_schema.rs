@@ -3,25 +3,17 @@
 //! schema names another draft with `$schema`). No `$ref` outside the schema is ever
 //! fetched: such a schema does not compile, and its tool is not checked.
 
-use jsonschema::{Retrieve, Uri};
 use serde_json::Value;
+
+use super::schema::Schema;
 
 /// The longest schema mcpc compiles (its JSON): a larger one is not checked.
 pub const MAX_SCHEMA: usize = 256 * 1024;
 /// The longest explanation of a mismatch.
 const MAX_WHY: usize = 300;
 
-/// Refuses every `$ref` that leaves the schema.
-struct NoRetrieve;
-
-impl Retrieve for NoRetrieve {
-    fn retrieve(&self, uri: &Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-        Err(format!("mcpc does not fetch schemas ({})", uri.as_str()).into())
-    }
-}
-
 /// A compiled `outputSchema`.
-pub struct OutputSchema(jsonschema::Validator);
+pub struct OutputSchema(Schema);
 
 impl std::fmt::Debug for OutputSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -69,11 +61,7 @@ fn build(value: &Value) -> Result<OutputSchema, String> {
     if !value.is_object() {
         return Err("not an object".into());
     }
-    let mut options = jsonschema::options().with_retriever(NoRetrieve);
-    if value.get("$schema").is_none() {
-        options = options.with_draft(jsonschema::Draft::Draft202012);
-    }
-    options.build(value).map(OutputSchema).map_err(|e| e.to_string())
+    Schema::compile(value).map(OutputSchema)
 }
 
 impl OutputSchema {
@@ -84,12 +72,7 @@ impl OutputSchema {
             return Err("the result has no structuredContent".into());
         };
         let value: Value = serde_json::from_str(text).map_err(|e| format!("structuredContent is not JSON: {e}"))?;
-        let first = self
-            .0
-            .iter_errors(&value)
-            .next()
-            .map(|e| format!("at {:?}: {e}", e.instance_path().to_string()));
-        match first {
+        match self.0.check(&value).err().map(|f| f.message()) {
             None => Ok(()),
             Some(mut why) => {
                 if why.len() > MAX_WHY {

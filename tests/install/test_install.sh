@@ -5,7 +5,8 @@
 # the version (mcpc_version() == the header's macros == Cargo.toml), a DESTDIR-staged
 # install that is moved elsewhere (both pkg-config --define-prefix and CMake find it),
 # static linking, find_package's version check, the command line (bin/mcpc, or
-# CLI_NAME) and its man page, and uninstall.
+# CLI_NAME) and its man page, the stripped library and its debug information in
+# lib/.debug (named by its .gnu_debuglink, found by gdb when gdb is there), and uninstall.
 #
 # Run from the repository root by `make test-install` (which passes CC, CXX,
 # PYTHON, MCPC_VERSION, MCPC_SOVERSION). Needs cmake and pkg-config; as root with
@@ -74,6 +75,7 @@ layout() {
     [ -f "$lib/libmcpc.so.$VERSION" ] && [ ! -L "$lib/libmcpc.so.$VERSION" ] &&
         [ "$(readlink "$lib/libmcpc.so.$SOVERSION")" = "libmcpc.so.$VERSION" ] &&
         [ "$(readlink "$lib/libmcpc.so")" = "libmcpc.so.$SOVERSION" ] &&
+        [ -f "$lib/.debug/libmcpc.so.$VERSION.debug" ] && [ "$(stat -c %a "$lib/.debug/libmcpc.so.$VERSION.debug")" = 644 ] &&
         [ -f "$lib/libmcpc.a" ] && [ -f "$inc/mcpc.h" ] && [ -f "$inc/mcpc.hpp" ] &&
         [ -f "$lib/pkgconfig/mcpc.pc" ] &&
         [ -f "$lib/cmake/mcpc/mcpcConfig.cmake" ] && [ -f "$lib/cmake/mcpc/mcpcConfigVersion.cmake" ] &&
@@ -85,7 +87,7 @@ layout() {
 man_page() {
     [ -f "$1" ] && [ "$(stat -c %a "$1")" = 644 ] && cmp -s "$1" "$REPO/cli/mcpc.1" && grep -q '^\.TH MCPC 1 ' "$1"
 }
-check "layout: libmcpc.so.$VERSION, links .so.$SOVERSION and .so, .a, headers, .pc, CMake files, bin/mcpc, share/man/man1/mcpc.1" layout "$P"
+check "layout: libmcpc.so.$VERSION, links .so.$SOVERSION and .so, .debug/libmcpc.so.$VERSION.debug, .a, headers, .pc, CMake files, bin/mcpc, share/man/man1/mcpc.1" layout "$P"
 
 soname() { readelf -d "$1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'; }
 got=$(soname "$P/lib/libmcpc.so.$VERSION")
@@ -94,6 +96,33 @@ if [ "$got" = "libmcpc.so.$SOVERSION" ]; then
 else
     echo "    SONAME is '${got:-none}'; build.rs must pass -Wl,-soname,libmcpc.so.$SOVERSION" >"$WORK/last.log"
     fail "the library's SONAME is libmcpc.so.$SOVERSION"
+fi
+
+# Stripped, with its debug information split off into lib/.debug, as distributions do.
+stripped() {  # LIB: no symbol table and no DWARF left
+    ! readelf -SW "$1" | grep -E ' \.(symtab|debug_[a-z_]+) ' && readelf -SW "$1" | grep -q ' \.gnu_debuglink '
+}
+check "the installed library is stripped" stripped "$P/lib/libmcpc.so.$VERSION"
+# LIB DEBUGFILE: the debuglink names the file and carries its CRC-32; the file has the DWARF.
+debuglink_ok() {
+    objcopy --dump-section .gnu_debuglink="$WORK/debuglink.bin" "$1" "$WORK/debuglink.so" &&
+        readelf -SW "$2" | grep -q ' \.debug_info ' &&
+        "$PYTHON" - "$WORK/debuglink.bin" "$2" <<'PY'
+import os, struct, sys, zlib
+link = open(sys.argv[1], "rb").read()
+name = link[:link.index(b"\0")].decode()
+crc, = struct.unpack("<I", link[-4:])
+want = zlib.crc32(open(sys.argv[2], "rb").read())
+print("debuglink", name, hex(crc), "file", os.path.basename(sys.argv[2]), hex(want))
+sys.exit(0 if name == os.path.basename(sys.argv[2]) and crc == want else 1)
+PY
+}
+check "its .gnu_debuglink names lib/.debug/libmcpc.so.$VERSION.debug, CRC and all" \
+    debuglink_ok "$P/lib/libmcpc.so.$VERSION" "$P/lib/.debug/libmcpc.so.$VERSION.debug"
+if command -v gdb >/dev/null; then
+    # gdb follows the debuglink by itself: a line of mcpc's sources for an export.
+    gdb_finds_lines() { gdb -nx -batch -ex 'info line mcpc_version' "$1" 2>&1 | grep -E '^Line [0-9]+ of ".*\.rs"'; }
+    check "gdb finds the debug information of the installed library" gdb_finds_lines "$P/lib/libmcpc.so.$VERSION"
 fi
 
 # The command line finds the installed library (its rpath is $ORIGIN/../lib).
@@ -219,6 +248,9 @@ check "moved tree: CMake finds it and builds" sh -c \
     "cmake -S '$C/moved' -B '$C/moved/build' -DCMAKE_PREFIX_PATH='$M' && cmake --build '$C/moved/build'"
 check "moved tree: the CMake-built example runs" runs_hello "$C/moved/build/hello"
 check "moved tree: bin/mcpc finds the moved library" cli_works "$M/bin/mcpc"
+if command -v gdb >/dev/null; then
+    check "moved tree: gdb finds the moved debug information" gdb_finds_lines "$M/lib/libmcpc.so.$VERSION"
+fi
 
 # ---- uninstall -----------------------------------------------------------------------------
 check "make uninstall removes every file" sh -c \
