@@ -235,6 +235,15 @@ def read_resource(params):
     return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "Hello from the mcpc demo."}]}
 
 
+PROMPTS = [{"name": "greet", "description": "A greeting",
+            "arguments": [{"name": "who", "description": "Whom to greet", "required": False}]}]
+
+
+def list_prompts():
+    """prompts/list: the one demo prompt, on one page."""
+    return {"prompts": PROMPTS}
+
+
 def get_prompt(params):
     """prompts/get of the one demo prompt."""
     if params.get("name") != "greet":

@@ -25,8 +25,8 @@ Eras (--era ERA or env MCPC_DEMO_ERA; default legacy):
             initialize and everything else the legacy way.
 
 Legacy methods: initialize, notifications/initialized, ping, tools/list
-(paginated, cursors "c1", "c2", ... = page number), tools/call, resources/read
-and prompts/get (one resource and one prompt: demo/mcp_tools.py),
+(paginated, cursors "c1", "c2", ... = page number), tools/call, resources/read,
+prompts/list and prompts/get (one resource and one prompt: demo/mcp_tools.py),
 notifications/cancelled. Anything else (server/discover included) gets -32601
 (requests) or is ignored (notifications). initialize does not have to come first.
 
@@ -256,7 +256,7 @@ import threading
 import time
 
 from mcp_tools import (ERAS, LATEST_VERSION, META_CAPS, META_CLIENT_INFO, RpcError, ToolServer, _text,
-                       complete, dumps, get_prompt, modern_list, negotiate_version, notification,
+                       complete, dumps, get_prompt, list_prompts, modern_list, negotiate_version, notification,
                        read_resource)
 
 import skills  # noqa: E402  (beside this file, as mcp_tools is)
@@ -405,6 +405,8 @@ class Server:
                 self.respond(rid, skills.handle(method, params, self.fault, RpcError))
             elif method == "resources/read":
                 self.respond(rid, read_resource(params))
+            elif method == "prompts/list":
+                self.respond(rid, list_prompts())
             elif method == "prompts/get":
                 self.respond(rid, get_prompt(params))
             else:
@@ -437,6 +439,8 @@ class Server:
             self.respond(rid, complete(skills.handle(method, params, self.fault, RpcError)))
         elif method == "resources/read":
             self.respond(rid, complete(read_resource(params)))
+        elif method == "prompts/list":
+            self.respond(rid, modern_list(list_prompts()))
         elif method == "prompts/get":
             self.respond(rid, complete(get_prompt(params)))
         else:

@@ -3281,6 +3281,23 @@ mcpc_status_t mcpc_host_set_lazy(const mcpc_host_t *host,
                                  int32_t lazy);
 
 /**
+ * Sets how tools and prompts are named in the catalog: `format` holds `{name}` (the
+ * server's own name for the tool or prompt) once and `{server}` (the server's name in
+ * the configuration) at most once, around text of `[A-Za-z0-9_-]` (at most 32
+ * characters), for example `mcp__{server}__{name}`; NULL restores the default
+ * `{server}__{name}`. The names are sanitized and cut to 64 characters with a stable
+ * suffix as with the default. The catalog is made again at once (a
+ * MCPC_HOST_CATALOG_CHANGED event when a name changed).
+ * Threads: any thread, also from mcpc_host_event_cb. Errors: MCPC_ERR_INVALID_ARG (NULL host, a
+ * malformed format, named in the message), MCPC_ERR_INVALID_UTF8.
+ *
+ * # Safety
+ * `host` is NULL or live; `format` is NULL or NUL-terminated.
+ */
+mcpc_status_t mcpc_host_set_name_format(const mcpc_host_t *host,
+                                        const char *format);
+
+/**
  * Reads a configuration file (`mcpServers`, VS Code's `servers` with `inputs`,
  * Zed's `context_servers`, or mcp.json's root map; docs/host.md lists the fields
  * and variables) and adds its servers, not started. All or none: a malformed
@@ -3446,6 +3463,40 @@ mcpc_status_t mcpc_host_read_resource(const mcpc_host_t *host,
                                       const char *uri,
                                       const mcpc_call_opts_t *opts,
                                       mcpc_contents_t **out_contents);
+
+/**
+ * Every server's prompts under qualified names (the same naming as tools, see
+ * mcpc_host_set_name_format): JSON `{"prompts": [{"name", "server", "prompt":
+ * {...}}], "collisions": [{"name", "kept", "renamed", "renamedTo"}]}`, each prompt as
+ * its server listed it. Only servers that declare prompts are asked; saved catalogs
+ * hold tools only.
+ * Ownership: `*out_json` is the caller's; free with mcpc_string_free.
+ * Threads: any thread, also from mcpc_host_event_cb. Errors: MCPC_ERR_INVALID_ARG (NULL).
+ *
+ * # Safety
+ * `host` is NULL or live; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_host_prompts(const mcpc_host_t *host,
+                                char **out_json);
+
+/**
+ * Gets the prompt with qualified name `qualified` (see mcpc_host_prompts) from its
+ * server, with `arguments_json` as for mcpc_client_get_prompt, and that server's
+ * timeout unless `opts` sets one. An idle server is started first.
+ * Ownership: on success `*out_json` is the caller's (free with mcpc_string_free).
+ * Threads: any thread, concurrently; not from mcpc callbacks.
+ * Errors: MCPC_ERR_UNKNOWN_NAME (no such prompt in the catalog), MCPC_ERR_CLOSED,
+ * and those of mcpc_client_get_prompt.
+ *
+ * # Safety
+ * `host` is NULL or live; the strings are NULL or NUL-terminated; `opts` is NULL or
+ * initialised; `out_json` is NULL or writable.
+ */
+mcpc_status_t mcpc_host_get_prompt(const mcpc_host_t *host,
+                                   const char *qualified,
+                                   const char *arguments_json,
+                                   const mcpc_call_opts_t *opts,
+                                   char **out_json);
 
 /**
  * Stops server `name` and removes it; its tools leave the catalog.

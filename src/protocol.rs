@@ -263,6 +263,8 @@ pub struct ServerCapabilities {
     pub tasks_extension: bool,
     /// `resources` is there.
     pub resources: bool,
+    /// `prompts` is there.
+    pub prompts: bool,
 }
 
 impl ServerCapabilities {
@@ -276,6 +278,7 @@ impl ServerCapabilities {
         ServerCapabilities {
             logging: caps.get("logging").is_some(),
             resources: caps.get("resources").is_some(),
+            prompts: caps.get("prompts").is_some(),
             list_changed: LISTS.map(|list| caps[list]["listChanged"] == true),
             tasks_tools_call: caps["tasks"]["requests"]["tools"]["call"].is_object(),
             tasks_extension: caps["extensions"][TASKS_EXTENSION].is_object(),

@@ -195,6 +195,8 @@ const RULES: &[(usize, &str)] = &[
     (HOSTS, "mcpc_host_call_tool"),
     (HOSTS, "mcpc_host_resources"),
     (HOSTS, "mcpc_host_read_resource"),
+    (HOSTS, "mcpc_host_prompts"),
+    (HOSTS, "mcpc_host_get_prompt"),
     (HOSTS, "mcpc_host_remove"),
     (HOSTS, "mcpc_host_close"),
     (HOSTS, "mcpc_host_free"),

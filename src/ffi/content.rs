@@ -371,10 +371,21 @@ pub unsafe extern "C" fn mcpc_client_get_prompt(
         };
         let mut ctl = ctl;
         let cl = c.client_ready(&mut ctl);
-        let json = crate::drive::block_on_driven(std::pin::pin!(cl.get_prompt(name, args, &ctl)), cl.driver())??;
-        out.set(string_out(&json));
-        Ok(Status::MCPC_OK)
+        get_prompt_on(&cl, name, args, &ctl, out)
     })
+}
+
+/// Gets prompt `name` on `cl`, blocking, into `out` (shared with the host's routed get).
+pub(super) fn get_prompt_on(
+    cl: &crate::client::Client,
+    name: &str,
+    args: Option<&str>,
+    ctl: &crate::client::Control,
+    out: Out<'_, *mut c_char>,
+) -> crate::error::Result<Status> {
+    let json = crate::drive::block_on_driven(std::pin::pin!(cl.get_prompt(name, args, ctl)), cl.driver())??;
+    out.set(string_out(&json));
+    Ok(Status::MCPC_OK)
 }
 
 /// mcpc_client_complete's reference: a prompt, by name (`ref/prompt`).

@@ -16,6 +16,7 @@ use crate::config::HttpMode;
 use crate::drive::runtime;
 use crate::error::mcpc_status_t;
 use crate::error::{Error, Status};
+use crate::host::names::NameFormat;
 use crate::host::{EnvPolicy, Event, Host, Reach, ServerSpec, Settings, State};
 
 /// Many MCP servers behind one handle. Thread-safe: any number of threads may use
@@ -149,6 +150,7 @@ pub unsafe extern "C" fn mcpc_host_new(
             concurrency: 64,
             on_event: None,
             lazy: false,
+            names: Default::default(),
         }));
         Ok(Status::MCPC_OK)
     })
@@ -370,6 +372,29 @@ pub unsafe extern "C" fn mcpc_host_set_lazy(host: *const mcpc_host_t, lazy: i32)
         // SAFETY: per the contract.
         let h = unsafe { ptr::get(host) }?;
         h.configure(|s| s.lazy = lazy != 0);
+        Ok(Status::MCPC_OK)
+    })
+}
+
+/// Sets how tools and prompts are named in the catalog: `format` holds `{name}` (the
+/// server's own name for the tool or prompt) once and `{server}` (the server's name in
+/// the configuration) at most once, around text of `[A-Za-z0-9_-]` (at most 32
+/// characters), for example `mcp__{server}__{name}`; NULL restores the default
+/// `{server}__{name}`. The names are sanitized and cut to 64 characters with a stable
+/// suffix as with the default. The catalog is made again at once (a
+/// MCPC_HOST_CATALOG_CHANGED event when a name changed).
+/// Threads: any thread, also from mcpc_host_event_cb. Errors: MCPC_ERR_INVALID_ARG (NULL host, a
+/// malformed format, named in the message), MCPC_ERR_INVALID_UTF8.
+///
+/// # Safety
+/// `host` is NULL or live; `format` is NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcpc_host_set_name_format(host: *const mcpc_host_t, format: *const c_char) -> mcpc_status_t {
+    status("mcpc_host_set_name_format", || {
+        // SAFETY: per the contract.
+        let (h, format) = unsafe { (ptr::get(host)?, opt_str_in(format, "format")?) };
+        let format = format.map(NameFormat::parse).transpose()?.unwrap_or_default();
+        h.set_name_format(format);
         Ok(Status::MCPC_OK)
     })
 }

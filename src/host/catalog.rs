@@ -1,12 +1,13 @@
-//! One catalog of every server's tools (listed, or saved from an earlier run) under qualified names. A name two tools
-//! would share is reported, and the later one (in the order the servers were added)
-//! gets the stable hash suffix instead of being dropped.
+//! One catalog of every server's tools (listed, or saved from an earlier run) and
+//! prompts under qualified names, and of their resources and templates. A name two
+//! tools (or prompts) would share is reported, and the later one (in the order the
+//! servers were added) gets the stable hash suffix instead of being dropped.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::member::{Member, State};
-use super::names::{self, Entry};
+use super::names::{self, Entry, NameFormat};
 
 /// Two tools that would have shared a qualified name.
 #[derive(Debug, PartialEq)]
@@ -26,11 +27,84 @@ pub struct Listed {
     pub json: String,
 }
 
+/// Tools or prompts under their qualified names.
 #[derive(Default)]
-pub struct Catalog {
+pub struct Named {
     pub entries: Vec<Arc<Entry>>,
     pub collisions: Vec<Collision>,
     index: HashMap<Arc<str>, usize>,
+}
+
+impl Named {
+    /// Adds `e`, renamed with the stable suffix when its name is taken (the collision
+    /// listed); dropped only when the suffixed name is taken too.
+    fn push(&mut self, mut e: Arc<Entry>) {
+        if let Some(&i) = self.index.get(&e.qualified) {
+            let renamed_to: Arc<str> = Arc::from(names::with_suffix(&e.qualified, &e.server, &e.tool));
+            self.collisions.push(Collision {
+                name: e.qualified.to_string(),
+                kept: self.entries[i].server.to_string(),
+                renamed: e.server.to_string(),
+                renamed_to: renamed_to.to_string(),
+            });
+            if self.index.contains_key(&renamed_to) {
+                return;
+            }
+            e = Arc::new(Entry {
+                qualified: renamed_to,
+                server: e.server.clone(),
+                tool: e.tool.clone(),
+                json: e.json.clone(),
+            });
+        }
+        self.index.insert(e.qualified.clone(), self.entries.len());
+        self.entries.push(e);
+    }
+
+    pub fn get(&self, qualified: &str) -> Option<&Entry> {
+        self.index.get(qualified).map(|&i| &*self.entries[i])
+    }
+
+    fn same(&self, other: &Named) -> bool {
+        self.entries.len() == other.entries.len()
+            && self
+                .entries
+                .iter()
+                .zip(&other.entries)
+                .all(|(a, b)| Arc::ptr_eq(a, b) || (a.qualified == b.qualified && a.json == b.json))
+    }
+
+    /// `{"<list>": [{"name", "server", "<item>"}], "collisions": [...]}`, each entry
+    /// as its server listed it.
+    fn to_json(&self, list: &str, item: &str) -> String {
+        let mut out = format!("{{\"{list}\":[");
+        for (i, e) in self.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&format!(
+                "{{\"name\":{},\"server\":{},\"{item}\":{}}}",
+                serde_json::Value::from(&*e.qualified),
+                serde_json::Value::from(&*e.server),
+                e.json
+            ));
+        }
+        out.push_str("],\"collisions\":");
+        let c: Vec<serde_json::Value> = self
+            .collisions
+            .iter()
+            .map(|c| serde_json::json!({"name": c.name, "kept": c.kept, "renamed": c.renamed, "renamedTo": c.renamed_to}))
+            .collect();
+        out.push_str(&serde_json::Value::Array(c).to_string());
+        out.push('}');
+        out
+    }
+}
+
+#[derive(Default)]
+pub struct Catalog {
+    pub tools: Named,
+    pub prompts: Named,
     pub resources: Vec<Listed>,
     pub templates: Vec<Listed>,
     /// A URI two servers listed: (the URI, the server that keeps it, the other).
@@ -39,7 +113,7 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    pub(super) fn of(members: &[Arc<Member>]) -> Catalog {
+    pub(super) fn of(members: &[Arc<Member>], format: &Arc<NameFormat>) -> Catalog {
         let mut cat = Catalog::default();
         // Failed servers have no tools; one not started yet may have saved ones.
         for m in members
@@ -47,30 +121,19 @@ impl Catalog {
             .filter(|m| !matches!(m.state(), State::Failed | State::NeedsLogin | State::Disabled))
         {
             let spec = &m.spec;
-            for e in m.part().iter() {
-                let mut e = e.clone();
-                if let Some(&i) = cat.index.get(&e.qualified) {
-                    let renamed_to: Arc<str> = Arc::from(names::with_suffix(&e.qualified, &spec.name, &e.tool));
-                    cat.collisions.push(Collision {
-                        name: e.qualified.to_string(),
-                        kept: cat.entries[i].server.to_string(),
-                        renamed: spec.name.clone(),
-                        renamed_to: renamed_to.to_string(),
-                    });
-                    if cat.index.contains_key(&renamed_to) {
-                        continue;
-                    }
-                    e = Arc::new(Entry {
-                        qualified: renamed_to,
-                        server: e.server.clone(),
-                        tool: e.tool.clone(),
-                        json: e.json.clone(),
-                    });
-                }
-                cat.index.insert(e.qualified.clone(), cat.entries.len());
-                cat.entries.push(e);
+            for e in m.part(format).iter() {
+                cat.tools.push(e.clone());
             }
-            let listed = m.resources();
+            let listed = m.lists();
+            let server: Arc<str> = Arc::from(spec.name.as_str());
+            for (name, json) in &listed.prompts {
+                cat.prompts.push(Arc::new(Entry {
+                    qualified: Arc::from(format.apply(&spec.name, name)),
+                    server: server.clone(),
+                    tool: Arc::from(name.as_str()),
+                    json: Arc::from(json.as_str()),
+                }));
+            }
             for (uri, json) in &listed.resources {
                 if let Some(&i) = cat.by_uri.get(uri) {
                     let kept = cat.resources[i].server.clone();
@@ -144,19 +207,13 @@ impl Catalog {
         )
     }
 
-    pub fn get(&self, qualified: &str) -> Option<&Entry> {
-        self.index.get(qualified).map(|&i| &*self.entries[i])
-    }
-
-    /// Whether `other` holds other tools, resources or templates.
+    /// Whether `other` holds other tools, prompts, resources or templates.
     pub(super) fn differs(&self, other: &Catalog) -> bool {
-        let same_entry =
-            |a: &Arc<Entry>, b: &Arc<Entry>| Arc::ptr_eq(a, b) || (a.qualified == b.qualified && a.json == b.json);
         let same_listed = |a: &Listed, b: &Listed| a.key == b.key && a.json == b.json;
-        self.entries.len() != other.entries.len()
+        !self.tools.same(&other.tools)
+            || !self.prompts.same(&other.prompts)
             || self.resources.len() != other.resources.len()
             || self.templates.len() != other.templates.len()
-            || !self.entries.iter().zip(&other.entries).all(|(a, b)| same_entry(a, b))
             || !self
                 .resources
                 .iter()
@@ -171,27 +228,13 @@ impl Catalog {
 
     /// `{"tools": [{"name", "server", "tool"}], "collisions": [...]}`, each tool as listed.
     pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"tools\":[");
-        for (i, e) in self.entries.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(&format!(
-                "{{\"name\":{},\"server\":{},\"tool\":{}}}",
-                serde_json::Value::from(&*e.qualified),
-                serde_json::Value::from(&*e.server),
-                e.json
-            ));
-        }
-        out.push_str("],\"collisions\":");
-        let c: Vec<serde_json::Value> = self
-            .collisions
-            .iter()
-            .map(|c| serde_json::json!({"name": c.name, "kept": c.kept, "renamed": c.renamed, "renamedTo": c.renamed_to}))
-            .collect();
-        out.push_str(&serde_json::Value::Array(c).to_string());
-        out.push('}');
-        out
+        self.tools.to_json("tools", "tool")
+    }
+
+    /// `{"prompts": [{"name", "server", "prompt"}], "collisions": [...]}`, each prompt
+    /// as listed.
+    pub fn prompts_json(&self) -> String {
+        self.prompts.to_json("prompts", "prompt")
     }
 }
 
@@ -205,6 +248,30 @@ mod tests {
             server: server.into(),
             json: "{}".into(),
         }
+    }
+
+    fn entry(qualified: &str, server: &str) -> Arc<Entry> {
+        Arc::new(Entry {
+            qualified: qualified.into(),
+            server: server.into(),
+            tool: "t".into(),
+            json: "{}".into(),
+        })
+    }
+
+    #[test]
+    fn a_taken_name_is_renamed_and_listed() {
+        let mut n = Named::default();
+        n.push(entry("a__t", "a"));
+        n.push(entry("a__t", "b"));
+        assert_eq!(n.entries.len(), 2);
+        assert_eq!(n.collisions.len(), 1);
+        let renamed = &n.collisions[0].renamed_to;
+        assert!(renamed.starts_with("a__t_") && n.get(renamed).is_some());
+        assert_eq!(&*n.get("a__t").unwrap().server, "a");
+        let json: serde_json::Value = serde_json::from_str(&n.to_json("prompts", "prompt")).unwrap();
+        assert_eq!(json["prompts"][1]["server"], "b");
+        assert_eq!(json["collisions"][0]["renamedTo"], renamed.as_str());
     }
 
     #[test]

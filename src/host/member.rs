@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use http::header::{HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
-use super::names::{self, Entry};
+use super::names::{self, Entry, NameFormat};
 use super::spec::{Reach, ServerSpec};
 use super::vars::looks_secret;
 use super::{lock, EnvPolicy, Settings};
@@ -53,14 +53,18 @@ impl State {
     }
 }
 
+/// A server's tools as catalog entries.
+type Part = Arc<Vec<Arc<Entry>>>;
+
 struct Now {
     state: State,
     error: Option<Error>,
     held: Option<Held>,
     tools: Arc<Vec<Tool>>,
-    /// Its part of the catalog, made from `tools` once (on first use after a change).
-    part: Option<Arc<Vec<Arc<Entry>>>>,
-    resources: Arc<Resources>,
+    /// Its part of the catalog, made from `tools` once (on first use after a change
+    /// of the tools or of the host's name format).
+    part: Option<(Arc<NameFormat>, Part)>,
+    lists: Arc<Lists>,
 }
 
 impl Now {
@@ -70,12 +74,13 @@ impl Now {
     }
 }
 
-/// A server's resources and resource templates, as listed: (`uri` or
-/// `uriTemplate`, the entry's JSON).
+/// A server's resources, resource templates and prompts, as listed: (`uri`,
+/// `uriTemplate` or `name`, the entry's JSON).
 #[derive(Default)]
-pub struct Resources {
+pub struct Lists {
     pub resources: Vec<(String, String)>,
     pub templates: Vec<(String, String)>,
+    pub prompts: Vec<(String, String)>,
 }
 
 pub struct Member {
@@ -108,7 +113,7 @@ impl Member {
                 held: None,
                 tools: Arc::new(Vec::new()),
                 part: None,
-                resources: Arc::new(Resources::default()),
+                lists: Arc::new(Lists::default()),
             }),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             closing: AtomicBool::new(false),
@@ -185,12 +190,14 @@ impl Member {
         lock(&self.st).held.as_ref().map(Held::current)
     }
 
-    /// Its tools that pass its include and exclude lists, under their default
-    /// qualified names.
-    pub(super) fn part(&self) -> Arc<Vec<Arc<Entry>>> {
+    /// Its tools that pass its include and exclude lists, under their qualified
+    /// names in `format`.
+    pub(super) fn part(&self, format: &Arc<NameFormat>) -> Part {
         let mut st = lock(&self.st);
-        if let Some(p) = &st.part {
-            return p.clone();
+        if let Some((f, p)) = &st.part {
+            if Arc::ptr_eq(f, format) {
+                return p.clone();
+            }
         }
         let server: Arc<str> = Arc::from(self.spec.name.as_str());
         let part: Vec<Arc<Entry>> = st
@@ -199,7 +206,7 @@ impl Member {
             .filter(|t| names::admitted(&t.name, self.spec.include.as_deref(), &self.spec.exclude))
             .map(|t| {
                 Arc::new(Entry {
-                    qualified: Arc::from(names::qualify(&self.spec.name, &t.name)),
+                    qualified: Arc::from(format.apply(&self.spec.name, &t.name)),
                     server: server.clone(),
                     tool: Arc::from(t.name.as_str()),
                     json: Arc::from(t.json()),
@@ -207,12 +214,12 @@ impl Member {
             })
             .collect();
         let part = Arc::new(part);
-        st.part = Some(part.clone());
+        st.part = Some((format.clone(), part.clone()));
         part
     }
 
-    pub fn resources(&self) -> Arc<Resources> {
-        lock(&self.st).resources.clone()
+    pub fn lists(&self) -> Arc<Lists> {
+        lock(&self.st).lists.clone()
     }
 
     pub(super) fn is_closing(&self) -> bool {
@@ -232,7 +239,7 @@ impl Member {
             ..Control::default()
         };
         let client = plan.connect(&ctl).await?;
-        let (tools, resources) = tokio::join!(client.list_tools(&ctl), list_resources(&client, &ctl));
+        let (tools, lists) = tokio::join!(client.list_tools(&ctl), list_others(&client, &ctl));
         let tools = match tools {
             Ok(t) => t,
             Err(e) => {
@@ -249,7 +256,7 @@ impl Member {
         }
         st.held = Some(held);
         st.put_tools(tools);
-        st.resources = Arc::new(resources);
+        st.lists = Arc::new(lists);
         st.state = State::Ready;
         st.error = None;
         Ok(())
@@ -273,12 +280,12 @@ impl Member {
             bypass_cache: true,
             ..Control::default()
         };
-        let (tools, resources) = tokio::join!(c.list_tools(&ctl), list_resources(&c, &ctl));
+        let (tools, lists) = tokio::join!(c.list_tools(&ctl), list_others(&c, &ctl));
         let tools = tools?;
         let mut st = lock(&self.st);
         if st.state == State::Ready {
             st.put_tools(tools);
-            st.resources = Arc::new(resources);
+            st.lists = Arc::new(lists);
         }
         Ok(())
     }
@@ -299,12 +306,12 @@ impl Member {
             ));
         }
         let ctl = Control::default();
-        let (tools, resources) = tokio::join!(c.list_tools(&ctl), list_resources(&c, &ctl));
+        let (tools, lists) = tokio::join!(c.list_tools(&ctl), list_others(&c, &ctl));
         match tools {
             Ok(tools) => {
                 let mut st = lock(&self.st);
                 st.put_tools(tools);
-                st.resources = Arc::new(resources);
+                st.lists = Arc::new(lists);
                 st.state = State::Ready;
                 st.error = None;
                 Ok(())
@@ -323,7 +330,7 @@ impl Member {
             State::Failed
         };
         st.put_tools(Vec::new());
-        st.resources = Arc::new(Resources::default());
+        st.lists = Arc::new(Lists::default());
         let detail = format!("{}: {}", e.status.name(), e.message);
         st.error = Some(e);
         detail
@@ -416,7 +423,12 @@ impl Member {
         let changed = self.changed.clone();
         let theirs = cfg.client.on_notification.take();
         cfg.client.on_notification = Some(Arc::new(move |method: &str, params: Option<&str>| {
-            if method == "notifications/tools/list_changed" || method == "notifications/resources/list_changed" {
+            if matches!(
+                method,
+                "notifications/tools/list_changed"
+                    | "notifications/resources/list_changed"
+                    | "notifications/prompts/list_changed"
+            ) {
                 changed.notify_one();
             }
             if let Some(f) = &theirs {
@@ -426,16 +438,23 @@ impl Member {
     }
 }
 
-/// A server's resources and templates, when it declares resources. A listing that
-/// fails leaves them out (logged): the server's tools are what a host cannot do without.
-async fn list_resources(c: &Client, ctl: &Control) -> Resources {
+/// A server's resources and templates, when it declares resources, and its prompts,
+/// when it declares prompts. A listing that fails leaves them out (logged): the
+/// server's tools are what a host cannot do without.
+async fn list_others(c: &Client, ctl: &Control) -> Lists {
     use crate::client::Listing;
-    if !c.session().capabilities.resources {
-        return Resources::default();
-    }
-    let (r, t) = tokio::join!(
-        c.list_json(Listing::Resources, ctl),
-        c.list_json(Listing::ResourceTemplates, ctl)
+    let caps = &c.session().capabilities;
+    let listed = |on: bool, what: Listing| async move {
+        if on {
+            c.list_json(what, ctl).await
+        } else {
+            Ok("[]".to_string())
+        }
+    };
+    let (r, t, p) = tokio::join!(
+        listed(caps.resources, Listing::Resources),
+        listed(caps.resources, Listing::ResourceTemplates),
+        listed(caps.prompts, Listing::Prompts)
     );
     let keyed = |what: &str, json: Result<String>, key: &str| -> Vec<(String, String)> {
         let parsed = json.and_then(|j| {
@@ -456,9 +475,10 @@ async fn list_resources(c: &Client, ctl: &Control) -> Resources {
             }
         }
     };
-    Resources {
+    Lists {
         resources: keyed("resources/list", r, "uri"),
         templates: keyed("resources/templates/list", t, "uriTemplate"),
+        prompts: keyed("prompts/list", p, "name"),
     }
 }
 

@@ -61,6 +61,8 @@ pub struct Settings {
     pub on_event: Option<EventFn>,
     /// Servers with saved tools start on their first call, not at the start.
     pub lazy: bool,
+    /// How tools and prompts are named in the catalog.
+    pub names: Arc<names::NameFormat>,
 }
 
 pub struct Host {
@@ -90,6 +92,12 @@ impl Host {
     /// Changes the settings; servers started later use the new ones.
     pub fn configure(&self, f: impl FnOnce(&mut Settings)) {
         f(&mut write(&self.settings));
+    }
+
+    /// Names tools and prompts by `format` from now on; the catalog is made again.
+    pub fn set_name_format(&self, format: names::NameFormat) {
+        write(&self.settings).names = Arc::new(format);
+        self.rebuild();
     }
 
     /// Sets a variable configuration files may name, such as `workspaceFolder`.
@@ -292,14 +300,28 @@ impl Host {
         runtime::block_on(async move { h.client_for(&m).await })?
     }
 
-    /// The server a qualified tool name routes to, and the tool's own name.
+    /// The server of the tool with qualified name `qualified`, and the tool's own name.
     pub fn route(&self, qualified: &str) -> Result<(Arc<Member>, String)> {
+        self.routed(qualified, "tool", |c| &c.tools)
+    }
+
+    /// The server of the prompt with qualified name `qualified`, and the prompt's own name.
+    pub fn route_prompt(&self, qualified: &str) -> Result<(Arc<Member>, String)> {
+        self.routed(qualified, "prompt", |c| &c.prompts)
+    }
+
+    fn routed(
+        &self,
+        qualified: &str,
+        what: &str,
+        named: impl Fn(&Catalog) -> &catalog::Named,
+    ) -> Result<(Arc<Member>, String)> {
         self.open()?;
         let cat = self.catalog();
-        let Some(e) = cat.get(qualified) else {
+        let Some(e) = named(&cat).get(qualified) else {
             return Err(Error::new(
                 Status::MCPC_ERR_UNKNOWN_NAME,
-                format!("no tool named {} in the catalog", crate::error::quote(qualified)),
+                format!("no {what} named {} in the catalog", crate::error::quote(qualified)),
             ));
         };
         let m = self.member(&e.server)?;
@@ -347,8 +369,13 @@ impl Host {
             *counts.entry(m.state().name()).or_default() += 1;
         }
         let cat = self.catalog();
-        serde_json::json!({"servers": counts, "tools": cat.entries.len(), "collisions": cat.collisions.len()})
-            .to_string()
+        serde_json::json!({
+            "servers": counts,
+            "tools": cat.tools.entries.len(),
+            "prompts": cat.prompts.entries.len(),
+            "collisions": cat.tools.collisions.len() + cat.prompts.collisions.len(),
+        })
+        .to_string()
     }
 
     /// Stops and removes server `name`; its tools leave the catalog.
@@ -389,15 +416,17 @@ impl Host {
     fn rebuild(&self) {
         // One rebuild at a time, each from the members as they are once it holds the
         // lock: the last one stored has seen every change before it.
-        let _one = lock(&self.rebuilding);
-        let members = read(&self.members).clone();
-        let fresh = Catalog::of(&members);
         let changed = {
+            let _one = lock(&self.rebuilding);
+            let members = read(&self.members).clone();
+            let format = read(&self.settings).names.clone();
+            let fresh = Catalog::of(&members, &format);
             let mut cur = write(&self.catalog);
             let changed = cur.differs(&fresh);
             *cur = Arc::new(fresh);
             changed
         };
+        // Reported after the lock is let go: the host's callback may rebuild too.
         if changed {
             self.report(Event::CatalogChanged, None, State::Ready, None);
         }

@@ -1,11 +1,13 @@
-//! Qualified names: `<server>__<tool>`, only `[A-Za-z0-9_-]`, at most 64 characters
-//! (the limit models' APIs put on a tool's name), a stable hash suffix where the name
-//! had to be cut or would collide. The server's name is the configuration's, never
-//! what the server says it is.
+//! Qualified names: `<server>__<tool>` or the host's own format, only
+//! `[A-Za-z0-9_-]`, at most 64 characters (the limit models' APIs put on a tool's
+//! name), a stable hash suffix where the name had to be cut or would collide. The
+//! server's name is the configuration's, never what the server says it is.
 
 use std::sync::Arc;
 
 use ring::digest;
+
+use crate::error::{Error, Result, Status};
 
 /// One tool of the catalog (shared by the catalogs made while its server's tools
 /// stay the same).
@@ -38,12 +40,90 @@ pub fn sanitize(name: &str) -> String {
 }
 
 /// The default qualified name of `tool` of `server`.
+#[cfg(test)]
 pub fn qualify(server: &str, tool: &str) -> String {
-    let full = format!("{}{SEPARATOR}{}", sanitize(server), sanitize(tool));
-    if full.len() <= MAX_NAME {
-        return full;
+    NameFormat::default().apply(server, tool)
+}
+
+/// How a host spells qualified names: literal text around `{server}` (at most once)
+/// and `{name}` (exactly once), for example `mcp__{server}__{name}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NameFormat {
+    pieces: Vec<Piece>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Piece {
+    Text(String),
+    Server,
+    Name,
+}
+
+/// The most literal text a format may hold, leaving room for the names themselves.
+const MAX_FORMAT_TEXT: usize = 32;
+
+impl Default for NameFormat {
+    fn default() -> Self {
+        NameFormat {
+            pieces: vec![Piece::Server, Piece::Text(SEPARATOR.into()), Piece::Name],
+        }
     }
-    with_suffix(&full, server, tool)
+}
+
+impl NameFormat {
+    /// Reads a format; its literal text must itself be a valid name's characters,
+    /// so every qualified name stays within `[A-Za-z0-9_-]`.
+    pub fn parse(format: &str) -> Result<NameFormat> {
+        let bad = |what: &str| Error::new(Status::MCPC_ERR_INVALID_ARG, format!("name format: {what}"));
+        let mut pieces = Vec::new();
+        let mut rest = format;
+        let mut text = 0;
+        while !rest.is_empty() {
+            let (piece, len) = if rest.starts_with("{server}") {
+                (Piece::Server, "{server}".len())
+            } else if rest.starts_with("{name}") {
+                (Piece::Name, "{name}".len())
+            } else {
+                let len = rest.find('{').unwrap_or(rest.len());
+                if len == 0 {
+                    return Err(bad("only {server} and {name} may stand in braces"));
+                }
+                let lit = &rest[..len];
+                if sanitize(lit) != lit {
+                    return Err(bad("text outside the braces must be of [A-Za-z0-9_-]"));
+                }
+                text += len;
+                (Piece::Text(lit.to_string()), len)
+            };
+            pieces.push(piece);
+            rest = &rest[len..];
+        }
+        let count = |p: &Piece| pieces.iter().filter(|q| *q == p).count();
+        if count(&Piece::Name) != 1 || count(&Piece::Server) > 1 {
+            return Err(bad("needs {name} once, and {server} at most once"));
+        }
+        if text > MAX_FORMAT_TEXT {
+            return Err(bad(&format!("more than {MAX_FORMAT_TEXT} characters of text")));
+        }
+        Ok(NameFormat { pieces })
+    }
+
+    /// The qualified name of item `name` (a tool or a prompt) of `server`.
+    pub fn apply(&self, server: &str, name: &str) -> String {
+        let full: String = self
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.clone(),
+                Piece::Server => sanitize(server),
+                Piece::Name => sanitize(name),
+            })
+            .collect();
+        if full.len() <= MAX_NAME {
+            return full;
+        }
+        with_suffix(&full, server, name)
+    }
 }
 
 /// `base` cut to leave room for the stable suffix of (server, tool).
@@ -90,6 +170,29 @@ mod tests {
             "differs where the cut part differs"
         );
         assert!(q.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+    }
+
+    #[test]
+    fn formats_of_the_host() {
+        let f = NameFormat::parse("mcp__{server}__{name}").unwrap();
+        assert_eq!(f.apply("git hub", "create"), "mcp__git_hub__create");
+        assert_eq!(NameFormat::parse("{name}").unwrap().apply("s", "t"), "t");
+        assert_eq!(NameFormat::parse("{server}__{name}").unwrap(), NameFormat::default());
+        let long = f.apply("srv", &"t".repeat(100));
+        assert_eq!(long.len(), MAX_NAME);
+        for bad in [
+            "",
+            "{server}",
+            "{name}{name}",
+            "{server}{server}{name}",
+            "{tool}",
+            "a.{name}",
+            "{name",
+            &format!("{}{{name}}", "x".repeat(33)),
+        ] {
+            let e = NameFormat::parse(bad).unwrap_err();
+            assert_eq!(e.status, Status::MCPC_ERR_INVALID_ARG, "{bad}");
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
  * that never finishes, a command that does not exist) leaving the rest running, the
  * catalog under qualified names with a collision renamed and reported, include and
  * exclude lists, calls routed by qualified name, a server that dies mid-call losing
- * only its own tools, required servers, variables and the host's resolver. */
+ * only its own tools, prompts, the host's name format, required servers, variables
+ * and the host's resolver. */
 #define _GNU_SOURCE
 #include <pthread.h>
 
@@ -422,6 +423,65 @@ static void test_resources_routed_by_uri(void) {
     mcpc_host_free(h);
 }
 
+/* Prompts under qualified names, got from their server; the host's own name format
+ * for tools and prompts, and the collisions a format without {server} makes. */
+static void test_prompts_and_name_format(void) {
+    struct seen s = {0};
+    mcpc_host_t *h = new_host(&s);
+    const char *legacy[] = {"python3", "demo/server.py"};
+    const char *modern[] = {"python3", "demo/server.py", "--era=modern"};
+    CHECK_STATUS(mcpc_host_add_stdio(h, "a", legacy, 2, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_add_stdio(h, "b", modern, 3, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_set_name_format(h, "a.{name}"), MCPC_ERR_INVALID_ARG);
+    CHECK(strstr(mcpc_last_error_message(), "[A-Za-z0-9_-]") != NULL);
+    CHECK_STATUS(mcpc_host_set_name_format(h, "{server}"), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_set_name_format(h, "mcp__{server}__{name}"), MCPC_OK);
+    CHECK_STATUS(mcpc_host_start(h), MCPC_OK);
+
+    char *json = NULL;
+    CHECK_STATUS(mcpc_host_prompts(h, &json), MCPC_OK);
+    CHECK(json && strstr(json, "{\"name\":\"mcp__a__greet\",\"server\":\"a\",\"prompt\":{\"name\":\"greet\"") != NULL);
+    CHECK(json && strstr(json, "\"name\":\"mcp__b__greet\"") != NULL);
+    CHECK(json && strstr(json, "\"collisions\":[]") != NULL);
+    mcpc_string_free(json);
+    json = NULL;
+    CHECK_STATUS(mcpc_host_tools(h, &json), MCPC_OK);
+    CHECK(json && strstr(json, "\"name\":\"mcp__b__echo\"") != NULL);
+    mcpc_string_free(json);
+    json = NULL;
+    CHECK_STATUS(mcpc_host_get_prompt(h, "mcp__b__greet", "{\"who\":\"C\"}", NULL, &json), MCPC_OK);
+    CHECK(json && strstr(json, "Say hello to C.") != NULL);
+    mcpc_string_free(json);
+    json = NULL;
+    CHECK_STATUS(mcpc_host_get_prompt(h, "a__greet", NULL, NULL, &json), MCPC_ERR_UNKNOWN_NAME);
+    CHECK(json == NULL && strstr(mcpc_last_error_message(), "no prompt named") != NULL);
+    CHECK_STATUS(mcpc_host_get_prompt(h, NULL, NULL, NULL, &json), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_get_prompt(h, "mcp__a__greet", "[]", NULL, &json), MCPC_ERR_INVALID_ARG);
+
+    /* Bare names: the second server's tools and prompt are renamed, and listed. */
+    pthread_mutex_lock(&s.mu);
+    int changes = s.catalog_changes;
+    pthread_mutex_unlock(&s.mu);
+    CHECK_STATUS(mcpc_host_set_name_format(h, "{name}"), MCPC_OK);
+    pthread_mutex_lock(&s.mu);
+    CHECK(s.catalog_changes == changes + 1);
+    pthread_mutex_unlock(&s.mu);
+    CHECK_STATUS(mcpc_host_prompts(h, &json), MCPC_OK);
+    CHECK(json && strstr(json, "{\"name\":\"greet\",\"server\":\"a\"") != NULL);
+    CHECK(json && strstr(json, "\"kept\":\"a\",\"name\":\"greet\",\"renamed\":\"b\",\"renamedTo\":\"greet_") != NULL);
+    mcpc_string_free(json);
+    mcpc_result_t *r = NULL;
+    CHECK_STATUS(mcpc_host_call_tool(h, "echo", "{\"text\":\"bare\"}", NULL, &r), MCPC_OK);
+    CHECK(r && strcmp(mcpc_result_text(r, NULL), "bare") == 0);
+    mcpc_result_free(r);
+    CHECK_STATUS(mcpc_host_set_name_format(h, NULL), MCPC_OK);
+    CHECK_STATUS(mcpc_host_get_prompt(h, "a__greet", NULL, NULL, &json), MCPC_OK);
+    mcpc_string_free(json);
+    CHECK_STATUS(mcpc_host_prompts(NULL, &json), MCPC_ERR_INVALID_ARG);
+    CHECK_STATUS(mcpc_host_set_name_format(NULL, NULL), MCPC_ERR_INVALID_ARG);
+    mcpc_host_free(h);
+}
+
 static void test_required_server(void) {
     mcpc_host_t *h = new_host(NULL);
     write_config("{\"mcpServers\": {\"ok\": {\"command\": \"python3\", \"args\": [\"demo/server.py\"]},"
@@ -501,6 +561,7 @@ int main(int argc, char **argv) {
     RUN(test_lazy_start_from_a_saved_catalog);
     RUN(test_close_ends_calls_and_later_ones);
     RUN(test_resources_routed_by_uri);
+    RUN(test_prompts_and_name_format);
     RUN(test_required_server);
     RUN(test_variables_and_resolver);
     RUN(test_bad_arguments);
