@@ -378,7 +378,8 @@ const struct cli_option OPTIONS[] = {
 
     {"--oauth", 0, NULL, SEC_AUTH, set_flag, AT(oauth), 0,
      "authorize with OAuth when the server asks for it: a browser login, its redirect "
-     "received on 127.0.0.1"},
+     "received on 127.0.0.1 (with --config alone: each HTTP server that asks, under its own "
+     "\"oauth\" settings)"},
     {"--client-id", 0, "ID", SEC_AUTH, set_client_id, AT(client_id), 0,
      "a pre-registered client id (default: register the client where the authorization "
      "server allows it)"},

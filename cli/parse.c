@@ -82,8 +82,9 @@ static int check_oauth(struct config *cfg)
                                  "--id-token-command, --idp-token-endpoint, --idp-client-id and "
                                  "--no-dpop need --oauth")
                    : -1;
-    if (cfg->url == NULL)
-        return usage_error("--oauth needs --url");
+    /* With --config alone, the settings are every HTTP server's (over the file's own). */
+    if (cfg->url == NULL && !cfg->host_mode)
+        return usage_error("--oauth needs --url or --config");
     if (cfg->bearer != NULL)
         return usage_error("--oauth and --bearer cannot be used together");
     for (size_t k = 0; k < cfg->n_headers; k++)

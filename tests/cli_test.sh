@@ -507,6 +507,35 @@ else
 fi
 expect oauth-login-timeout 4 '' -- --timeout 500 --oauth --no-browser --url "$url" info
 
+# A configuration file's oauth member: the login is with its client (no registration)
+# and its scope; the secret it takes from the environment shows nowhere. With
+# "oauth": false the server is not logged in to.
+printf '{"mcpServers": {"prot": {"url": "%s", "oauth": {"clientId": "cc-client",
+  "clientSecret": "${env:MCPC_TEST_CC_SECRET}", "scopes": ["mcp"]}}}}' "$url" >"$tmp/oauth-cfg.json"
+printf '{"mcpServers": {"prot": {"url": "%s", "oauth": false}}}' "$url" >"$tmp/oauth-off.json"
+registered=$(grep -c '"event": "register"' "$tmp/oauth.log")
+MCPC_TEST_CC_SECRET=cc-secret "$MCPC" --oauth --no-browser --config "$tmp/oauth-cfg.json" tools >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+login_url=$(wait_for_url "$tmp/err" "$pid")
+listener=$( [ -n "$login_url" ] && browse "$login_url")
+wait "$pid"
+got=$?
+case "$login_url" in *client_id=cc-client*) by_file=1 ;; *) by_file=0 ;; esac
+case "$login_url" in *scope=mcp*) [ "$by_file" = 1 ] || by_file=0 ;; *) by_file=0 ;; esac
+if [ "$got" -eq 0 ] && [ "$listener" = 200 ] && [ "$by_file" = 1 ] && grep -q '"prot__echo"' "$tmp/out" \
+    && [ "$(grep -c '"event": "register"' "$tmp/oauth.log")" -eq "$registered" ] && ! grep -q cc-secret "$tmp/err"; then
+    echo "ok   oauth-from-config-file"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-from-config-file: exit $got, listener '$listener', url '$login_url'; $(head -c 600 "$tmp/err")"
+    failed=$((failed + 1))
+fi
+expect oauth-config-off 0 '"tools":[]' -- --oauth --no-browser --config "$tmp/oauth-off.json" tools
+if grep -q 'server prot: failed: MCPC_ERR_AUTH' "$tmp/err" && ! grep -q '/authorize?' "$tmp/err"; then
+    echo "ok   oauth-config-off-no-login"; passed=$((passed + 1))
+else
+    echo "FAIL oauth-config-off-no-login: $(head -c 600 "$tmp/err")"; failed=$((failed + 1))
+fi
+
 # Ctrl-C while the login waits for the browser cancels it: exit 5.
 "$MCPC" --oauth --no-browser --url "$url" info >/dev/null 2>"$tmp/err" &
 pid=$!

@@ -440,6 +440,7 @@ fn spec(name: &str, reach: Reach) -> ServerSpec {
         call_timeout: None,
         include: None,
         exclude: Vec::new(),
+        oauth: None,
     }
 }
 

@@ -10,7 +10,7 @@ use http::header::{HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
 use super::names::{self, Entry, NameFormat};
-use super::spec::{Reach, ServerSpec};
+use super::spec::{OAuthSpec, Reach, ServerSpec};
 use super::vars::looks_secret;
 use super::{lock, EnvPolicy, Settings};
 use crate::client::{Client, Control};
@@ -409,6 +409,9 @@ impl Member {
                     cfg.headers.push((name, value));
                 }
                 cfg.http_transport = *mode;
+                if let Some(o) = &self.spec.oauth {
+                    cfg.oauth = with_oauth(cfg.oauth.take(), o);
+                }
                 self.watch_list_changed(&mut cfg);
                 cfg.http_plan(url)
             }
@@ -436,6 +439,30 @@ impl Member {
             }
         }));
     }
+}
+
+/// The host's authorization settings with a server's `oauth` over them: off when it
+/// says so; its client (a secret only with its id) and scope; its redirect only where
+/// the host set none, since the host's own listener (the CLI's) receives the redirect.
+fn with_oauth(host: Option<crate::auth::Settings>, o: &OAuthSpec) -> Option<crate::auth::Settings> {
+    if !o.enabled {
+        return None;
+    }
+    let mut s = host.unwrap_or_default();
+    if let Some(id) = &o.client_id {
+        s.client_id = Some(id.clone());
+        s.client_secret = o.client_secret.clone();
+    }
+    if o.scope.is_some() {
+        s.scope = o.scope.clone();
+    }
+    if o.client_metadata_url.is_some() {
+        s.client_metadata_url = o.client_metadata_url.clone();
+    }
+    if s.redirect_uri.is_none() {
+        s.redirect_uri = o.redirect_uri.clone();
+    }
+    Some(s)
 }
 
 /// A server's resources and templates, when it declares resources, and its prompts,
@@ -528,6 +555,37 @@ fn keep(tail: &Mutex<VecDeque<String>>, line: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_servers_oauth_over_the_hosts() {
+        let host = crate::auth::Settings {
+            client_id: Some("host".into()),
+            client_secret: Some("host-secret".into()),
+            redirect_uri: Some("http://127.0.0.1:1/callback".into()),
+            headless: true,
+            ..Default::default()
+        };
+        let o = OAuthSpec {
+            enabled: true,
+            client_id: Some("own".into()),
+            scope: Some("mcp".into()),
+            redirect_uri: Some("http://127.0.0.1:2/callback".into()),
+            ..Default::default()
+        };
+        let s = with_oauth(Some(host.clone()), &o).unwrap();
+        assert_eq!(s.client_id.as_deref(), Some("own"));
+        assert_eq!(s.client_secret, None, "the host's secret is not the server's client's");
+        assert_eq!(s.scope.as_deref(), Some("mcp"));
+        assert_eq!(
+            s.redirect_uri.as_deref(),
+            Some("http://127.0.0.1:1/callback"),
+            "the host's listener"
+        );
+        assert!(s.headless, "the rest stays the host's");
+        let s = with_oauth(None, &o).unwrap();
+        assert_eq!(s.redirect_uri.as_deref(), Some("http://127.0.0.1:2/callback"));
+        assert!(with_oauth(Some(host), &OAuthSpec::default()).is_none(), "turned off");
+    }
 
     #[test]
     fn the_environment_a_stdio_server_inherits() {

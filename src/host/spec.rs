@@ -42,6 +42,35 @@ pub struct ServerSpec {
     /// Only these tools (None: all), then without `exclude` (which wins).
     pub include: Option<Vec<String>>,
     pub exclude: Vec<String>,
+    /// An HTTP server's `oauth` settings, over the host's own.
+    pub oauth: Option<OAuthSpec>,
+}
+
+/// A server's `oauth` member (Gemini CLI's, Claude Code's and opencode's shapes):
+/// `false` or `"enabled": false` turns authorization off for the server; otherwise
+/// the client and scope it logs in with.
+#[derive(Clone, Default, PartialEq)]
+pub struct OAuthSpec {
+    pub enabled: bool,
+    pub client_id: Option<String>,
+    /// A secret: never printed.
+    pub client_secret: Option<String>,
+    pub scope: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub client_metadata_url: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthSpec")
+            .field("enabled", &self.enabled)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "(hidden)"))
+            .field("scope", &self.scope)
+            .field("redirect_uri", &self.redirect_uri)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .finish()
+    }
 }
 
 /// The servers of configuration text `text` read from `file` (named in messages).
@@ -106,11 +135,29 @@ struct Fields<'a> {
     name: &'a str,
     o: &'a Map<String, Value>,
     scope: &'a Scope,
+    /// The path of `o` in the server's description (`command.`), for messages.
+    prefix: &'a str,
 }
 
-impl Fields<'_> {
+impl<'a> Fields<'a> {
     fn err(&self, field: &str, what: &str) -> Error {
-        bad(self.file, Some(self.name), Some(field), what)
+        bad(
+            self.file,
+            Some(self.name),
+            Some(&format!("{}{field}", self.prefix)),
+            what,
+        )
+    }
+
+    /// The fields of the object `o` at `prefix`.
+    fn inner(&self, o: &'a Map<String, Value>, prefix: &'a str) -> Fields<'a> {
+        Fields {
+            file: self.file,
+            name: self.name,
+            o,
+            scope: self.scope,
+            prefix,
+        }
     }
 
     /// The first of `keys` present, as an expanded string.
@@ -194,7 +241,13 @@ fn server(file: &str, name: &str, v: &Value, scope: &Scope) -> Result<ServerSpec
     let Value::Object(o) = v else {
         return Err(bad(file, Some(name), None, "must be an object"));
     };
-    let f = Fields { file, name, o, scope };
+    let f = Fields {
+        file,
+        name,
+        o,
+        scope,
+        prefix: "",
+    };
     let enabled = f.flag("enabled")?.unwrap_or(true) && !f.flag("disabled")?.unwrap_or(false);
     // A disabled server's variables need no value: it is not started.
     let f = if enabled {
@@ -214,6 +267,7 @@ fn server(file: &str, name: &str, v: &Value, scope: &Scope) -> Result<ServerSpec
             call_timeout: None,
             include: None,
             exclude: Vec::new(),
+            oauth: None,
         });
     };
     Ok(ServerSpec {
@@ -225,7 +279,62 @@ fn server(file: &str, name: &str, v: &Value, scope: &Scope) -> Result<ServerSpec
         call_timeout: f.duration(&["timeout", "toolTimeout", "tool_timeout_ms", "tool_timeout_sec"])?,
         include: f.strings(&["includeTools", "enabled_tools"])?,
         exclude: f.strings(&["excludeTools", "disabled_tools"])?.unwrap_or_default(),
+        oauth: oauth(&f)?,
     })
+}
+
+/// The `oauth` member: `false`, or an object of `enabled`, `clientId`,
+/// `clientSecret`, `scope` or `scopes`, `redirectUri` or `callbackPort` (a loopback
+/// redirect `http://127.0.0.1:PORT/callback`) and `clientMetadataUrl`. Other
+/// members (a host's own endpoints, say: mcpc finds them from the server) are ignored.
+fn oauth(f: &Fields<'_>) -> Result<Option<OAuthSpec>> {
+    let o = match f.o.get("oauth") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Bool(false)) => return Ok(Some(OAuthSpec::default())),
+        Some(Value::Bool(true)) => {
+            return Ok(Some(OAuthSpec {
+                enabled: true,
+                ..OAuthSpec::default()
+            }))
+        }
+        Some(Value::Object(o)) => f.inner(o, "oauth."),
+        Some(_) => return Err(f.err("oauth", "must be an object or false")),
+    };
+    if !o.flag("enabled")?.unwrap_or(true) {
+        return Ok(Some(OAuthSpec::default()));
+    }
+    let scope = match o.strings(&["scopes"])? {
+        Some(list) => Some(list.join(" ")),
+        None => o.string(&["scope"])?,
+    };
+    let url = |key: &str| -> Result<Option<String>> {
+        let v = o.string(&[key])?;
+        if let Some(u) = &v {
+            url::Url::parse(u).map_err(|e| o.err(key, &format!("is not a URL: {e}")))?;
+        }
+        Ok(v)
+    };
+    let mut redirect_uri = url("redirectUri")?;
+    if redirect_uri.is_none() {
+        redirect_uri = match o.o.get("callbackPort") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                let port = v
+                    .as_u64()
+                    .filter(|p| (1..=65535).contains(p))
+                    .ok_or_else(|| o.err("callbackPort", "must be a port number (1 to 65535)"))?;
+                Some(format!("http://127.0.0.1:{port}/callback"))
+            }
+        };
+    }
+    Ok(Some(OAuthSpec {
+        enabled: true,
+        client_id: o.string(&["clientId", "client_id"])?.filter(|s| !s.is_empty()),
+        client_secret: o.string(&["clientSecret", "client_secret"])?.filter(|s| !s.is_empty()),
+        scope,
+        redirect_uri,
+        client_metadata_url: url("clientMetadataUrl")?,
+    }))
 }
 
 fn reach(f: &Fields<'_>) -> Result<Reach> {
@@ -246,12 +355,7 @@ fn reach(f: &Fields<'_>) -> Result<Reach> {
     };
     // Zed's older form: "command": {"path", "args", "env"}.
     if let Some(Value::Object(cmd)) = f.o.get("command") {
-        let inner = Fields {
-            o: cmd,
-            file: f.file,
-            name: f.name,
-            scope: f.scope,
-        };
+        let inner = f.inner(cmd, "command.");
         let command = inner
             .string(&["path"])?
             .ok_or_else(|| f.err("command.path", "is missing"))?;

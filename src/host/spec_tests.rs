@@ -148,3 +148,42 @@ fn a_secret_from_the_resolver_is_in_no_message() {
         "{e}"
     );
 }
+
+#[test]
+fn oauth_settings_of_a_server() {
+    let s = one(r#"{"mcpServers": {
+            "gem": {"httpUrl": "https://h/mcp", "oauth": {"enabled": true, "clientId": "cid",
+                    "clientSecret": "${input:pat}", "scopes": ["a", "b"], "redirectUri": "http://127.0.0.1:7/cb",
+                    "tokenUrl": "https://ignored"}},
+            "cc": {"url": "https://h/mcp", "oauth": {"clientId": "c2", "callbackPort": 8080, "scope": "x"}},
+            "off": {"url": "https://h/mcp", "oauth": false},
+            "off2": {"url": "https://h/mcp", "oauth": {"enabled": false, "clientId": "unused"}},
+            "none": {"url": "https://h/mcp"}}}"#)
+    .unwrap();
+    let by = |n: &str| s.iter().find(|x| x.name == n).unwrap().oauth.clone();
+    let gem = by("gem").unwrap();
+    assert_eq!(gem.client_id.as_deref(), Some("cid"));
+    assert_eq!(gem.client_secret.as_deref(), Some("hunter2"));
+    assert_eq!(gem.scope.as_deref(), Some("a b"));
+    assert_eq!(gem.redirect_uri.as_deref(), Some("http://127.0.0.1:7/cb"));
+    assert!(!format!("{gem:?}").contains("hunter2"), "the secret is never printed");
+    let cc = by("cc").unwrap();
+    assert_eq!(cc.redirect_uri.as_deref(), Some("http://127.0.0.1:8080/callback"));
+    assert_eq!(cc.scope.as_deref(), Some("x"));
+    assert!(!by("off").unwrap().enabled && !by("off2").unwrap().enabled);
+    assert!(by("none").is_none());
+    for (bad, field) in [
+        (r#"{"oauth": 3}"#, "\"oauth\""),
+        (r#"{"oauth": {"callbackPort": 70000}}"#, "\"oauth.callbackPort\""),
+        (r#"{"oauth": {"redirectUri": "not a url"}}"#, "\"oauth.redirectUri\""),
+        (r#"{"oauth": {"clientId": 5}}"#, "\"oauth.clientId\""),
+    ] {
+        let text = format!(
+            r#"{{"mcpServers": {{"s": {{"url": "https://h/mcp", {}}}}}}}"#,
+            &bad[1..bad.len() - 1]
+        );
+        let e = one(&text).unwrap_err();
+        assert_eq!(e.status, Status::MCPC_ERR_CONFIG);
+        assert!(e.message.contains(field), "{}: {}", field, e.message);
+    }
+}
