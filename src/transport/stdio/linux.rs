@@ -49,12 +49,7 @@ impl StdioTransport {
             watch,
             turns: Turns::new(),
             handback: Notify::new(),
-            state: Mutex::new(ReadState {
-                framer: LineFramer::new(cfg.max_message_size),
-                buf: vec![0u8; READ_CHUNK].into_boxed_slice(),
-                deferred: VecDeque::new(),
-                too_long: None,
-            }),
+            state: Mutex::new(ReadState::new(LineFramer::new(cfg.max_message_size))),
             sink: sink.clone(),
             replies: writer.clone(),
             growth: PipeGrowth::new(),

@@ -77,7 +77,9 @@ impl AsRawFd for Watch {
 
 pub(super) struct ReadState {
     pub(super) framer: LineFramer,
-    pub(super) buf: Box<[u8]>,
+    /// What one read may fill: small at first, grown to READ_CHUNK by reads that fill
+    /// it, so that an idle server (a host keeps many) costs a page, not READ_CHUNK.
+    pub(super) buf: Vec<u8>,
     /// Lines a caller's thread read but left for the reader task.
     pub(super) deferred: VecDeque<Vec<u8>>,
     /// The line cap was exceeded while a caller read: the reader task reports it.
@@ -90,6 +92,27 @@ pub(super) enum ReadEnd {
     Drained,
     Eof,
     Failed(Error),
+}
+
+/// The first size of [`ReadState::buf`].
+pub(super) const FIRST_READ: usize = 4 * 1024;
+
+impl ReadState {
+    pub(super) fn new(framer: LineFramer) -> ReadState {
+        ReadState {
+            framer,
+            buf: vec![0u8; FIRST_READ],
+            deferred: VecDeque::new(),
+            too_long: None,
+        }
+    }
+
+    /// After a read of `n` bytes: one that filled the buffer says more is coming.
+    fn grow_after(&mut self, n: usize) {
+        if n == self.buf.len() && n < READ_CHUNK {
+            self.buf.resize((n * 4).min(READ_CHUNK), 0);
+        }
+    }
 }
 
 impl Reader {
@@ -134,7 +157,7 @@ impl Reader {
             match read {
                 Err(too_long) => return ReadEnd::Failed(too_long_error(too_long)),
                 Ok(Ok(0)) => return ReadEnd::Eof,
-                Ok(Ok(_)) => {}
+                Ok(Ok(n)) => st.grow_after(n),
                 Ok(Err(nix::errno::Errno::EAGAIN)) => return ReadEnd::Drained,
                 Ok(Err(e)) => {
                     return ReadEnd::Failed(Error::new(
@@ -195,7 +218,10 @@ impl Reader {
                 }
                 // End of stream, or a failed read: the reader task reports it.
                 Ok(Ok(0)) => hand_back = true,
-                Ok(Ok(_)) => hand_back = !st.deferred.is_empty(),
+                Ok(Ok(n)) => {
+                    st.grow_after(n);
+                    hand_back = !st.deferred.is_empty();
+                }
                 // Woken by the parker, or spuriously.
                 Ok(Err(nix::errno::Errno::EAGAIN)) => {}
                 Ok(Err(_)) => hand_back = true,

@@ -147,8 +147,12 @@ pub(super) async fn exit_status_soon(exit_rx: &mut watch::Receiver<Option<ExitSt
         .and_then(|r| r.ok().and_then(|s| *s))
 }
 
+/// The most read from a server's stderr at once: its lines are few and short, and a
+/// host keeps one such buffer a server.
+const STDERR_CHUNK: usize = 4 * 1024;
+
 pub(super) async fn stderr_loop(mut stderr: ChildStderr, cb: StderrFn, max: usize) {
-    let mut buf = vec![0u8; READ_CHUNK];
+    let mut buf = vec![0u8; STDERR_CHUNK];
     let mut line: Vec<u8> = Vec::new();
     loop {
         let n = match stderr.read(&mut buf).await {
