@@ -1556,11 +1556,21 @@ public:
         detail::check(mcpc_host_set_lazy(p_.get(), on ? 1 : 0));
         return *this;
     }
-    /// Publishes a catalog saved from an earlier run (the JSON tools() gave): each tool
-    /// goes to its server while that server is not started. Returns how many were taken.
+    /// How tools and prompts are named in the catalog: `fmt` holds {name} (the server's
+    /// own name for it) once and {server} at most once, around text of [A-Za-z0-9_-] (at
+    /// most 32 characters), such as "mcp__{server}__{name}"; nullopt restores the default
+    /// "{server}__{name}". The catalog is made again at once. A malformed format throws
+    /// InvalidArgument saying what is wrong.
+    Host& name_format(std::optional<std::string_view> fmt) {
+        std::string f(fmt.value_or(""));
+        detail::check(mcpc_host_set_name_format(p_.get(), fmt ? f.c_str() : nullptr));
+        return *this;
+    }
     /// Closes every server: calls in flight and later ones throw ClosedError; no event
     /// is reported after this returns. The object stays valid until destroyed.
     void close() { detail::check(mcpc_host_close(p_.get())); }
+    /// Publishes a catalog saved from an earlier run (the JSON tools() gave): each tool
+    /// goes to its server while that server is not started. Returns how many were taken.
     size_t load_catalog(std::string_view saved) {
         size_t taken = 0;
         detail::check(mcpc_host_load_catalog(p_.get(), std::string(saved).c_str(), &taken));
@@ -1618,6 +1628,36 @@ public:
         std::string args(arguments_json);
         mcpc_status_t st = mcpc_host_call_tool(p_.get(), std::string(qualified).c_str(), detail::or_null(args), &c, &r);
         return detail::call_result(st, r);
+    }
+
+    /// Every resource and resource template of the servers that declare resources, JSON:
+    /// {"resources": [{"uri", "server", "resource"}], "templates": [{"server", "template"}],
+    /// "collisions": [{"uri", "kept", "dropped"}]} (a URI two servers listed is read from
+    /// the one added first).
+    std::string resources() const { return json(mcpc_host_resources); }
+    /// Reads `uri` from the server that listed it, else from the server whose template's
+    /// literal start (before its first '{') is the longest start of `uri`. As
+    /// Client::read_resource; UnknownNameError when no server listed it or has a template
+    /// it fits.
+    ResourceContents read_resource(std::string_view uri, const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        mcpc_contents_t* r = nullptr;
+        detail::check(mcpc_host_read_resource(p_.get(), std::string(uri).c_str(), &c, &r));
+        return detail::take_contents(r);
+    }
+    /// The prompts of the servers that declare prompts, under qualified names (named as
+    /// tools are, see name_format), JSON: {"prompts": [{"name": QUALIFIED, "server",
+    /// "prompt"}], "collisions": [{"name", "kept", "renamed", "renamedTo"}]}.
+    std::string prompts() const { return json(mcpc_host_prompts); }
+    /// Gets the prompt of this qualified name from its server (its timeout unless `o`
+    /// sets one). As Client::get_prompt; UnknownNameError for a name not in the catalog.
+    std::string get_prompt(std::string_view qualified, std::string_view arguments_json = {},
+                           const CallOptions& o = {}) const {
+        mcpc_call_opts_t c = detail::c_opts(o, &o.on_progress);
+        char* out = nullptr;
+        std::string q(qualified), args(arguments_json);
+        detail::check(mcpc_host_get_prompt(p_.get(), q.c_str(), detail::or_null(args), &c, &out));
+        return detail::take_string(out);
     }
 
     /// Stops the server `name` and removes it; its tools leave the catalog.

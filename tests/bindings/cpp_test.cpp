@@ -1174,6 +1174,52 @@ int main() {
         for (const std::string& f : {bad, ws}) unlink(f.c_str());
     });
 
+    run("host: prompts under the host's name format, resources routed by URI", [] {
+        std::atomic<int> changes{0};
+        mcpc::Host host(quick());
+        host.on_event([&](mcpc::HostEvent ev, std::optional<std::string_view>, mcpc::ServerState,
+                          std::optional<std::string_view>) {
+            if (ev == mcpc::HostEvent::CatalogChanged) changes++;
+        });
+        host.add_stdio("a", demo({"--apps"}));
+        host.add_stdio("b", demo({"--apps", "--era=modern"}));  // the same URIs and names
+        host.add_stdio("plain", demo());
+        expect_throw<mcpc::InvalidArgument>(
+            mcpc::Status::InvalidArg, [&] { host.name_format("a.{name}"); },
+            [](const mcpc::InvalidArgument& e) { CHECK(contains(e.what(), "[A-Za-z0-9_-]")); });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { host.name_format("{server}"); });
+        host.name_format("mcp__{server}__{name}").start();
+
+        std::string prompts = host.prompts();
+        CHECK(contains(prompts, R"({"name":"mcp__a__greet","server":"a","prompt":{"name":"greet")"));
+        CHECK(contains(prompts, R"("name":"mcp__b__greet")") && contains(prompts, R"("collisions":[])"));
+        CHECK(contains(host.tools(), R"("name":"mcp__b__echo")"));
+        CHECK(contains(host.get_prompt("mcp__b__greet", R"({"who":"C++"})"), "Say hello to C++."));
+        expect_throw<mcpc::UnknownNameError>(
+            mcpc::Status::UnknownName, [&] { host.get_prompt("a__greet"); },
+            [](const mcpc::UnknownNameError& e) { CHECK(contains(e.what(), "no prompt named")); });
+        expect_throw<mcpc::InvalidArgument>(mcpc::Status::InvalidArg, [&] { host.get_prompt("mcp__a__greet", "[]"); });
+        int before = changes.load();
+        host.name_format("{name}");  // bare names: b's prompt is renamed, and listed
+        CHECK_EQ(changes.load(), before + 1);
+        prompts = host.prompts();
+        CHECK(contains(prompts, R"({"name":"greet","server":"a")"));
+        CHECK(contains(prompts, R"("kept":"a","name":"greet","renamed":"b","renamedTo":"greet_)"));
+        CHECK_EQ(host.call("echo", R"({"text":"bare"})").text(), std::string("bare"));
+        host.name_format(std::nullopt);
+        CHECK(contains(host.get_prompt("a__greet"), "Say hello to"));
+
+        std::string resources = host.resources();
+        CHECK(contains(resources, R"({"uri":"ui://demo/clock.html","server":"a","resource":{)"));
+        CHECK(contains(resources, R"({"dropped":"b","kept":"a","uri":"ui://demo/clock.html"})"));
+        CHECK(!contains(resources, R"("server":"plain")"));
+        mcpc::ResourceContents r = host.read_resource("ui://demo/clock.html");
+        CHECK(r.contents.size() == 1 && r.contents[0].uri == "ui://demo/clock.html" && r.contents[0].text);
+        expect_throw<mcpc::UnknownNameError>(mcpc::Status::UnknownName, [&] { host.read_resource("res://nobody"); });
+        host.close();
+        expect_throw<mcpc::ClosedError>(mcpc::Status::Closed, [&] { host.get_prompt("a__greet"); });
+    });
+
     run("host: the resolver's value reaches the server, never a message", [] {
         Fixture fx;
         const std::string log = "/tmp/mcpc-cpp-" + std::to_string(getpid()) + "-resolved.log";

@@ -91,7 +91,8 @@ def test_config_start_catalog_and_routing(tmp_path: Path) -> None:
     assert {s for s, st in changes if st == "ready"} == {"a", "x.y", "x_y"}
     assert {s for s, st in changes if st == "starting"} == {"a", "x.y", "x_y", "missing"}
     settled = [d for ev, _, _, d in reports if ev == "settled"]
-    assert settled == [{"servers": {"ready": 3, "failed": 1}, "tools": 28, "collisions": 1}]
+    # Prompts are named as tools are: x.y's and x_y's greet collide too.
+    assert settled == [{"servers": {"ready": 3, "failed": 1}, "tools": 28, "prompts": 3, "collisions": 2}]
     assert any(ev is libmcpc.HostEvent.CATALOG_CHANGED for ev, *_ in reports)
     failed_detail = next(d for ev, s, st, d in reports if st == "failed")
     assert failed_detail.startswith('MCPC_ERR_SPAWN: cannot start "/nonexistent/mcpc-no-such-server"')
@@ -287,6 +288,88 @@ def test_close_ends_a_call_in_flight() -> None:
     assert isinstance(interrupted(lambda: host.call("a__slow", {"ms": 30000}), host.close), libmcpc.ClosedError)
     host.close()  # idempotent
     assert "closed" in repr(host)
+
+
+def test_prompts_and_the_name_format() -> None:
+    changes: List[Report] = []
+    with libmcpc.Host(timeout=20, on_event=lambda *r: changes.append(r)) as host:
+        host.add_stdio("a", demo_argv())
+        host.add_stdio("b", demo_argv("--era=modern"))
+        with pytest.raises(libmcpc.InvalidArgumentError, match=r"\[A-Za-z0-9_-\]"):
+            host.set_name_format("a.{name}")
+        with pytest.raises(libmcpc.InvalidArgumentError):
+            host.set_name_format("{server}")  # no {name}
+        host.set_name_format("mcp__{server}__{name}")
+        host.start()
+
+        prompts = host.prompts()
+        assert prompts.names == ["mcp__a__greet", "mcp__b__greet"] and prompts.collisions == []
+        assert prompts[0] == libmcpc.HostPrompt("mcp__a__greet", "a", prompts[0].prompt)
+        greet_b = prompts.get("mcp__b__greet")
+        assert greet_b is not None and greet_b.prompt["name"] == "greet" and prompts.get("greet") is None
+        assert "mcp__b__echo" in host.tools().names
+        got = host.get_prompt("mcp__b__greet", {"who": "Python"})
+        with libmcpc.Client.stdio(demo_argv("--era=modern")) as b:
+            assert got == b.get_prompt("greet", {"who": "Python"})  # as the server sent it
+        assert "Say hello to Python." in json.dumps(got["messages"])
+        with pytest.raises(libmcpc.UnknownNameError, match="no prompt named") as e:
+            host.get_prompt("a__greet")  # the default's name, not this format's
+        assert e.value.status == libmcpc.Status.UNKNOWN_NAME
+        with pytest.raises(TypeError):
+            host.get_prompt("mcp__a__greet", ["who"])  # type: ignore[arg-type]
+
+        # Bare names: the second server's tool and prompt are renamed, and listed.
+        before = sum(ev is libmcpc.HostEvent.CATALOG_CHANGED for ev, *_ in changes)
+        host.set_name_format("{name}")
+        assert sum(ev is libmcpc.HostEvent.CATALOG_CHANGED for ev, *_ in changes) == before + 1
+        prompts = host.prompts()
+        (collision,) = prompts.collisions
+        assert (collision.name, collision.kept, collision.renamed) == ("greet", "a", "b")
+        assert collision.renamed_to.startswith("greet_") and prompts.names == ["greet", collision.renamed_to]
+        assert host.call("echo", {"text": "bare"}).text == "bare"
+        host.set_name_format(None)
+        assert "Say hello to you." in json.dumps(host.get_prompt("a__greet", {"who": "you"}))
+    with pytest.raises(libmcpc.ClosedError):
+        host.prompts()
+
+
+def test_resources_routed_by_uri() -> None:
+    with libmcpc.Host(timeout=20) as host:
+        host.add_stdio("apps", demo_argv("--apps"))
+        host.add_stdio("apps2", demo_argv("--apps", "--era=modern"))  # the same URIs
+        host.add_stdio("plain", demo_argv())
+        host.start()
+        listed = host.resources()
+        clock = listed.get("ui://demo/clock.html")
+        assert clock is not None and clock.server == "apps" and clock.resource["uri"] == clock.uri
+        assert libmcpc.ResourceCollision("ui://demo/clock.html", "apps", "apps2") in listed.collisions
+        assert {r.server for r in listed} == {"apps"} and len(listed) == len(listed.uris)
+        assert all(isinstance(t, libmcpc.HostTemplate) for t in listed.templates)
+
+        read = host.read_resource("ui://demo/clock.html")
+        assert isinstance(read, libmcpc.ResourceContents) and len(read.contents) == 1
+        assert read.contents[0].uri == "ui://demo/clock.html" and "<html" in (read.contents[0].text or "").lower()
+        with pytest.raises(libmcpc.UnknownNameError):
+            host.read_resource("res://nobody")
+
+
+def test_async_host_prompts_and_resources() -> None:
+    async def main() -> None:
+        async with libmcpc.AsyncHost(timeout=20) as host:
+            host.add_stdio("apps", demo_argv("--apps"))
+            await host.start()
+            host.set_name_format("{server}_{name}")
+            assert host.prompts().names == ["apps_greet"] and host.resources().uris
+            got, read = await asyncio.gather(host.get_prompt("apps_greet", {"who": "asyncio"}),
+                                             host.read_resource("ui://demo/clock.html"))
+            assert "Say hello to asyncio." in json.dumps(got) and len(read.contents) == 1
+            with pytest.raises(libmcpc.UnknownNameError):
+                await host.get_prompt("apps__greet")
+            with pytest.raises(libmcpc.UnknownNameError):
+                await host.read_resource("res://nobody")
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+    assert_registry_empty()
 
 
 def test_async_host(tmp_path: Path) -> None:

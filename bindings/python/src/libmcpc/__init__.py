@@ -19,7 +19,8 @@ Quick start::
 - :class:`OAuth` passed as ``Client.http(url, oauth=...)`` authorizes with OAuth 2.1.
 - :class:`Host` (and :class:`AsyncHost`, for asyncio) puts many servers behind one
   handle: configuration files, servers started together, one catalog of their tools
-  under qualified names, calls routed by those names (docs/host.md).
+  under qualified names, calls routed by those names, and their prompts and
+  resources (docs/host.md).
 - Failures raise :class:`McpcError` subclasses (see :mod:`libmcpc.errors`).
 
 The library is found through ``MCPC_LIBRARY`` (a path), else the copy bundled in this
@@ -30,7 +31,21 @@ sits in, else the system's library path. :data:`library_path` says which was loa
 from ._ffi import library_path
 from ._call import Cancel, ProgressCallback
 from ._client import Client, version
-from ._host import AsyncHost, Catalog, Collision, Host, HostEvent, HostTool, ServerState
+from ._host import (
+    AsyncHost,
+    Catalog,
+    Collision,
+    Host,
+    HostEvent,
+    HostPrompt,
+    HostResource,
+    HostResources,
+    HostTemplate,
+    HostTool,
+    PromptCatalog,
+    ResourceCollision,
+    ServerState,
+)
 from ._options import NotificationCallback, StderrCallback, TokenCallback
 from ._results import CallResult
 from ._transport import Exchange, RequestTransport, Transport
@@ -96,6 +111,10 @@ __all__ = [
     "HandshakeError",
     "Host",
     "HostEvent",
+    "HostPrompt",
+    "HostResource",
+    "HostResources",
+    "HostTemplate",
     "HostTool",
     "HttpError",
     "InsecureUrlError",
@@ -114,9 +133,11 @@ __all__ = [
     "TaskDetachedError",
     "PanicError",
     "ProgressCallback",
+    "PromptCatalog",
     "ProtocolError",
     "ProxyAuthError",
     "RequestTransport",
+    "ResourceCollision",
     "ResourceContents",
     "UiView",
     "RpcError",

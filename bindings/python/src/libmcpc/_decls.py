@@ -247,6 +247,11 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "mcpc_host_tools": (_S, [_P, _PP]),
     "mcpc_host_status": (_S, [_P, _PP]),
     "mcpc_host_call_tool": (_S, [_P, c_char_p, c_char_p, _OPTS, _PP]),
+    "mcpc_host_set_name_format": (_S, [_P, c_char_p]),
+    "mcpc_host_resources": (_S, [_P, _PP]),
+    "mcpc_host_read_resource": (_S, [_P, c_char_p, _OPTS, _PP]),
+    "mcpc_host_prompts": (_S, [_P, _PP]),
+    "mcpc_host_get_prompt": (_S, [_P, c_char_p, c_char_p, _OPTS, _PP]),
     "mcpc_host_remove": (_S, [_P, c_char_p]),
     "mcpc_host_free": (None, [_P]),
 }

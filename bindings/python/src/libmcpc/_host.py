@@ -1,7 +1,7 @@
 """Many servers behind one handle (mcpc_host_t, docs/host.md): configuration files,
 servers started together, one catalog of their tools under qualified names, and
-calls routed by those names. :class:`Host` blocks; :class:`AsyncHost` is the asyncio
-form."""
+calls routed by those names; their resources and prompts too. :class:`Host` blocks;
+:class:`AsyncHost` is the asyncio form."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import enum
 import inspect
 import json
 import threading
+from contextlib import contextmanager
 from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass, field
 from typing import (
@@ -17,6 +18,7 @@ from typing import (
     Any,
     Callable,
     Dict,
+    Generic,
     Iterator,
     List,
     Mapping,
@@ -24,13 +26,15 @@ from typing import (
     Sequence,
     Set,
     Tuple,
+    TypeVar,
     Union,
 )
 
 from . import _decls, _ffi
 from ._async import in_thread
-from ._call import Cancel, CallKeywords, call_signature, call_tool
+from ._call import Cancel, CallKeywords, _call_opts, call_signature, call_tool
 from ._client import _argv
+from ._content import ResourceContents, _contents_from, _json_arg
 from ._convert import PathLike, _b, _check, _raise_last
 from ._ffi import lib, registry
 from ._guard import Guarded
@@ -43,8 +47,9 @@ if TYPE_CHECKING:
 
     from ._options import HostOptions, HttpOptions, StdioOptions
 
-__all__ = ["AsyncHost", "Catalog", "Collision", "EnvPolicy", "EventCallback", "Host", "HostEvent", "HostTool", "Resolver",
-           "ServerState"]
+__all__ = ["AsyncHost", "Catalog", "Collision", "EnvPolicy", "EventCallback", "Host", "HostEvent", "HostPrompt",
+           "HostResource", "HostResources", "HostTemplate", "HostTool", "PromptCatalog", "Resolver",
+           "ResourceCollision", "ServerState"]
 
 
 class ServerState(str, enum.Enum):
@@ -98,6 +103,44 @@ def _state(value: Any) -> Any:
 # ---- the catalog -----------------------------------------------------------------------
 
 
+E = TypeVar("E")
+
+
+class _Listing(Generic[E]):
+    """What a host's listings share: a sequence of their entries, each found by its
+    key (``name``, the qualified name; or ``uri``)."""
+
+    _key = "name"
+
+    def _entries(self) -> List[E]:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[E]:
+        return iter(self._entries())
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __getitem__(self, index: int) -> E:
+        return self._entries()[index]
+
+    def _keys(self) -> List[str]:
+        return [getattr(e, self._key) for e in self._entries()]
+
+    def get(self, key: str) -> Optional[E]:
+        """The entry of this qualified name (or URI), or None."""
+        return next((e for e in self._entries() if getattr(e, self._key) == key), None)
+
+
+class _Named(_Listing[E]):
+    """A listing keyed by qualified name: the tools' and the prompts'."""
+
+    @property
+    def names(self) -> List[str]:
+        """The qualified names, in the catalog's order."""
+        return self._keys()
+
+
 @dataclass(frozen=True)
 class HostTool:
     """One tool of a host's catalog: ``name`` is its qualified name (``SERVER__TOOL``,
@@ -111,8 +154,8 @@ class HostTool:
 
 @dataclass(frozen=True)
 class Collision:
-    """Two tools that would have shared the qualified name ``name``: ``kept``'s kept it,
-    ``renamed``'s was given ``renamed_to``."""
+    """Two tools (or two prompts) that would have shared the qualified name ``name``:
+    ``kept``'s kept it, ``renamed``'s was given ``renamed_to``."""
 
     name: str
     kept: str
@@ -120,8 +163,12 @@ class Collision:
     renamed_to: str
 
 
+def _collisions(raw: Mapping[str, Any]) -> List[Collision]:
+    return [Collision(c["name"], c["kept"], c["renamed"], c["renamedTo"]) for c in raw.get("collisions", [])]
+
+
 @dataclass(frozen=True)
-class Catalog:
+class Catalog(_Named[HostTool]):
     """The tools of a host's ready servers (a sequence of :class:`HostTool`), and the
     collisions their names had."""
 
@@ -130,30 +177,97 @@ class Catalog:
     #: The catalog's JSON as the host gave it: what :meth:`Host.load_catalog` takes back.
     json: str = field(default="", repr=False, compare=False)
 
-    def __iter__(self) -> Iterator[HostTool]:
-        return iter(self.tools)
-
-    def __len__(self) -> int:
-        return len(self.tools)
-
-    def __getitem__(self, index: int) -> HostTool:
-        return self.tools[index]
-
-    @property
-    def names(self) -> List[str]:
-        """The qualified names, in the catalog's order."""
-        return [t.name for t in self.tools]
-
-    def get(self, name: str) -> Optional[HostTool]:
-        """The tool of this qualified name, or None."""
-        return next((t for t in self.tools if t.name == name), None)
+    def _entries(self) -> List[HostTool]:
+        return self.tools
 
     @classmethod
     def _parse(cls, text: str) -> "Catalog":
         raw = json.loads(text)
-        return cls([HostTool(t["name"], t["server"], t["tool"]) for t in raw.get("tools", [])],
-                   [Collision(c["name"], c["kept"], c["renamed"], c["renamedTo"]) for c in raw.get("collisions", [])],
-                   text)
+        return cls([HostTool(t["name"], t["server"], t["tool"]) for t in raw.get("tools", [])], _collisions(raw), text)
+
+
+@dataclass(frozen=True)
+class HostPrompt:
+    """One prompt of a host's servers: ``name`` is its qualified name (named as tools
+    are, what :meth:`Host.get_prompt` takes), ``prompt`` the prompt as its server
+    listed it (with its own name)."""
+
+    name: str
+    server: str
+    prompt: Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PromptCatalog(_Named[HostPrompt]):
+    """The prompts of a host's ready servers (a sequence of :class:`HostPrompt`), and
+    the collisions their names had."""
+
+    prompts: List[HostPrompt]
+    collisions: List[Collision]
+
+    def _entries(self) -> List[HostPrompt]:
+        return self.prompts
+
+    @classmethod
+    def _parse(cls, text: str) -> "PromptCatalog":
+        raw = json.loads(text)
+        return cls([HostPrompt(p["name"], p["server"], p["prompt"]) for p in raw.get("prompts", [])], _collisions(raw))
+
+
+@dataclass(frozen=True)
+class HostResource:
+    """One resource of a host's servers, as ``server`` listed it. URIs are the
+    servers' own, never qualified."""
+
+    uri: str
+    server: str
+    resource: Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HostTemplate:
+    """One resource template, as ``server`` listed it."""
+
+    server: str
+    template: Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ResourceCollision:
+    """A URI two servers listed: reads go to ``kept``'s (the one added first);
+    ``dropped``'s is not listed."""
+
+    uri: str
+    kept: str
+    dropped: str
+
+
+@dataclass(frozen=True)
+class HostResources(_Listing[HostResource]):
+    """The resources of a host's servers (a sequence of :class:`HostResource`, each
+    found by its URI with :meth:`get`), their templates, and the URIs two servers
+    listed."""
+
+    _key = "uri"
+
+    resources: List[HostResource]
+    templates: List[HostTemplate]
+    collisions: List[ResourceCollision]
+
+    def _entries(self) -> List[HostResource]:
+        return self.resources
+
+    @property
+    def uris(self) -> List[str]:
+        """The URIs, in the listing's order."""
+        return self._keys()
+
+    @classmethod
+    def _parse(cls, text: str) -> "HostResources":
+        raw = json.loads(text)
+        return cls([HostResource(r["uri"], r["server"], r["resource"]) for r in raw.get("resources", [])],
+                   [HostTemplate(t["server"], t["template"]) for t in raw.get("templates", [])],
+                   [ResourceCollision(c["uri"], c["kept"], c["dropped"]) for c in raw.get("collisions", [])])
 
 
 # ---- the callbacks' trampolines (module-level: they live as long as the module) ---------
@@ -240,6 +354,10 @@ _resolve_trampoline = _decls.RESOLVE_CB(_resolve_py)
 class _OwnCancel(Cancel):
     """The Cancel the binding gives a call that has none: close() triggers it, since the
     host may be freed only once no call is in flight."""
+
+
+def _own(cancel: Optional[Cancel]) -> Cancel:
+    return cancel if cancel is not None else _OwnCancel()
 
 
 class _HostBase(Guarded):
@@ -387,6 +505,27 @@ class _HostBase(Guarded):
         under qualified names, and the collisions of those names."""
         return Catalog._parse(self._json(lib.mcpc_host_tools))
 
+    def resources(self) -> HostResources:
+        """Every resource and resource template the servers that declare resources
+        listed, each with its server, and the URIs two servers listed (a read goes to
+        the server added first)."""
+        return HostResources._parse(self._json(lib.mcpc_host_resources))
+
+    def prompts(self) -> PromptCatalog:
+        """The prompts of the servers that declare prompts, under qualified names
+        (named as tools are, see :meth:`set_name_format`), and the collisions of
+        those names."""
+        return PromptCatalog._parse(self._json(lib.mcpc_host_prompts))
+
+    def set_name_format(self, fmt: Optional[str]) -> None:
+        """How tools and prompts are named in the catalog: ``fmt`` holds ``{name}``
+        (the server's own name for it) once and ``{server}`` at most once, around text
+        of ``[A-Za-z0-9_-]`` (at most 32 characters), such as ``"mcp__{server}__{name}"``;
+        None restores the default ``"{server}__{name}"``. The catalog is made again at
+        once. A malformed format raises :class:`~libmcpc.InvalidArgumentError` saying
+        what is wrong."""
+        self._do(lib.mcpc_host_set_name_format, _b(fmt) if fmt is not None else None)
+
     def status(self) -> List[Dict[str, Any]]:
         """Every server, in the order added: ``{"name", "state", "tools"}``, and for
         one that failed ``"error": {"status", "message"}`` and the last lines of its
@@ -424,17 +563,17 @@ class _HostBase(Guarded):
     def _remove(self, name: str) -> None:
         self._do(lib.mcpc_host_remove, _b(name))
 
-    def _call(self, qualified: str, arguments: Optional[Mapping[str, Any]],
-              **kw: "Unpack[CallKeywords]") -> CallResult:
-        own = kw.get("cancel")
-        if own is None:
-            own = kw["cancel"] = _OwnCancel()
+    @contextmanager
+    def _closable(self, cancel: Optional[Cancel]) -> Iterator[Cancel]:
+        """The cancel a blocking call is to carry: its own, else an _OwnCancel that
+        close() triggers; a call close() ended raises ClosedError, not CancelledError."""
+        own = _own(cancel)
         closable = isinstance(own, _OwnCancel)
         if closable:
             with self._lock:
                 self._cancels.add(own)
         try:
-            return call_tool(self, lib.mcpc_host_call_tool, qualified, arguments, **kw)
+            yield own
         except CancelledError:
             if closable and self._closing:
                 raise ClosedError("the host was closed during the call", Status.CLOSED) from None
@@ -443,6 +582,31 @@ class _HostBase(Guarded):
             if closable:
                 with self._lock:
                     self._cancels.discard(own)
+
+    def _call(self, qualified: str, arguments: Optional[Mapping[str, Any]],
+              **kw: "Unpack[CallKeywords]") -> CallResult:
+        with self._closable(kw.get("cancel")) as own:
+            kw["cancel"] = own
+            return call_tool(self, lib.mcpc_host_call_tool, qualified, arguments, **kw)
+
+    def _out(self, fn: Callable[..., int], timeout: Optional[float], cancel: Optional[Cancel], *args: Any) -> int:
+        """fn(handle, *args, opts, out) with the call's timeout and cancel: the out value."""
+        out = c_void_p()
+        with self._closable(cancel) as own:
+            opts = _call_opts(timeout, own, None)
+            self._do(fn, *args, byref(opts), byref(out))
+        return out.value or 0
+
+    def _read_resource(self, uri: str, *, timeout: Optional[float] = None,
+                       cancel: Optional[Cancel] = None) -> ResourceContents:
+        return _contents_from(self._out(lib.mcpc_host_read_resource, timeout, cancel, _b(uri)))
+
+    def _get_prompt(self, qualified: str, arguments: Optional[Mapping[str, str]], *,
+                    timeout: Optional[float] = None, cancel: Optional[Cancel] = None) -> Dict[str, Any]:
+        args = _json_arg(arguments, "arguments")
+        out = self._out(lib.mcpc_host_get_prompt, timeout, cancel, _b(qualified), args)
+        result: Dict[str, Any] = json.loads(_ffi.take_string(out))
+        return result
 
     # -- closing --
 
@@ -481,7 +645,9 @@ class Host(_HostBase):
     """Many MCP servers behind one handle (mcpc_host_t): added from configuration files
     (:meth:`add_config`) or one by one (:meth:`add_stdio`, :meth:`add_http`), started
     together (:meth:`start`), their tools in one catalog under qualified names
-    (:meth:`tools`), each call routed by that name (:meth:`call`).
+    (:meth:`tools`), each call routed by that name (:meth:`call`); their prompts
+    named likewise (:meth:`prompts`, :meth:`get_prompt`) and their resources read by
+    URI (:meth:`resources`, :meth:`read_resource`).
 
     The keyword options are a client's (:meth:`Client.stdio`'s and
     :meth:`Client.http`'s) and are the defaults of every server. ``on_event(event,
@@ -539,6 +705,24 @@ class Host(_HostBase):
         in the catalog."""
         return self._call(qualified, arguments, **kw)
 
+    def read_resource(self, uri: str, *, timeout: Optional[float] = None,
+                      cancel: Optional[Cancel] = None) -> ResourceContents:
+        """Reads ``uri`` from the server that listed it, else from the server whose
+        template's literal start (before its first ``{``) is the longest start of
+        ``uri``, with that server's timeout unless ``timeout`` is given. Returns and
+        raises as :meth:`Client.read_resource` does, and
+        :class:`~libmcpc.UnknownNameError` when no server listed it or has a template
+        it fits."""
+        return self._read_resource(uri, timeout=timeout, cancel=cancel)
+
+    def get_prompt(self, qualified: str, arguments: Optional[Mapping[str, str]] = None, *,
+                   timeout: Optional[float] = None, cancel: Optional[Cancel] = None) -> Dict[str, Any]:
+        """Gets the prompt of this qualified name (see :meth:`prompts`) from its
+        server with ``arguments`` (string values): the result as sent, as
+        :meth:`Client.get_prompt` returns it. Raises
+        :class:`~libmcpc.UnknownNameError` for a name not in the catalog."""
+        return self._get_prompt(qualified, arguments, timeout=timeout, cancel=cancel)
+
     def remove(self, name: str) -> None:
         """Stops the server ``name`` and removes it; its tools leave the catalog.
         Raises :class:`~libmcpc.UnknownNameError` when there is none."""
@@ -548,12 +732,13 @@ class Host(_HostBase):
 class AsyncHost(_HostBase):
     """:class:`Host` for asyncio, made in a running event loop (``async with
     libmcpc.AsyncHost(...) as host:``), with the same arguments. :meth:`add_config`,
-    :meth:`start`, :meth:`call` and :meth:`remove` are awaited and run on worker
-    threads, so the loop is never blocked; adding servers, :meth:`tools` and
-    :meth:`status` do not block. ``on_event`` runs on the event loop (a coroutine it
-    returns runs as a task); ``resolver`` runs on the worker thread of
-    :meth:`add_config`, or on the loop when it returns a coroutine. Close with
-    ``await host.aclose()``.
+    :meth:`start`, :meth:`call`, :meth:`read_resource`, :meth:`get_prompt` and
+    :meth:`remove` are awaited and run on worker threads, so the loop is never
+    blocked; adding servers, :meth:`tools`, :meth:`resources`, :meth:`prompts`,
+    :meth:`set_name_format` and :meth:`status` do not block. ``on_event`` runs on the
+    event loop (a coroutine it returns runs as a task); ``resolver`` runs on the worker
+    thread of :meth:`add_config`, or on the loop when it returns a coroutine. Close
+    with ``await host.aclose()``.
     """
 
     @options_signature("host", returns="None")
@@ -619,10 +804,21 @@ class AsyncHost(_HostBase):
         by ``asyncio.wait_for``) cancels the call: the server is sent
         ``notifications/cancelled``. ``on_progress`` and ``on_task`` run on mcpc
         threads."""
-        if kw.get("cancel") is None:
-            kw["cancel"] = _OwnCancel()  # in_thread triggers it when the task is cancelled, close() too
+        kw["cancel"] = _own(kw.get("cancel"))  # in_thread triggers it when the task is cancelled, close() too
         result: CallResult = await in_thread(self._call, qualified, arguments, **kw)
         return result
+
+    async def read_resource(self, uri: str, *, timeout: Optional[float] = None,
+                            cancel: Optional[Cancel] = None) -> ResourceContents:
+        """As :meth:`Host.read_resource`, on a worker thread. Cancelling the awaiting
+        task cancels the read."""
+        return await in_thread(self._read_resource, uri, timeout=timeout, cancel=_own(cancel))
+
+    async def get_prompt(self, qualified: str, arguments: Optional[Mapping[str, str]] = None, *,
+                         timeout: Optional[float] = None, cancel: Optional[Cancel] = None) -> Dict[str, Any]:
+        """As :meth:`Host.get_prompt`, on a worker thread. Cancelling the awaiting task
+        cancels the request."""
+        return await in_thread(self._get_prompt, qualified, arguments, timeout=timeout, cancel=_own(cancel))
 
     async def remove(self, name: str) -> None:
         """As :meth:`Host.remove`, on a worker thread."""
