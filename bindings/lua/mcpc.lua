@@ -30,6 +30,8 @@ void mcpcl_on_list(void *, mcpc_status_t, mcpc_tool_list_t *, const char *);
 void mcpcl_on_call(void *, mcpc_status_t, mcpc_result_t *, const char *);
 void mcpcl_on_request(void *, mcpc_status_t, char *, const char *);
 void mcpcl_on_input(void *, mcpc_input_t *);
+int32_t mcpcl_on_send(void *, const char *, size_t);
+void mcpcl_on_close(void *);
 void mcpcl_on_host_event(void *, mcpc_host_event_t, const char *, mcpc_server_state_t, const char *);
 int mcpcl_host_start_async(void *fn, void *last_error, const mcpc_host_t *host, void *userdata);
 int mcpcl_host_call_tool_async(void *fn, void *last_error, const mcpc_host_t *host,
@@ -42,6 +44,7 @@ int clock_gettime(int clock, struct timespec *ts);
 
 -- The event kinds of mcpc_lua.c.
 local EV_CONNECT, EV_LIST, EV_CALL, EV_REQUEST, EV_INPUT, EV_HOST, EV_CONTENTS, EV_STATUS = 1, 2, 3, 4, 5, 6, 7, 8
+local EV_SEND, EV_CLOSE = 9, 10
 
 -- Where the libraries are: MCPC_LIBRARY / MCPC_LUA_SHIM, else beside this file, else
 -- the loader's search path.
@@ -672,6 +675,63 @@ function Client:close()
 end
 
 Client.free = freer(C.mcpc_client_free)
+
+-- ---- transports ------------------------------------------------------------------
+
+local Transport = {}
+Transport.__index = Transport
+M.Transport = Transport
+
+--- A transport whose channel Lua owns: on_send(message) gets each outgoing JSON-RPC
+--- message (one JSON object, no line end) and on_close() the end, both from
+--- mcpc.poll; what the server sends goes in with transport:deliver(message). Connect
+--- over it with mcpc.connect_transport_async; then make only asynchronous calls on
+--- that client, since a blocking call would hold the thread that delivers.
+function M.transport(on_send, on_close)
+  local id = new_id()
+  handlers[id] = function(ev)
+    if ev.kind == EV_SEND then on_send(ev.text)
+    elseif on_close then on_close() end
+  end
+  local out = ffi.new("mcpc_transport_t *[1]")
+  local st = C.mcpc_transport_new(ffi.cast("mcpc_transport_send_cb", Q.mcpcl_on_send),
+    ffi.cast("mcpc_transport_close_cb", Q.mcpcl_on_close), ud(id), nil, out)
+  if st ~= K.MCPC_OK then
+    handlers[id] = nil
+    error(last_error(st), 2)
+  end
+  return setmetatable({ id = id, handle = ffi.gc(out[0], C.mcpc_transport_free) }, Transport)
+end
+
+local function live_transport(self)
+  if not self.handle then error(new_error(K.MCPC_ERR_CLOSED, "transport is freed"), 3) end
+  return self.handle
+end
+
+--- Hands one message from the server to the client (its completions are queued).
+function Transport:deliver(message) check(C.mcpc_transport_deliver(live_transport(self), message, #message)) end
+
+--- The channel ended: calls in flight and later fail with MCPC_ERR_TRANSPORT.
+function Transport:finish(reason) check(C.mcpc_transport_end(live_transport(self), reason)) end
+
+--- Frees Lua's handle (once the client is closed: delivering needs it).
+function Transport:free()
+  if self.handle then
+    handlers[self.id] = nil
+    ffi.gc(self.handle, nil)
+    C.mcpc_transport_free(self.handle)
+    self.handle = nil
+  end
+end
+
+--- Connects over a Lua transport: cb(err, client) from mcpc.poll. Returns an Op.
+function M.connect_transport_async(transport, opts, cb)
+  local t = live_transport(transport)
+  local h, made = opts_handle(opts)
+  local op = connect_async(function(fn, u, out) return C.mcpc_client_connect_transport_async(t, h, fn, u, out) end, cb)
+  if made then made:free() end
+  return op
+end
 
 -- ---- hosts ----------------------------------------------------------------------
 

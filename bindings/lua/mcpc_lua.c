@@ -40,6 +40,8 @@ enum {
     MCPCL_HOST = 6,    /* event, state; server, text: copies */
     MCPCL_CONTENTS = 7, /* ptr: mcpc_contents_t * (owned) */
     MCPCL_STATUS = 8,  /* status only */
+    MCPCL_SEND = 9,    /* text: a copy of the message a Lua transport is to send */
+    MCPCL_CLOSE = 10,  /* a Lua transport's channel is to close */
 };
 
 typedef struct mcpc_lua_event_t {
@@ -120,6 +122,25 @@ void mcpcl_on_call(void *ud, mcpc_status_t st, mcpc_result_t *r, const char *err
 void mcpcl_on_request(void *ud, mcpc_status_t st, char *json, const char *err) {
     push(MCPCL_REQUEST, ud, st, json, err);
 }
+/* A Lua transport's send: queued, so it succeeds at once; the Lua side writes it out. */
+int32_t mcpcl_on_send(void *ud, const char *data, size_t len) {
+    mcpc_lua_event_t *ev = calloc(1, sizeof *ev);
+    char *text = malloc(len + 1);
+    if (!ev || !text) {
+        free(ev);
+        free(text);
+        return 1; /* fails this message only (MCPC_ERR_TRANSPORT) */
+    }
+    memcpy(text, data, len);
+    text[len] = '\0'; /* one JSON object: no NUL inside */
+    ev->kind = MCPCL_SEND;
+    ev->id = (int64_t)(intptr_t)ud;
+    ev->text = text;
+    enqueue(ev);
+    return 0;
+}
+void mcpcl_on_close(void *ud) { push(MCPCL_CLOSE, ud, MCPC_OK, NULL, NULL); }
+
 void mcpcl_on_input(void *ud, mcpc_input_t *input) { push(MCPCL_INPUT, ud, MCPC_OK, input, NULL); }
 
 void mcpcl_on_host_event(void *ud, mcpc_host_event_t event, const char *server,

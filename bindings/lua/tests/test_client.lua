@@ -159,6 +159,38 @@ t.test("HTTP: connect, call, async", function()
   if not ok then error(err, 0) end
 end)
 
+t.test("a transport in Lua", function()
+  -- a server in this test: it answers initialize, tools/list and tools/call by pattern
+  local results = {
+    initialize = '{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"lua-fake","version":"1"}}',
+    ["tools/list"] = '{"tools":[{"name":"here","inputSchema":{"type":"object"}}]}',
+    ["tools/call"] = '{"content":[{"type":"text","text":"answered in Lua"}]}',
+  }
+  local sent, closed, tr = {}, false, nil
+  tr = mcpc.transport(function(msg)
+    sent[#sent + 1] = msg
+    local id, method = msg:match('"id":([^,}]+)'), msg:match('"method":"([^"]+)"')
+    if id and results[method] then
+      tr:deliver(('{"jsonrpc":"2.0","id":%s,"result":%s}'):format(id, results[method]))
+    end
+  end, function() closed = true end)
+  local got
+  mcpc.connect_transport_async(tr, { negotiation = "legacy" }, function(err, client) got = { err, client } end)
+  mcpc.wait(function() return got end, 5000)
+  t.eq(got[1], nil, "connect error")
+  local client = got[2]
+  t.eq(client.protocol_version, "2025-11-25", "protocol")
+  got = nil
+  client:call_tool_async("here", "{}", function(err, r) got = err or r end)
+  mcpc.wait(function() return got end, 5000)
+  t.eq(got.text, "answered in Lua", "result")
+  t.truthy(sent[1]:find('"method":"initialize"', 1, true), "initialize sent first")
+  client:close()
+  mcpc.wait(function() return closed end, 5000)
+  tr:free()
+  t.raises("MCPC_ERR_CLOSED", tr.deliver, tr, "{}")
+end)
+
 t.test("options and checks", function()
   local o = mcpc.options({ negotiation = "legacy", max_pages = 10, http_version = "1.1",
     http_transport = "streamable", restart = { 2, 100 }, close_grace_ms = { 500, 500 },

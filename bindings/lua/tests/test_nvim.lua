@@ -159,6 +159,41 @@ t.test("the next session starts servers at their first call", function()
   wait_buffer("mcp://status", "demo%s+ready")
 end)
 
+t.test("a Lua transport over libuv pipes to the demo server", function()
+  local mcpc = require("mcpc")
+  mcpc.attach_uv()
+  local stdin, stdout = uv.new_pipe(false), uv.new_pipe(false)
+  local proc = uv.spawn(t.python, { args = { t.demo }, stdio = { stdin, stdout, nil } }, function() end)
+  t.truthy(proc, "spawned")
+  local closed = false
+  local tr = mcpc.transport(function(msg) stdin:write(msg .. "\n") end, function()
+    stdin:close()
+    closed = true
+  end)
+  local pending = ""
+  stdout:read_start(function(_, data)
+    if not data then return end
+    pending = pending .. data
+    for line in pending:gmatch("([^\n]*)\n") do tr:deliver(line) end
+    pending = pending:match("[^\n]*$")
+  end)
+  local got
+  mcpc.connect_transport_async(tr, nil, function(err, client) got = { err, client } end)
+  t.truthy(vim.wait(5000, function() return got end, 10), "connected")
+  local client = t.truthy(got[2], "client: " .. tostring(got[1]))
+  got = nil
+  client:call_tool_async("add", '{"a":1,"b":41}', function(err, r) got = err or r end)
+  t.truthy(vim.wait(5000, function() return got end, 10), "answered")
+  t.eq(got.structured, '{"sum":42}', "result")
+  client:close()
+  t.truthy(vim.wait(5000, function() return closed end, 10), "the channel closed")
+  stdout:read_stop()
+  tr:free()
+  stdout:close()
+  proc:kill("sigterm")
+  proc:close()
+end)
+
 t.test("stop leaves nothing behind", function()
   mcp.stop()
   t.eq(require("mcpc").poll(0), 0, "events after stop")
