@@ -32,6 +32,7 @@ void mcpcl_on_request(void *, mcpc_status_t, char *, const char *);
 void mcpcl_on_input(void *, mcpc_input_t *);
 int32_t mcpcl_on_send(void *, const char *, size_t);
 void mcpcl_on_close(void *);
+void mcpcl_on_free(void *);
 void mcpcl_on_host_event(void *, mcpc_host_event_t, const char *, mcpc_server_state_t, const char *);
 int mcpcl_host_start_async(void *fn, void *last_error, const mcpc_host_t *host, void *userdata);
 int mcpcl_host_call_tool_async(void *fn, void *last_error, const mcpc_host_t *host,
@@ -44,7 +45,7 @@ int clock_gettime(int clock, struct timespec *ts);
 
 -- The event kinds of mcpc_lua.c.
 local EV_CONNECT, EV_LIST, EV_CALL, EV_REQUEST, EV_INPUT, EV_HOST, EV_CONTENTS, EV_STATUS = 1, 2, 3, 4, 5, 6, 7, 8
-local EV_SEND, EV_CLOSE = 9, 10
+local EV_SEND, EV_CLOSE, EV_FREE = 9, 10, 11
 
 -- Where the libraries are: MCPC_LIBRARY / MCPC_LUA_SHIM, else beside this file, else
 -- the loader's search path.
@@ -184,6 +185,15 @@ local function new_id()
   return next_id
 end
 local function ud(id) return ffi.cast("void *", id) end
+-- Every handler is registered with this userdata_free (see dispatch_one).
+local on_free = ffi.cast("mcpc_free_cb", Q.mcpcl_on_free)
+
+--- How many Lua handlers mcpc may still call (0 once every handle is freed).
+function M.live_handlers()
+  local n = 0
+  for _ in pairs(handlers) do n = n + 1 end
+  return n
+end
 
 -- An owned pointer nobody waits for any more is freed by its kind.
 local orphan_free = {
@@ -203,6 +213,10 @@ local function dispatch_one(timeout_ms)
   local ev = { kind = ev_buf.kind, status = ev_buf.status, ptr = ev_buf.ptr, text = str(ev_buf.text),
                server = str(ev_buf.server), event = ev_buf.event, state = ev_buf.state }
   Q.mcpcl_event_clear(ev_buf)
+  if ev.kind == EV_FREE then
+    handlers[id] = nil -- mcpc is done with the handler: nothing more comes for it
+    return true
+  end
   local fn = pending[id]
   if fn then
     pending[id] = nil
@@ -445,17 +459,14 @@ function M.options(t)
   if t.proxy_credentials then
     check(C.mcpc_options_set_proxy_credentials(h, t.proxy_credentials[1], t.proxy_credentials[2]))
   end
-  self.handler_ids = {}
   if t.sampling then
     local id = handler_id(t.sampling)
-    self.handler_ids[#self.handler_ids + 1] = id
     check(C.mcpc_options_set_sampling_handler(h, t.sampling_tools and K.MCPC_SAMPLING_TOOLS or 0,
-      ffi.cast("mcpc_input_cb", Q.mcpcl_on_input), ud(id), nil))
+      ffi.cast("mcpc_input_cb", Q.mcpcl_on_input), ud(id), on_free))
   end
   if t.roots then
     local id = handler_id(t.roots)
-    self.handler_ids[#self.handler_ids + 1] = id
-    check(C.mcpc_options_set_roots_handler(h, ffi.cast("mcpc_input_cb", Q.mcpcl_on_input), ud(id), nil))
+    check(C.mcpc_options_set_roots_handler(h, ffi.cast("mcpc_input_cb", Q.mcpcl_on_input), ud(id), on_free))
   end
   if t.elicitation then
     local modes = 0
@@ -463,8 +474,7 @@ function M.options(t)
       modes = bit.bor(modes, m == "url" and K.MCPC_ELICIT_MODE_URL or K.MCPC_ELICIT_MODE_FORM)
     end
     local id = handler_id(t.elicitation)
-    self.handler_ids[#self.handler_ids + 1] = id
-    check(C.mcpc_options_set_elicitation_handler(h, modes, ffi.cast("mcpc_input_cb", Q.mcpcl_on_input), ud(id), nil))
+    check(C.mcpc_options_set_elicitation_handler(h, modes, ffi.cast("mcpc_input_cb", Q.mcpcl_on_input), ud(id), on_free))
   end
   return self
 end
@@ -695,11 +705,8 @@ function M.transport(on_send, on_close)
   end
   local out = ffi.new("mcpc_transport_t *[1]")
   local st = C.mcpc_transport_new(ffi.cast("mcpc_transport_send_cb", Q.mcpcl_on_send),
-    ffi.cast("mcpc_transport_close_cb", Q.mcpcl_on_close), ud(id), nil, out)
-  if st ~= K.MCPC_OK then
-    handlers[id] = nil
-    error(last_error(st), 2)
-  end
+    ffi.cast("mcpc_transport_close_cb", Q.mcpcl_on_close), ud(id), on_free, out)
+  check(st) -- a failure ran userdata_free too: the queued free forgets the handler
   return setmetatable({ id = id, handle = ffi.gc(out[0], C.mcpc_transport_free) }, Transport)
 end
 
@@ -715,14 +722,7 @@ function Transport:deliver(message) check(C.mcpc_transport_deliver(live_transpor
 function Transport:finish(reason) check(C.mcpc_transport_end(live_transport(self), reason)) end
 
 --- Frees Lua's handle (once the client is closed: delivering needs it).
-function Transport:free()
-  if self.handle then
-    handlers[self.id] = nil
-    ffi.gc(self.handle, nil)
-    C.mcpc_transport_free(self.handle)
-    self.handle = nil
-  end
-end
+Transport.free = freer(C.mcpc_transport_free)
 
 --- Connects over a Lua transport: cb(err, client) from mcpc.poll. Returns an Op.
 function M.connect_transport_async(transport, opts, cb)
@@ -764,10 +764,9 @@ function Host:on_event(fn)
   handlers[id] = function(ev)
     fn(M.host_events[ev.event], ev.server, M.server_states[ev.state], ev.text)
   end
-  if self.event_id then handlers[self.event_id] = nil end
   self.event_id = id
   check(C.mcpc_host_set_event_callback(live_host(self), ffi.cast("mcpc_host_event_cb", Q.mcpcl_on_host_event),
-    ud(id), nil))
+    ud(id), on_free))
 end
 
 function Host:add_config(path)
@@ -890,7 +889,6 @@ function Host:close(timeout_ms)
   if not self.handle then return end
   local st = C.mcpc_host_close(self.handle)
   local ok, err = pcall(M.wait, function() return self.calls == 0 end, timeout_ms or 10000)
-  if self.event_id then handlers[self.event_id] = nil end
   if ok then self:free() end -- else a thread may still use it: leave it to ffi.gc
   if not ok then error(err, 2) end
   check(st)

@@ -42,6 +42,7 @@ enum {
     MCPCL_STATUS = 8,  /* status only */
     MCPCL_SEND = 9,    /* text: a copy of the message a Lua transport is to send */
     MCPCL_CLOSE = 10,  /* a Lua transport's channel is to close */
+    MCPCL_FREE = 11,   /* a handler's userdata_free: no call for its id follows */
 };
 
 typedef struct mcpc_lua_event_t {
@@ -140,6 +141,10 @@ int32_t mcpcl_on_send(void *ud, const char *data, size_t len) {
     return 0;
 }
 void mcpcl_on_close(void *ud) { push(MCPCL_CLOSE, ud, MCPC_OK, NULL, NULL); }
+
+/* Every handler's userdata_free: mcpc runs it after the handler's last call, so this
+ * event comes after every other of its id, and the Lua side can forget the handler. */
+void mcpcl_on_free(void *ud) { push(MCPCL_FREE, ud, MCPC_OK, NULL, NULL); }
 
 void mcpcl_on_input(void *ud, mcpc_input_t *input) { push(MCPCL_INPUT, ud, MCPC_OK, input, NULL); }
 

@@ -209,8 +209,10 @@ t.test("options and checks", function()
   t.raises("MCPC_ERR_INVALID_ARG", mcpc.check_arguments, "[1]")
 end)
 
-t.test("nothing queued is left over", function()
+t.test("nothing is left over", function()
+  mcpc.poll(0) -- the handlers' userdata_free, queued as the handles were freed
   t.eq(mcpc.poll(0), 0, "events after the tests")
+  t.eq(mcpc.live_handlers(), 0, "handlers mcpc may still call")
 end)
 
 t.done("lua client")
