@@ -11,6 +11,10 @@
 #                    demo server and @modelcontextprotocol/server-everything
 #                    (bindings/lua/tests/test_nvim.lua, about 2 s); then in the nvim on
 #                    PATH too, if there is one (Debian 12's is 0.7.2)
+#   make test-lua-valgrind  the luajit tests of clients and hosts under valgrind (about
+#                    15 s), for memory errors in libmcpc and the queue; a handle Lua held
+#                    and never freed is no leak to valgrind (LuaJIT's heap still points to
+#                    it), so it is not a leak check of the binding
 #
 # luajit comes from the distribution (apt-get install luajit; .ci/run installs it).
 
@@ -19,7 +23,7 @@ LUA_SHIM := build/lua/libmcpc_lua.so
 LUA_ENV  := MCPC_LIBRARY=$(CURDIR)/$(DEBUG)/libmcpc.so MCPC_LUA_SHIM=$(CURDIR)/$(LUA_SHIM) \
             MCPC_PYTHON=$(PYTHON) MCPC_REPO=$(CURDIR)
 
-.PHONY: test-lua test-nvim
+.PHONY: test-lua test-nvim test-lua-valgrind
 
 $(LUA_SHIM): bindings/lua/mcpc_lua.c include/mcpc.h
 	@mkdir -p build/lua
@@ -35,6 +39,10 @@ test-lua: check-bindings peers lib-debug $(LUA_SHIM)
 	$(LUA_ENV) timeout 60 $(LUAJIT) build/lua/readme_example.lua >build/lua/readme_example.out
 	grep -q '^{"sum":5}$$' build/lua/readme_example.out && grep -q '^MCPC_ERR_TOOL	no luck$$' build/lua/readme_example.out \
 	    && grep -q '^hi$$' build/lua/readme_example.out || { cat build/lua/readme_example.out; exit 1; }
+
+test-lua-valgrind: lib-debug $(LUA_SHIM)
+	$(LUA_ENV) $(VALGRIND) $(LUAJIT) bindings/lua/tests/test_client.lua
+	$(LUA_ENV) $(VALGRIND) $(LUAJIT) bindings/lua/tests/test_host.lua
 
 NVIM_TEST := --headless --clean --cmd 'set rtp^=bindings/lua/nvim' -c 'luafile bindings/lua/tests/test_nvim.lua'
 
