@@ -16,6 +16,22 @@ local decls = require("mcpc_cdef")
 local M = { const = decls.const }
 local K = decls.const
 
+-- Where the libraries are: MCPC_LIBRARY / MCPC_LUA_SHIM, else beside this file, else
+-- the loader's search path. Loaded before any cdef, so that a require that failed here
+-- can be tried again (a second cdef of one type is an error).
+local here = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./")
+local function load(env, name)
+  local path = os.getenv(env)
+  if path and path ~= "" then return ffi.load(path) end
+  local ok, lib = pcall(ffi.load, here .. name)
+  if ok then return lib end
+  return ffi.load(name)
+end
+
+local C = load("MCPC_LIBRARY", "libmcpc.so")
+local Q = load("MCPC_LUA_SHIM", "libmcpc_lua.so")
+M.C = C
+
 ffi.cdef(decls.cdef)
 ffi.cdef([[
 typedef struct mcpc_lua_event_t {
@@ -47,20 +63,6 @@ int clock_gettime(int clock, struct timespec *ts);
 local EV_CONNECT, EV_LIST, EV_CALL, EV_REQUEST, EV_INPUT, EV_HOST, EV_CONTENTS, EV_STATUS = 1, 2, 3, 4, 5, 6, 7, 8
 local EV_SEND, EV_CLOSE, EV_FREE = 9, 10, 11
 
--- Where the libraries are: MCPC_LIBRARY / MCPC_LUA_SHIM, else beside this file, else
--- the loader's search path.
-local here = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./")
-local function load(env, name)
-  local path = os.getenv(env)
-  if path and path ~= "" then return ffi.load(path) end
-  local ok, lib = pcall(ffi.load, here .. name)
-  if ok then return lib end
-  return ffi.load(name)
-end
-
-local C = load("MCPC_LIBRARY", "libmcpc.so")
-local Q = load("MCPC_LUA_SHIM", "libmcpc_lua.so")
-M.C = C
 
 -- ---- errors -------------------------------------------------------------------
 

@@ -63,6 +63,14 @@ t.test(":Mcp is defined", function()
   t.eq(vim.fn.exists(":Mcp"), 2, "exists(':Mcp')")
 end)
 
+t.test("a library that does not load is reported", function()
+  mcp.setup({ config = config, library = dir .. "/no-libmcpc.so" })
+  local seen = #notes
+  vim.cmd("Mcp tools")
+  wait_note(seen, "no-libmcpc.so")
+  mcp.setup({ config = config, catalog = dir .. "/catalog.json", timeout_ms = 10000 })
+end)
+
 t.test("a missing configuration file is reported, and the next command tries again", function()
   mcp.setup({ config = dir .. "/missing.json", catalog = dir .. "/catalog.json" })
   local seen = #notes

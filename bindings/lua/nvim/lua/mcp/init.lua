@@ -4,8 +4,8 @@
 -- run on threads of the binding, and their results come back through mcpc.attach_uv()
 -- and vim.schedule. A catalog of the tools is saved after each start, so the next
 -- session starts no server until a call needs it (mcpc_host_set_lazy).
-local mcpc = require("mcpc")
 local elicit = require("mcp.elicit")
+local mcpc -- the binding, loaded at the first command, after setup() named the libraries
 
 local M = {}
 
@@ -14,9 +14,12 @@ local defaults = {
   lazy = true,
   catalog = vim.fn.stdpath("cache") .. "/mcp/catalog.json",
   timeout_ms = 30000,
+  library = nil, -- libmcpc.so (else $MCPC_LIBRARY, else beside mcpc.lua, else the loader's path)
+  shim = nil, -- libmcpc_lua.so, likewise ($MCPC_LUA_SHIM)
 }
 M.opts = vim.deepcopy(defaults)
 
+local env0 = { MCPC_LIBRARY = vim.env.MCPC_LIBRARY, MCPC_LUA_SHIM = vim.env.MCPC_LUA_SHIM }
 local state = { host = nil, ready = false, waiters = {}, catalog = nil }
 
 function M.setup(opts)
@@ -59,6 +62,18 @@ local function with_host(cb)
   if state.ready then return cb(nil, state.host) end
   table.insert(state.waiters, cb)
   if state.host then return end
+  if not mcpc then
+    -- the binding reads these two; setup's paths win over what the editor started with
+    vim.env.MCPC_LIBRARY = M.opts.library or env0.MCPC_LIBRARY
+    vim.env.MCPC_LUA_SHIM = M.opts.shim or env0.MCPC_LUA_SHIM
+    local ok, lib = pcall(require, "mcpc")
+    if not ok then
+      package.loaded.mcpc = nil -- LuaJIT keeps a marker that would fail the next require
+      state.waiters = {}
+      return cb(lib)
+    end
+    mcpc = lib
+  end
   mcpc.attach_uv()
   local ok, err = pcall(function()
     state.host = mcpc.host({ timeout_ms = M.opts.timeout_ms, elicitation = elicit.handle })
@@ -192,7 +207,7 @@ function M.stop()
     local ok, err = pcall(host.close, host)
     if not ok then failed(err) end
   end
-  mcpc.detach_uv()
+  if mcpc then mcpc.detach_uv() end
 end
 
 vim.api.nvim_create_autocmd("VimLeavePre", { callback = function() M.stop() end })
