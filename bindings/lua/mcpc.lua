@@ -240,7 +240,7 @@ function M.on_callback_error(err)
 end
 
 --- Runs the callbacks of every queued completion on this thread, first waiting up
---- to timeout_ms (0, the default: not at all) for one. Returns how many ran.
+--- to timeout_ms (0, the default: not at all) for one. Returns how many events it took.
 function M.poll(timeout_ms)
   local n = 0
   if dispatch_one(timeout_ms or 0) then
@@ -314,7 +314,7 @@ end
 local Op = {}
 Op.__index = Op
 
-local function start_op(id, status, out_op, finish)
+local function start_op(id, status, out_op)
   if status ~= K.MCPC_OK then
     pending[id] = nil
     error(last_error(status), 3)
