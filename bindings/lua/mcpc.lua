@@ -638,29 +638,32 @@ function Client:roots_changed() check(C.mcpc_client_roots_changed(live_client(se
 function Client:notify(method, params) check(C.mcpc_client_notify(live_client(self), method, json_arg(params))) end
 
 function Client:list_tools_async(cb, o)
+  local h = live_client(self) -- raises before anything is registered
   local id = new_id()
   pending[id] = function(ev)
     if ev.status == K.MCPC_OK then cb(nil, take_tools(ffi.cast("mcpc_tool_list_t *", ev.ptr)))
     else cb(new_error(ev.status, ev.text)) end
   end
   local out = ffi.new("mcpc_op_t *[1]")
-  return start_op(id, C.mcpc_client_list_tools_async(live_client(self), call_opts(o),
+  return start_op(id, C.mcpc_client_list_tools_async(h, call_opts(o),
     ffi.cast("mcpc_list_done_cb", Q.mcpcl_on_list), ud(id), out), out)
 end
 
 --- Calls a tool without blocking: cb(err, result) runs from mcpc.poll. Returns an Op.
 --- The form to use when the server may ask for input (its handler runs from poll too).
 function Client:call_tool_async(name, args, cb, o)
+  local h, a = live_client(self), json_arg(args) or "{}"
   local id = new_id()
   pending[id] = function(ev) cb(call_outcome(ev.status, ffi.cast("mcpc_result_t *", ev.ptr), ev.text)) end
   local out = ffi.new("mcpc_op_t *[1]")
-  return start_op(id, C.mcpc_client_call_tool_async(live_client(self), name, json_arg(args) or "{}", call_opts(o),
+  return start_op(id, C.mcpc_client_call_tool_async(h, name, a, call_opts(o),
     ffi.cast("mcpc_call_done_cb", Q.mcpcl_on_call), ud(id), out), out)
 end
 
 --- Any request without blocking (resources/read, prompts/get, completion/complete ...):
 --- cb(err, result_json).
 function Client:request_async(method, params, cb, o)
+  local h, p = live_client(self), json_arg(params)
   local id = new_id()
   pending[id] = function(ev)
     if ev.status == K.MCPC_OK then
@@ -673,7 +676,7 @@ function Client:request_async(method, params, cb, o)
     end
   end
   local out = ffi.new("mcpc_op_t *[1]")
-  return start_op(id, C.mcpc_client_request_async(live_client(self), method, json_arg(params), call_opts(o),
+  return start_op(id, C.mcpc_client_request_async(h, method, p, call_opts(o),
     ffi.cast("mcpc_request_done_cb", Q.mcpcl_on_request), ud(id), out), out)
 end
 
@@ -682,8 +685,9 @@ end
 function Client:close()
   if not self.handle then return end
   local st = C.mcpc_client_close(self.handle)
+  local err = st ~= K.MCPC_OK and last_error(st) -- before free resets the thread's last error
   self:free()
-  check(st)
+  if err then error(err, 2) end
 end
 
 Client.free = freer(C.mcpc_client_free)
@@ -890,10 +894,16 @@ end
 function Host:close(timeout_ms)
   if not self.handle then return end
   local st = C.mcpc_host_close(self.handle)
+  local close_err = st ~= K.MCPC_OK and last_error(st) -- before poll's calls reset it
   local ok, err = pcall(M.wait, function() return self.calls == 0 end, timeout_ms or 10000)
-  if ok then self:free() end -- else a thread may still use it: leave it to ffi.gc
-  if not ok then error(err, 2) end
-  check(st)
+  if not ok then
+    -- a thread still uses the host: leaking it is safe, freeing it is not
+    ffi.gc(self.handle, nil)
+    self.handle = nil
+    error(err, 2)
+  end
+  self:free()
+  if close_err then error(close_err, 2) end
 end
 
 Host.free = freer(C.mcpc_host_free)

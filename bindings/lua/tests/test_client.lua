@@ -84,6 +84,7 @@ t.test("close completes calls in flight with MCPC_ERR_CLOSED", function()
   mcpc.wait(function() return status end, 5000)
   t.eq(status, "MCPC_ERR_CLOSED", "status")
   t.raises("MCPC_ERR_CLOSED", c.list_tools, c)
+  t.raises("MCPC_ERR_CLOSED", c.call_tool_async, c, "echo", "{}", function() end)
 end)
 
 t.test("connect_stdio_async", function()
