@@ -1,7 +1,7 @@
 -- The binding against @modelcontextprotocol/server-everything (tests/peers/install.sh;
--- source DIR/peers.env first): completion, prompts, resources, and an elicitation
--- answered from Lua. Without the peer it fails when MCPC_REQUIRE_PEERS=1, else it
--- says so and passes.
+-- source DIR/peers.env first): completion, prompts, resources, and elicitation,
+-- sampling and roots requests answered from Lua. Without the peer it fails when
+-- MCPC_REQUIRE_PEERS=1, else it says so and passes.
 local t = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local mcpc = require("mcpc")
 
@@ -15,13 +15,18 @@ if not (node and everything and io.open(everything)) then
   t.done("lua peers")
 end
 
-local asked
+local asked, sampled
 local c = mcpc.connect_stdio({ node, everything, "stdio" }, {
   timeout_ms = 15000,
   elicitation = function(input)
     asked = input.message
     input:accept('{"name":"Ada","check":true}')
   end,
+  sampling = function(input)
+    sampled = input.params
+    input:complete('{"role":"assistant","content":{"type":"text","text":"sampled in Lua"},"model":"lua-test"}')
+  end,
+  roots = function(input) input:complete('{"roots":[{"uri":"file:///tmp/lua-root","name":"lua-root"}]}') end,
 })
 
 t.test("completion", function()
@@ -47,6 +52,18 @@ t.test("an elicitation answered by the handler", function()
   mcpc.wait(function() return got end, 15000)
   t.truthy(asked, "the handler ran")
   t.truthy(got.text and got.text:find("Ada", 1, true), "the tool saw the answer: " .. tostring(got.text or got))
+end)
+
+t.test("sampling and roots answered by their handlers", function()
+  local got
+  c:call_tool_async("trigger-sampling-request", '{"prompt":"hello","maxTokens":10}', function(err, r) got = err or r end)
+  mcpc.wait(function() return got end, 15000)
+  t.truthy(sampled and sampled:find("hello", 1, true), "the handler saw the request")
+  t.truthy(got.text and got.text:find("sampled in Lua", 1, true), "the tool saw the answer: " .. tostring(got.text or got))
+  got = nil
+  c:call_tool_async("get-roots-list", "{}", function(err, r) got = err or r end)
+  mcpc.wait(function() return got end, 15000)
+  t.truthy(got.text and got.text:find("lua-root", 1, true), "roots: " .. tostring(got.text or got))
 end)
 
 c:close()
