@@ -1,4 +1,4 @@
-# Bindings: Python (bindings/python) and C++ (bindings/cpp).
+# Bindings: Python (bindings/python) and C++ (bindings/cpp); Lua in mk/lua.mk.
 #
 #   make test-python   a venv under build/python with pinned pytest; builds the package
 #                      as a wheel that bundles target/release/libmcpc.so and installs it;
@@ -16,10 +16,12 @@
 #                      the library with cargo
 #   make test-python-sdist  installs that sdist into a fresh venv, imports libmcpc and
 #                      calls the demo server (cargo builds in target/, as `make lib` does)
-#   make check-bindings  holds both bindings to include/mcpc.h (tests/bindings/check_bindings.py):
+#   make check-bindings  holds the bindings to include/mcpc.h (tests/bindings/check_bindings.py):
 #                      each Python ctypes declaration and mirrored struct, every mcpc_* name
-#                      mcpc.hpp uses, and each README's list of what is not bound; needs
-#                      neither the library nor a compiler
+#                      mcpc.hpp and mcpc.lua use, the generated Lua declarations, and each
+#                      README's list of what is not bound; then shows the Lua checks failing
+#                      on injected drift (tests/bindings/test_check_lua.py); needs neither
+#                      the library nor a compiler
 
 PYTEST_PIN     := pytest==9.1.1
 SETUPTOOLS_PIN := setuptools==80.9.0
@@ -104,6 +106,7 @@ test-python: python-wheel $(MCP_VENV)/.pins
 
 check-bindings:
 	$(PYTHON) tests/bindings/check_bindings.py
+	$(PYTHON) tests/bindings/test_check_lua.py
 
 CPP_TEST_DEPS := tests/bindings/cpp_test.cpp bindings/cpp/mcpc.hpp include/mcpc.h lib-debug
 

