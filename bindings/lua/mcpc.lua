@@ -827,6 +827,15 @@ function Host:start() check(C.mcpc_host_start(live_host(self))) end
 function Host:tools() return string_call(C.mcpc_host_tools, live_host(self)) end
 function Host:status() return string_call(C.mcpc_host_status, live_host(self)) end
 function Host:resources() return string_call(C.mcpc_host_resources, live_host(self)) end
+function Host:prompts() return string_call(C.mcpc_host_prompts, live_host(self)) end
+
+--- How tools and prompts are named: "mcp__{server}__{name}", "{name}"; nil: the default.
+function Host:set_name_format(fmt) check(C.mcpc_host_set_name_format(live_host(self), fmt)) end
+
+--- The prompt's result as JSON (blocking, as Client:get_prompt).
+function Host:get_prompt(qualified, args, o)
+  return string_call(C.mcpc_host_get_prompt, live_host(self), qualified, json_arg(args), call_opts(o))
+end
 
 function Host:call_tool(qualified, args, o)
   local out = ffi.new("mcpc_result_t *[1]")

@@ -221,6 +221,7 @@ mcpc_status_t mcpc_host_set_variable(const mcpc_host_t *host, const char *name, 
 mcpc_status_t mcpc_host_set_env_policy(const mcpc_host_t *host, int32_t policy, const char *const *names, size_t count);
 mcpc_status_t mcpc_host_set_concurrency(const mcpc_host_t *host, size_t n);
 mcpc_status_t mcpc_host_set_lazy(const mcpc_host_t *host, int32_t lazy);
+mcpc_status_t mcpc_host_set_name_format(const mcpc_host_t *host, const char *format);
 mcpc_status_t mcpc_host_add_config(const mcpc_host_t *host, const char *path, size_t *out_added);
 mcpc_status_t mcpc_host_load_catalog(const mcpc_host_t *host, const char *catalog_json, size_t *out_taken);
 mcpc_status_t mcpc_host_add_stdio(const mcpc_host_t *host, const char *name, const char *const *argv, size_t argc, const mcpc_options_t *opts);
@@ -231,6 +232,8 @@ mcpc_status_t mcpc_host_status(const mcpc_host_t *host, char **out_json);
 mcpc_status_t mcpc_host_call_tool(const mcpc_host_t *host, const char *qualified, const char *arguments_json, const mcpc_call_opts_t *opts, mcpc_result_t **out_result);
 mcpc_status_t mcpc_host_resources(const mcpc_host_t *host, char **out_json);
 mcpc_status_t mcpc_host_read_resource(const mcpc_host_t *host, const char *uri, const mcpc_call_opts_t *opts, mcpc_contents_t **out_contents);
+mcpc_status_t mcpc_host_prompts(const mcpc_host_t *host, char **out_json);
+mcpc_status_t mcpc_host_get_prompt(const mcpc_host_t *host, const char *qualified, const char *arguments_json, const mcpc_call_opts_t *opts, char **out_json);
 mcpc_status_t mcpc_host_remove(const mcpc_host_t *host, const char *name);
 mcpc_status_t mcpc_host_close(const mcpc_host_t *host);
 void mcpc_host_free(mcpc_host_t *host);

@@ -60,6 +60,13 @@ t.test("host: start_async, events, catalog, calls", function()
   t.truthy(got.read.message:find("demo://greeting", 1, true), "the message names the URI")
   t.eq(host:call_tool("alpha__echo", '{"text":"blocking"}').text, "blocking", "blocking call")
   t.truthy(host:resources():find('"resources":[]', 1, true), "resources")
+  t.truthy(host:prompts():find('"name":"alpha__greet"', 1, true), "prompts")
+  t.truthy(host:get_prompt("beta__greet", '{"who":"Lua"}'):find("Say hello to Lua.", 1, true), "get_prompt")
+  host:set_name_format("mcp__{server}__{name}")
+  t.truthy(host:tools():find('"mcp__alpha__add"', 1, true), "the host's name format")
+  local ok, err = pcall(host.set_name_format, host, "a.{name}")
+  t.eq(ok or err.name, "MCPC_ERR_INVALID_ARG", "a malformed format")
+  host:set_name_format(nil)
 
   -- a call in flight when the host closes completes (MCPC_ERR_CLOSED) before close returns
   host:call_tool_async("alpha__slow", '{"ms":60000}', function(err) got.slow = err and err.name end)
