@@ -146,6 +146,7 @@ check README.md examples/hello.c 'tool: echo' 'structured: {"sum":5}'
 check - examples/resources.c 'demo://greeting (text/plain): Hello from the mcpc demo.' \
     'prompt: {"description":"A greeting","messages":[{"role":"user","content":{"type":"text","text":"Say hello to Ada."}}]}'
 check - examples/async.c 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
+check - examples/host.c 'settled' 'modern__add: {"sum":5}'
 check - examples/elicit.c 'mcpc-demo asks: name?' 'wants_input: hello Ada'
 check docs/transports.md examples/seam.c 'echo: over the seam'
 check_oauth - examples/oauth.c 'tool: echo'
