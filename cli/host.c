@@ -3,9 +3,11 @@
  * one mcpc_host_t, started together; `tools` prints the catalog under qualified
  * names, `call QUALIFIED ARGS` routes the call to its server, `status` prints each
  * server's state. A server that fails to start is reported on stderr and leaves
- * the others running.
+ * the others running. A file's ${input:ID} comes from the environment (on_resolve).
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mcpc.h"
 
@@ -23,12 +25,42 @@ static void on_event(void *userdata, mcpc_host_event_t event, const char *server
                 detail ? detail : "");
 }
 
+/* A VS Code file's ${input:ID}: the value of MCPC_INPUT_<ID> (the ID upper-cased, each
+ * character outside [A-Z0-9] as _), so a secret stays off the command line and out of
+ * the file. Runs on the thread of mcpc_host_add_config. */
+static int32_t on_resolve(void *userdata, const char *kind, const char *reference, const char *prompt, char *buf,
+                          size_t buf_len)
+{
+    (void)userdata;
+    (void)prompt;
+    char name[256] = "MCPC_INPUT_";
+    size_t n = strlen(name);
+    if (strcmp(kind, "input") != 0)
+        return 1;
+    for (const char *p = reference; *p != '\0'; p++) {
+        if (n + 1 >= sizeof name)
+            return 1;
+        char c = *p;
+        name[n++] = (c >= 'a' && c <= 'z') ? (char)(c - 'a' + 'A')
+                    : ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) ? c
+                                                                          : '_';
+    }
+    name[n] = '\0';
+    const char *value = getenv(name);
+    if (value == NULL || strlen(value) >= buf_len)
+        return 1;
+    memcpy(buf, value, strlen(value) + 1);
+    return 0;
+}
+
 int run_host(const struct config *cfg, const mcpc_options_t *opts, const mcpc_call_opts_t *call_opts)
 {
     mcpc_host_t *host = NULL;
     mcpc_status_t st = mcpc_host_new(opts, &host);
     if (st == MCPC_OK)
         st = mcpc_host_set_event_callback(host, on_event, NULL, NULL);
+    if (st == MCPC_OK)
+        st = mcpc_host_set_resolver(host, on_resolve, NULL, NULL);
     if (st == MCPC_OK)
         st = mcpc_host_add_config(host, cfg->config_file, NULL);
     if (st == MCPC_OK)

@@ -303,7 +303,9 @@ const struct cli_option OPTIONS[] = {
      "an MCP hosts' JSON configuration (\"mcpServers\": command, args, env, cwd; or url, "
      "headers, type \"sse\"): its server --server NAME, instead of --stdio or --url; without "
      "--server, every server of the file (mcpServers, VS Code's servers, Zed's "
-     "context_servers, mcp.json) for tools, call QUALIFIED and status (docs/host.md)"},
+     "context_servers, mcp.json) for tools, call QUALIFIED and status (docs/host.md); a "
+     "file's ${input:ID} is the environment's MCPC_INPUT_<ID> (upper case, other characters "
+     "as _)"},
     {"--server", 0, "NAME", SEC_SERVER, set_string, AT(server_name), 0,
      "the server of --config's file to use"},
 

@@ -236,6 +236,21 @@ expect host-status 0 '"name":"gone","state":"failed"' -- --config "$tmp/host.jso
 expect host-unknown-tool 3 '' -- --config "$tmp/host.json" call demo__slow
 expect host-bad-file 1 '' -- --config "$tmp/servers.json" tools
 expect usage-host-info 1 '' -- --config "$tmp/host.json" info
+# A VS Code file's ${input:ID} comes from MCPC_INPUT_<ID>; without it the file is refused.
+cat >"$tmp/vscode.json" <<EOF_VSCODE
+{
+  // JSONC, as VS Code writes it
+  "inputs": [{"type": "promptString", "id": "demo-script", "description": "The server", "password": true}],
+  "servers": {"demo": {"command": "${PYTHON}", "args": ["\${input:demo-script}"],},},
+}
+EOF_VSCODE
+MCPC_INPUT_DEMO_SCRIPT=demo/server.py expect host-input-from-env 0 '"name":"demo__echo"' -- --config "$tmp/vscode.json" tools
+expect host-input-missing 1 '' -- --config "$tmp/vscode.json" tools
+if grep -q 'input:demo-script' "$tmp/err"; then
+    echo "ok   host-input-missing-named"; passed=$((passed + 1))
+else
+    echo "FAIL host-input-missing-named: $(head -c 400 "$tmp/err")"; failed=$((failed + 1))
+fi
 expect usage-status-one-server 1 '' -- --stdio "$SERVER" status
 expect usage-read-no-uri 1 '' -- --stdio "$INPUT" read
 expect usage-complete-kind 1 '' -- --stdio "$INPUT" complete tool greet who al
