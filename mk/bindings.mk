@@ -18,10 +18,11 @@
 #                      calls the demo server (cargo builds in target/, as `make lib` does)
 #   make check-bindings  holds the bindings to include/mcpc.h (tests/bindings/check_bindings.py):
 #                      each Python ctypes declaration and mirrored struct, every mcpc_* name
-#                      mcpc.hpp and mcpc.lua use, the generated Lua declarations, and each
-#                      README's list of what is not bound; then shows the Lua checks failing
-#                      on injected drift (tests/bindings/test_check_lua.py); needs neither
-#                      the library nor a compiler
+#                      mcpc.hpp and the Lua binding (mcpc.lua, mcpc/*.lua) use, the generated
+#                      Lua declarations, and each README's list of what is not bound; then
+#                      shows the Lua checks failing on injected drift
+#                      (tests/bindings/test_check_lua.py); needs neither the library nor a
+#                      compiler
 
 PYTEST_PIN     := pytest==9.1.1
 SETUPTOOLS_PIN := setuptools==80.9.0

@@ -1,4 +1,4 @@
-/* The completion queue of the Lua binding (bindings/lua/mcpc.lua).
+/* The completion queue of the Lua binding (bindings/lua/mcpc.lua): the C side of mcpc/queue.lua.
  *
  * mcpc calls its callbacks on its own threads, and a LuaJIT callback must never run
  * on a thread other than its Lua state's. So the binding passes these C functions as

@@ -7,9 +7,9 @@ bound to the ctypes type the C type needs (callback types and the mirrored struc
 compared the same way, recursively). C++: every mcpc_* and MCPC_* name mcpc.hpp uses
 must be declared by the header. Lua: bindings/lua/mcpc_cdef.lua must equal a fresh
 generation from the header (bindings/lua/gen_cdef.py), and every mcpc_* function and
-MCPC_* constant mcpc.lua names must be the header's. All: every function of the header
-is bound, or listed in the binding README's "Not bound" table, and nothing else is
-listed there.
+MCPC_* constant the binding's files (mcpc.lua and mcpc/*.lua) name must be the
+header's. All: every function of the header is bound, or listed in the binding
+README's "Not bound" table, and nothing else is listed there.
 
 Run it from the repository root: `python3 tests/bindings/check_bindings.py`. It needs
 no library and no compiler; it exits 1 and names each difference.
@@ -210,9 +210,18 @@ def lua_names(source: str) -> Set[str]:
     return set(re.findall(r"\b((?:mcpc|MCPC)_\w+)\b", code))
 
 
-def check_lua(header: Header, header_text: str, cdef: str, lua: str) -> Tuple[List[str], Set[str]]:
-    """A stale mcpc_cdef.lua and names mcpc.lua uses that mcpc.h lacks; and the
-    header functions it calls."""
+def lua_sources(lua_dir: Path) -> Dict[str, str]:
+    """The binding's files, by path under bindings/lua: mcpc.lua and the module tree
+    beside it (mcpc/). Not mcpc_cdef.lua, which declares every function, nor the
+    tests, examples or plugin, which call through the binding."""
+    files = [lua_dir / "mcpc.lua"] + sorted((lua_dir / "mcpc").rglob("*.lua"))
+    return {f.relative_to(lua_dir).as_posix(): f.read_text() for f in files}
+
+
+def check_lua(header: Header, header_text: str, cdef: str,
+              lua: Mapping[str, str]) -> Tuple[List[str], Set[str]]:
+    """A stale mcpc_cdef.lua and names the binding's files (path -> source) use that
+    mcpc.h lacks; and the header functions they call."""
     gen = importlib.util.spec_from_file_location("gen_cdef", Path(__file__).resolve().parents[2] / "bindings" / "lua" / "gen_cdef.py")
     assert gen and gen.loader
     module = importlib.util.module_from_spec(gen)
@@ -220,8 +229,12 @@ def check_lua(header: Header, header_text: str, cdef: str, lua: str) -> Tuple[Li
     problems = []
     if module.generate(header_text) != cdef:
         problems.append("bindings/lua/mcpc_cdef.lua is not what gen_cdef.py makes of mcpc.h: run python3 bindings/lua/gen_cdef.py")
-    used = lua_names(lua)
-    problems += ["mcpc.lua uses %s, which mcpc.h does not declare" % n for n in sorted(used - header.names())]
+    used: Set[str] = set()
+    for path, source in lua.items():
+        names = lua_names(source)
+        problems += ["%s uses %s, which mcpc.h does not declare" % (path, n)
+                     for n in sorted(names - header.names())]
+        used |= names
     return problems, used & set(header.functions)
 
 
@@ -249,7 +262,7 @@ def run(repo: Path) -> Tuple[List[str], str]:
     lua_readme = "bindings/lua/README.md"
     lua_out = not_bound((repo / lua_readme).read_text())
     lua_problems, lua_bound = check_lua(header, (repo / "include" / "mcpc.h").read_text(),
-                                        (lua_dir / "mcpc_cdef.lua").read_text(), (lua_dir / "mcpc.lua").read_text())
+                                        (lua_dir / "mcpc_cdef.lua").read_text(), lua_sources(lua_dir))
     problems += lua_problems + coverage(header, lua_bound, lua_out, lua_readme)
     summary = "mcpc.h: %d functions; Python binds %d, leaves out %d; C++ wraps %d, leaves out %d; Lua binds %d, leaves out %d" % (
         len(header.functions), len(decls.FUNCTIONS), len(py_out), len(wrapped), len(cpp_out), len(lua_bound), len(lua_out))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The Lua checks of check_bindings.py fail on each kind of drift, injected here:
-a stale mcpc_cdef.lua, a name the header lacks, a function neither called nor listed,
-one listed though called, and a header whose change the committed cdef misses.
+a stale mcpc_cdef.lua, a name the header lacks (in any file of the binding's tree), a
+function neither called nor listed, one listed though called, and a header whose
+change the committed cdef misses.
 
 Run from the repository root (make check-bindings runs it): `python3 tests/bindings/test_check_lua.py`.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import sys
 import unittest
 from pathlib import Path
+from typing import Dict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import check_bindings  # noqa: E402
@@ -20,11 +22,11 @@ REPO = Path(__file__).resolve().parents[2]
 HEADER_TEXT = (REPO / "include" / "mcpc.h").read_text()
 HEADER = parse_header(HEADER_TEXT)
 CDEF = (REPO / "bindings" / "lua" / "mcpc_cdef.lua").read_text()
-LUA = (REPO / "bindings" / "lua" / "mcpc.lua").read_text()
+LUA = check_bindings.lua_sources(REPO / "bindings" / "lua")
 README = (REPO / "bindings" / "lua" / "README.md").read_text()
 
 
-def problems(header_text: str = HEADER_TEXT, cdef: str = CDEF, lua: str = LUA, readme: str = README):
+def problems(header_text: str = HEADER_TEXT, cdef: str = CDEF, lua: Dict[str, str] = LUA, readme: str = README):
     header = parse_header(header_text)
     found, called = check_bindings.check_lua(header, header_text, cdef, lua)
     return found + check_bindings.coverage(header, called, check_bindings.not_bound(readme), "README")
@@ -45,17 +47,24 @@ class LuaChecks(unittest.TestCase):
         self.assertNotEqual(changed, HEADER_TEXT)
         self.assertTrue(any("mcpc_cdef.lua" in p for p in problems(header_text=changed)))
 
+    def test_every_file_of_the_tree_is_scanned(self) -> None:
+        self.assertIn("mcpc.lua", LUA)
+        self.assertIn("mcpc/client.lua", LUA)
+        self.assertNotIn("mcpc_cdef.lua", LUA)
+
     def test_a_name_the_header_lacks_is_reported(self) -> None:
-        drifted = LUA + "\nlocal _ = C.mcpc_client_gone and K.MCPC_ERR_GONE\n"
+        drifted = dict(LUA)
+        drifted["mcpc/client.lua"] += "\nlocal _ = C.mcpc_client_gone and K.MCPC_ERR_GONE\n"
         found = problems(lua=drifted)
-        self.assertIn("mcpc.lua uses mcpc_client_gone, which mcpc.h does not declare", found)
-        self.assertIn("mcpc.lua uses MCPC_ERR_GONE, which mcpc.h does not declare", found)
+        self.assertIn("mcpc/client.lua uses mcpc_client_gone, which mcpc.h does not declare", found)
+        self.assertIn("mcpc/client.lua uses MCPC_ERR_GONE, which mcpc.h does not declare", found)
 
     def test_names_in_comments_and_strings_do_not_count(self) -> None:
         self.assertEqual(check_bindings.lua_names('-- mcpc_gone()\nlocal s = "mcpc_gone" .. [[mcpc_gone]]\n'), set())
 
     def test_an_unbound_unlisted_function_is_reported(self) -> None:
-        unbound = LUA.replace("C.mcpc_client_roots_changed(", "C.nothing(")
+        unbound = {path: source.replace("C.mcpc_client_roots_changed(", "C.nothing(") for path, source in LUA.items()}
+        self.assertNotEqual(unbound, LUA)
         self.assertIn('mcpc_client_roots_changed: neither bound nor listed in README\'s "Not bound"',
                       problems(lua=unbound))
 
