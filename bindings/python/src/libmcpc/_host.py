@@ -1,36 +1,20 @@
 """Many servers behind one handle (mcpc_host_t, docs/host.md): configuration files,
 servers started together, one catalog of their tools under qualified names, and
 calls routed by those names; their resources and prompts too. :class:`Host` blocks;
-:class:`AsyncHost` is the asyncio form."""
+:class:`AsyncHost` is the asyncio form. The listing types are in _host_catalog.py,
+the callbacks' trampolines in _host_callbacks.py."""
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import inspect
 import json
 import threading
 from contextlib import contextmanager
 from ctypes import byref, c_size_t, c_void_p
-from dataclasses import dataclass, field
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Generic,
-    Iterator,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-    TypeVar,
-    Union,
-)
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Union
 
-from . import _decls, _ffi
+from . import _ffi
 from ._async import in_thread
 from ._call import Cancel, CallKeywords, _call_opts, call_signature, call_tool
 from ._client import _argv
@@ -38,6 +22,10 @@ from ._content import ResourceContents, _contents_from, _json_arg
 from ._convert import PathLike, _b, _check, _raise_last
 from ._ffi import lib, registry
 from ._guard import Guarded
+from ._host_callbacks import EventCallback, Resolver, _event_trampoline, _reporting, _resolve_trampoline, _Resolver
+# Re-exported: __init__ and callers import the listing types from here, as before the split.
+from ._host_catalog import (Catalog, Collision, HostEvent, HostPrompt, HostResource, HostResources, HostTemplate,
+                            HostTool, PromptCatalog, ResourceCollision, ServerState, _state)
 from ._options import build_options, layered, options_signature
 from ._results import CallResult
 from .errors import CancelledError, ClosedError, Status, error_for
@@ -51,304 +39,11 @@ __all__ = ["AsyncHost", "Catalog", "Collision", "EnvPolicy", "EventCallback", "H
            "HostResource", "HostResources", "HostTemplate", "HostTool", "PromptCatalog", "Resolver",
            "ResourceCollision", "ServerState"]
 
-
-class ServerState(str, enum.Enum):
-    """A server's state (mcpc_server_state_t). Each equals the name :meth:`Host.status`
-    gives, such as ``"ready"``."""
-
-    ADDED = "added"  # added, not started yet
-    STARTING = "starting"
-    READY = "ready"  # its tools are in the catalog
-    FAILED = "failed"  # did not start, or its connection ended: the detail says why
-    NEEDS_LOGIN = "needs_login"  # its authorization needs a login
-    DISABLED = "disabled"  # disabled in its configuration; never started
-    RESTARTING = "restarting"  # died, and is being started again (``restart=``)
-    IDLE = "idle"  # not started: its saved tools are in the catalog; its first call starts it
-
-
-class HostEvent(str, enum.Enum):
-    """What a host reports to its event callback (mcpc_host_event_t)."""
-
-    SERVER_STATE = "server_state"  # a server's state changed; detail: its error, or None
-    SETTLED = "settled"  # start() settled; detail: the summary, a dict
-    CATALOG_CHANGED = "catalog_changed"  # a server became ready, failed or was removed
-
-
-_STATES = list(ServerState)  # in the order of their C values, 0 to 6
-_EVENTS = {1: HostEvent.SERVER_STATE, 2: HostEvent.SETTLED, 3: HostEvent.CATALOG_CHANGED}
-
-EventCallback = Callable[[HostEvent, Optional[str], Optional[ServerState], Any], Any]
-"""on_event(event, server or None, state or None, detail): see :class:`HostEvent`."""
-Resolver = Callable[[str, str, Optional[str]], Optional[str]]
-"""resolver(kind, reference, prompt) -> value or None: kind "input" (``${input:ID}``:
-the ID, and its description as the prompt) or "secret" (``${op://...}``: the whole
-reference, no prompt)."""
 EnvPolicy = Union[str, Sequence[str]]
 """``"no_secrets"`` (the default), ``"pass_all"``, or the names to pass (an allow-list)."""
 
 _ENV_POLICIES = {"no_secrets": 0, "pass_all": 1}
 _ENV_ALLOW = 2
-
-
-def _state(value: Any) -> Any:
-    """A state as ServerState; one a newer library added stays as it came."""
-    if isinstance(value, int):
-        return _STATES[value] if 0 <= value < len(_STATES) else value
-    try:
-        return ServerState(value)
-    except ValueError:
-        return value
-
-
-# ---- the catalog -----------------------------------------------------------------------
-
-
-E = TypeVar("E")
-
-
-class _Listing(Generic[E]):
-    """What a host's listings share: a sequence of their entries, each found by its
-    key (``name``, the qualified name; or ``uri``)."""
-
-    _key = "name"
-
-    def _entries(self) -> List[E]:
-        raise NotImplementedError
-
-    def __iter__(self) -> Iterator[E]:
-        return iter(self._entries())
-
-    def __len__(self) -> int:
-        return len(self._entries())
-
-    def __getitem__(self, index: int) -> E:
-        return self._entries()[index]
-
-    def _keys(self) -> List[str]:
-        return [getattr(e, self._key) for e in self._entries()]
-
-    def get(self, key: str) -> Optional[E]:
-        """The entry of this qualified name (or URI), or None."""
-        return next((e for e in self._entries() if getattr(e, self._key) == key), None)
-
-
-class _Named(_Listing[E]):
-    """A listing keyed by qualified name: the tools' and the prompts'."""
-
-    @property
-    def names(self) -> List[str]:
-        """The qualified names, in the catalog's order."""
-        return self._keys()
-
-
-@dataclass(frozen=True)
-class HostTool:
-    """One tool of a host's catalog: ``name`` is its qualified name (``SERVER__TOOL``,
-    what :meth:`Host.call` takes), ``tool`` the tool as its server listed it (with its
-    own name)."""
-
-    name: str
-    server: str
-    tool: Dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Collision:
-    """Two tools (or two prompts) that would have shared the qualified name ``name``:
-    ``kept``'s kept it, ``renamed``'s was given ``renamed_to``."""
-
-    name: str
-    kept: str
-    renamed: str
-    renamed_to: str
-
-
-def _collisions(raw: Mapping[str, Any]) -> List[Collision]:
-    return [Collision(c["name"], c["kept"], c["renamed"], c["renamedTo"]) for c in raw.get("collisions", [])]
-
-
-@dataclass(frozen=True)
-class Catalog(_Named[HostTool]):
-    """The tools of a host's ready servers (a sequence of :class:`HostTool`), and the
-    collisions their names had."""
-
-    tools: List[HostTool]
-    collisions: List[Collision]
-    #: The catalog's JSON as the host gave it: what :meth:`Host.load_catalog` takes back.
-    json: str = field(default="", repr=False, compare=False)
-
-    def _entries(self) -> List[HostTool]:
-        return self.tools
-
-    @classmethod
-    def _parse(cls, text: str) -> "Catalog":
-        raw = json.loads(text)
-        return cls([HostTool(t["name"], t["server"], t["tool"]) for t in raw.get("tools", [])], _collisions(raw), text)
-
-
-@dataclass(frozen=True)
-class HostPrompt:
-    """One prompt of a host's servers: ``name`` is its qualified name (named as tools
-    are, what :meth:`Host.get_prompt` takes), ``prompt`` the prompt as its server
-    listed it (with its own name)."""
-
-    name: str
-    server: str
-    prompt: Dict[str, Any]
-
-
-@dataclass(frozen=True)
-class PromptCatalog(_Named[HostPrompt]):
-    """The prompts of a host's ready servers (a sequence of :class:`HostPrompt`), and
-    the collisions their names had."""
-
-    prompts: List[HostPrompt]
-    collisions: List[Collision]
-
-    def _entries(self) -> List[HostPrompt]:
-        return self.prompts
-
-    @classmethod
-    def _parse(cls, text: str) -> "PromptCatalog":
-        raw = json.loads(text)
-        return cls([HostPrompt(p["name"], p["server"], p["prompt"]) for p in raw.get("prompts", [])], _collisions(raw))
-
-
-@dataclass(frozen=True)
-class HostResource:
-    """One resource of a host's servers, as ``server`` listed it. URIs are the
-    servers' own, never qualified."""
-
-    uri: str
-    server: str
-    resource: Dict[str, Any]
-
-
-@dataclass(frozen=True)
-class HostTemplate:
-    """One resource template, as ``server`` listed it."""
-
-    server: str
-    template: Dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ResourceCollision:
-    """A URI two servers listed: reads go to ``kept``'s (the one added first);
-    ``dropped``'s is not listed."""
-
-    uri: str
-    kept: str
-    dropped: str
-
-
-@dataclass(frozen=True)
-class HostResources(_Listing[HostResource]):
-    """The resources of a host's servers (a sequence of :class:`HostResource`, each
-    found by its URI with :meth:`get`), their templates, and the URIs two servers
-    listed."""
-
-    _key = "uri"
-
-    resources: List[HostResource]
-    templates: List[HostTemplate]
-    collisions: List[ResourceCollision]
-
-    def _entries(self) -> List[HostResource]:
-        return self.resources
-
-    @property
-    def uris(self) -> List[str]:
-        """The URIs, in the listing's order."""
-        return self._keys()
-
-    @classmethod
-    def _parse(cls, text: str) -> "HostResources":
-        raw = json.loads(text)
-        return cls([HostResource(r["uri"], r["server"], r["resource"]) for r in raw.get("resources", [])],
-                   [HostTemplate(t["server"], t["template"]) for t in raw.get("templates", [])],
-                   [ResourceCollision(c["uri"], c["kept"], c["dropped"]) for c in raw.get("collisions", [])])
-
-
-# ---- the callbacks' trampolines (module-level: they live as long as the module) ---------
-
-_reporting = threading.local()  # set while this thread runs an event callback
-
-
-def _event_py(userdata: Optional[int], event: int, server: Optional[bytes], state: int,
-              detail: Optional[bytes]) -> None:
-    fn = registry.get(userdata)
-    if fn is None:
-        return
-    kind = _EVENTS.get(event, event)
-    info: Any = detail.decode("utf-8", "replace") if detail is not None else None
-    if kind is HostEvent.SETTLED and info:
-        info = json.loads(info)
-    _reporting.on = True
-    try:
-        # ctypes reports an exception here as unraisable and returns: none reaches C.
-        fn(kind, server.decode("utf-8", "replace") if server is not None else None,
-           _state(state) if kind is HostEvent.SERVER_STATE else None, info)
-    finally:
-        _reporting.on = False
-
-
-class _Resolver:
-    """The host's resolver, and what it refused on each thread: C hears only "no
-    value", so add_config adds the reason (never the value) to its error."""
-
-    def __init__(self, fn: Resolver) -> None:
-        self.fn = fn
-        self._notes = threading.local()
-
-    def take(self) -> List[Tuple[str, Optional[BaseException]]]:
-        notes: List[Tuple[str, Optional[BaseException]]] = getattr(self._notes, "items", [])
-        self._notes.items = []
-        return notes
-
-    def answer(self, kind: str, reference: str, prompt: Optional[str], buf: int, size: int) -> int:
-        what = "${input:%s}" % reference if kind == "input" else "${%s}" % reference
-        try:
-            value = self.fn(kind, reference, prompt)
-        except Exception as e:  # noqa: BLE001 - kept for add_config to raise from
-            return self._refuse("the resolver raised %s for %s" % (type(e).__name__, what), e)
-        if value is None:
-            return 1
-        if not isinstance(value, str):
-            return self._refuse("the resolver gave %s a %s, not a str" % (what, type(value).__name__))
-        data = value.encode("utf-8")
-        if len(data) + 1 > size:
-            # Refused, not cut: a cut secret would fail later, far from here.
-            return self._refuse("the resolver's value for %s is %d bytes, more than the %d that fit"
-                                % (what, len(data), size - 1))
-        if b"\0" in data:
-            return self._refuse("the resolver's value for %s holds a NUL" % what)
-        return _ffi.put_string(buf, size, value)
-
-    def _refuse(self, note: str, error: Optional[BaseException] = None) -> int:
-        if not hasattr(self._notes, "items"):
-            self._notes.items = []
-        self._notes.items.append((note, error))
-        return 1
-
-
-def _resolve_py(userdata: Optional[int], kind: Optional[bytes], reference: Optional[bytes],
-                prompt: Optional[bytes], buf: Optional[int], size: int) -> int:
-    try:
-        r = registry.get(userdata)
-        if r is None or not buf:
-            return 1
-        return int(r.answer(_ffi.text(kind), _ffi.text(reference),
-                            prompt.decode("utf-8", "replace") if prompt is not None else None, buf, size))
-    except BaseException:  # noqa: BLE001 - ctypes would return 0, "a value", for an exception
-        return 1
-
-
-_event_trampoline = _decls.HOST_EVENT_CB(_event_py)
-_resolve_trampoline = _decls.RESOLVE_CB(_resolve_py)
-
-
-# ---- the host --------------------------------------------------------------------------
 
 
 class _OwnCancel(Cancel):
