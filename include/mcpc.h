@@ -3100,7 +3100,8 @@ typedef enum {
   MCPC_HOST_SERVER_STATE = 1,
   /**
    * mcpc_host_start settled: `server` is NULL; `detail` is the summary, JSON
-   * `{"servers": {STATE: COUNT}, "tools": N, "collisions": N}`; `state` means nothing.
+   * `{"servers": {STATE: COUNT}, "tools": N, "prompts": N, "collisions": N}`; `state`
+   * means nothing.
    */
   MCPC_HOST_SETTLED = 2,
   /**

@@ -60,7 +60,8 @@ pub enum mcpc_host_event_t {
     /// message") or NULL.
     MCPC_HOST_SERVER_STATE = 1,
     /// mcpc_host_start settled: `server` is NULL; `detail` is the summary, JSON
-    /// `{"servers": {STATE: COUNT}, "tools": N, "collisions": N}`; `state` means nothing.
+    /// `{"servers": {STATE: COUNT}, "tools": N, "prompts": N, "collisions": N}`; `state`
+    /// means nothing.
     MCPC_HOST_SETTLED = 2,
     /// The catalog changed (a server became ready, failed or was removed): `server`
     /// and `detail` are NULL; `state` means nothing.
