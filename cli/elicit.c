@@ -476,11 +476,21 @@ static enum answer ask_field(const struct field *f, struct buf *out)
 /* The handlers                                                               */
 /* ------------------------------------------------------------------------- */
 
-/* Shows who asks, and what. */
+/* Shows who asks, and what: with --config alone, the file's name for the server
+ * first, since the name a server gives itself may be anything. */
 static void show_request(const mcpc_input_t *input)
 {
     fputs("mcpc: ", stderr);
-    put_sanitized(stderr, mcpc_input_server(input));
+    const char *configured = mcpc_input_host_server(input);
+    if (configured != NULL) {
+        fputs("server ", stderr);
+        put_sanitized(stderr, configured);
+        fputs(" (", stderr);
+        put_sanitized(stderr, mcpc_input_server(input));
+        fputc(')', stderr);
+    } else {
+        put_sanitized(stderr, mcpc_input_server(input));
+    }
     fputs(" asks: ", stderr);
     put_sanitized(stderr, mcpc_input_message(input));
     fputc('\n', stderr);

@@ -158,6 +158,12 @@ for era in modern legacy; do
     stderr_has "elicit-unknown-command-$era" 'unknown command'
     printf '5\n!cancel\n' >"$tmp/answers"
     expect "elicit-cancel-$era" 0 '\"action\": \"cancel\"' -- --elicit --stdio "$INPUT --era=$era" call form <"$tmp/answers"
+    # With --config alone, the question names the server as the file does.
+    printf '{"mcpServers": {"asker": {"command": "%s", "args": ["tests/fixtures/input_server.py", "--era=%s"]}}}' \
+        "$PYTHON" "$era" >"$tmp/asker.json"
+    printf '\n\n\nAnn\n' >"$tmp/answers"
+    expect "host-elicit-$era" 0 '\"name\": \"Ann\"' -- --elicit --config "$tmp/asker.json" call asker__form <"$tmp/answers"
+    stderr_has "host-elicit-names-the-server-$era" 'mcpc: server asker ('
     expect "elicit-eof-$era" 0 '\"action\": \"cancel\"' -- --elicit --stdio "$INPUT --era=$era" call survey </dev/null
     printf '\n\n!!x\n' >"$tmp/answers"
     expect "elicit-bang-$era" 0 '\"name\": \"!x\"' -- --elicit --stdio "$INPUT --era=$era" call form <"$tmp/answers"
