@@ -49,6 +49,10 @@ def test_hosts() -> None:
                        'unknown: no tool named "broken__echo" in the catalog']
 
 
+def test_input() -> None:
+    assert run_example("input.py").splitlines() == ["mcpc-demo asks: name?", "wants_input: hello Ada"]
+
+
 def readme_block(readme: str, marker: str) -> "str | None":
     lines = readme.splitlines()
     try:
@@ -62,7 +66,7 @@ def readme_block(readme: str, marker: str) -> "str | None":
     return "\n".join(lines[j + 1:k])
 
 
-@pytest.mark.parametrize("name", ["hello.py", "async_calls.py", "seam.py", "hosts.py"])
+@pytest.mark.parametrize("name", ["hello.py", "async_calls.py", "seam.py", "hosts.py", "input.py"])
 def test_readme_shows_the_example(name: str) -> None:
     readme = Path(os.environ.get("MCPC_README") or REPO / "README.md").read_text()
     block = readme_block(readme, "<!-- example: bindings/python/examples/%s -->" % name)

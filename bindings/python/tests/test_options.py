@@ -11,7 +11,8 @@ import pytest
 import libmcpc
 
 COMMON = {"timeout", "protocol_version", "negotiation", "client_info", "on_notification", "log_level", "on_log",
-          "validate_output", "max_pages", "max_message_size", "extensions"}
+          "validate_output", "max_pages", "max_message_size", "extensions", "on_elicitation", "elicitation_modes",
+          "on_sampling", "sampling_tools", "roots", "on_roots"}
 STDIO = COMMON | {"env", "clear_env", "cwd", "stderr", "close_grace", "restart"}
 HTTP = COMMON | {"headers", "bearer", "token", "cacert", "ca_pem", "standalone_stream", "oauth", "proxy", "no_proxy",
                  "proxy_credentials", "http_transport", "http_version"}

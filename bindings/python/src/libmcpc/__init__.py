@@ -16,6 +16,9 @@ Quick start::
 - ``await client.call_async(...)`` / ``await client.tools_async()`` and the
   ``*_async`` connect functions are the asyncio forms, on the library's async API:
   cancelling the awaiting task cancels the request.
+- ``on_elicitation=``, ``on_sampling=`` and ``roots=``/``on_roots=`` answer the
+  server's requests for input: the handler gets an :class:`InputRequest` and returns
+  the answer (an :class:`Elicitation` for a form).
 - :class:`OAuth` passed as ``Client.http(url, oauth=...)`` authorizes with OAuth 2.1.
 - :class:`Host` (and :class:`AsyncHost`, for asyncio) puts many servers behind one
   handle: configuration files, servers started together, one catalog of their tools
@@ -46,6 +49,7 @@ from ._host import (
     ResourceCollision,
     ServerState,
 )
+from ._input import Elicitation, InputHandler, InputKind, InputRequest, Root
 from ._options import NotificationCallback, StderrCallback, TokenCallback
 from ._results import CallResult
 from ._transport import Exchange, RequestTransport, Transport
@@ -106,6 +110,7 @@ __all__ = [
     "ClosedError",
     "Collision",
     "ConfigError",
+    "Elicitation",
     "Content",
     "Exchange",
     "HandshakeError",
@@ -117,6 +122,9 @@ __all__ = [
     "HostTemplate",
     "HostTool",
     "HttpError",
+    "InputHandler",
+    "InputKind",
+    "InputRequest",
     "InsecureUrlError",
     "InvalidArgumentError",
     "ListingError",
@@ -139,6 +147,7 @@ __all__ = [
     "RequestTransport",
     "ResourceCollision",
     "ResourceContents",
+    "Root",
     "UiView",
     "RpcError",
     "ServerExitedError",

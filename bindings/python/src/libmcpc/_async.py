@@ -125,6 +125,17 @@ def _close_orphan(client: "Client") -> None:
     threading.Thread(target=client.close, daemon=True).start()
 
 
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+def on_loop(value: Any, loop: asyncio.AbstractEventLoop) -> Any:
+    """Awaits ``value`` (an awaitable a callback returned) on ``loop`` from an mcpc
+    thread, and returns its result or raises its exception: how an asyncio client's or
+    AsyncHost's coroutine callbacks run on their event loop while mcpc waits."""
+    return asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+
+
 async def in_thread(fn: Callable[..., T], *args: Any, cancel: Any = None, **kwargs: Any) -> T:
     """Runs a blocking call that takes ``cancel=`` on a worker thread. Cancelling the
     awaiting task triggers the Cancel (the server is sent notifications/cancelled) and

@@ -150,7 +150,7 @@ class Client(Guarded, ContentMixin):
         blocking the event loop. Cancelling the awaiting task stops the handshake and
         the server."""
         arr, n = _argv(argv)
-        with build_options("stdio", options) as o:
+        with build_options("stdio", options, asyncio.get_running_loop()) as o:
             return await cls._connect_async(
                 lambda key, op: lib.mcpc_client_connect_stdio_async(arr, n, o.handle, _connect_done, key, op))
 
@@ -159,7 +159,7 @@ class Client(Guarded, ContentMixin):
     async def http_async(cls, url: str, **options: "Unpack[HttpOptions]") -> "Client":
         """As :meth:`http` (same keyword arguments), without blocking the event loop."""
         burl = _b(url)
-        with build_options("http", options) as o:
+        with build_options("http", options, asyncio.get_running_loop()) as o:
             return await cls._connect_async(
                 lambda key, op: lib.mcpc_client_connect_http_async(burl, o.handle, _connect_done, key, op))
 
@@ -170,7 +170,7 @@ class Client(Guarded, ContentMixin):
         if not isinstance(transport, Transport):
             raise TypeError("transport must be a libmcpc.Transport")
         handle = transport._require()
-        with build_options("transport", options) as o:
+        with build_options("transport", options, asyncio.get_running_loop()) as o:
             return await cls._connect_async(
                 lambda key, op: lib.mcpc_client_connect_transport_async(handle, o.handle, _connect_done, key, op),
                 transport)
@@ -228,6 +228,17 @@ class Client(Guarded, ContentMixin):
                 return None
             ext = json.loads(_ffi.take_string(out.value))
             return ext if isinstance(ext, dict) else None
+        finally:
+            self._leave()
+
+    def roots_changed(self) -> None:
+        """Tells the server the roots changed (``notifications/roots/list_changed``;
+        under 2026-07-28 the server asks each time, so nothing is sent). Raises
+        :class:`~libmcpc.NotSupportedError` for a client without ``roots`` or
+        ``on_roots``. Does not block."""
+        h = self._enter()
+        try:
+            _check(lib.mcpc_client_roots_changed(h))
         finally:
             self._leave()
 

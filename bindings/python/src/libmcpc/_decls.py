@@ -47,6 +47,7 @@ SIGN_CB = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_size_t, c_void_p, c_void_p)
 TASK_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_char_p, c_char_p)
 HOST_EVENT_CB = CFUNCTYPE(None, c_void_p, c_int, c_char_p, c_int, c_char_p)
 RESOLVE_CB = CFUNCTYPE(c_int32, c_void_p, c_char_p, c_char_p, c_char_p, c_void_p, c_size_t)
+INPUT_CB = CFUNCTYPE(None, c_void_p, c_void_p)
 
 
 class CallOpts(Structure):
@@ -128,6 +129,9 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "mcpc_options_set_no_proxy": (_S, [_P, c_char_p]),
     "mcpc_options_set_proxy_credentials": (_S, [_P, c_char_p, c_char_p]),
     "mcpc_options_set_oauth": (_S, [_P, _P]),
+    "mcpc_options_set_elicitation_handler": (_S, [_P, c_uint32, INPUT_CB, _P, FREE_CB]),
+    "mcpc_options_set_sampling_handler": (_S, [_P, c_uint32, INPUT_CB, _P, FREE_CB]),
+    "mcpc_options_set_roots_handler": (_S, [_P, INPUT_CB, _P, FREE_CB]),
     # connecting
     "mcpc_client_connect_stdio": (_S, [POINTER(c_char_p), c_size_t, _P, _PP]),
     "mcpc_client_connect_http": (_S, [c_char_p, _P, _PP]),
@@ -199,6 +203,20 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "mcpc_tool_list_json": (c_char_p, [_P, c_size_t]),
     "mcpc_tool_list_to_json": (_S, [_P, _PP]),
     "mcpc_tool_list_free": (None, [_P]),
+    # input for the server
+    "mcpc_input_kind": (c_int32, [_P]),
+    "mcpc_input_method": (c_char_p, [_P]),
+    "mcpc_input_server": (c_char_p, [_P]),
+    "mcpc_input_host_server": (c_char_p, [_P]),
+    "mcpc_input_params_json": (c_char_p, [_P]),
+    "mcpc_input_message": (c_char_p, [_P]),
+    "mcpc_input_schema_json": (c_char_p, [_P]),
+    "mcpc_input_url": (c_char_p, [_P]),
+    "mcpc_input_elicit": (_S, [_P, c_int32, c_char_p]),
+    "mcpc_input_complete": (_S, [_P, c_char_p]),
+    "mcpc_input_fail": (_S, [_P, c_char_p]),
+    "mcpc_input_free": (None, [_P]),
+    "mcpc_client_roots_changed": (_S, [_P]),
     # the transport seam
     "mcpc_transport_new": (_S, [SEND_CB, CLOSE_CB, _P, FREE_CB, _PP]),
     "mcpc_transport_new_request": (_S, [REQUEST_CB, CLOSE_CB, _P, FREE_CB, _PP]),

@@ -15,7 +15,7 @@ from ctypes import byref, c_size_t, c_void_p
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Union
 
 from . import _ffi
-from ._async import in_thread
+from ._async import in_thread, on_loop
 from ._call import Cancel, CallKeywords, _call_opts, call_signature, call_tool
 from ._client import _argv
 from ._content import ResourceContents, _contents_from, _json_arg
@@ -65,7 +65,7 @@ class _HostBase(Guarded):
     def __init__(self, options: Mapping[str, Any], on_event: Optional[EventCallback], resolver: Optional[Resolver],
                  variables: Optional[Mapping[str, str]], env_policy: Optional[EnvPolicy],
                  concurrency: Optional[int]) -> None:
-        with build_options("host", options) as o:
+        with build_options("host", options, self._event_loop()) as o:
             out = c_void_p()
             _check(lib.mcpc_host_new(o.handle, byref(out)))
         super().__init__(out.value or 0)
@@ -89,6 +89,10 @@ class _HostBase(Guarded):
 
     def set_event_callback(self, on_event: Optional[EventCallback]) -> None:
         raise NotImplementedError
+
+    def _event_loop(self) -> Optional[asyncio.AbstractEventLoop]:
+        """The loop coroutine input handlers run on: AsyncHost's; None for Host."""
+        return None
 
     def set_resolver(self, resolver: Optional[Resolver]) -> None:
         raise NotImplementedError
@@ -188,7 +192,7 @@ class _HostBase(Guarded):
 
     def _add(self, add: Callable[[int, Any], int], kind: str, options: Mapping[str, Any]) -> None:
         # With no options of its own a server takes the host's defaults as they are (NULL).
-        o = build_options(kind, layered(kind, self._defaults, options)) if options else None
+        o = build_options(kind, layered(kind, self._defaults, options), self._event_loop()) if options else None
         try:
             self._do(add, o.handle if o else None)
         finally:
@@ -444,6 +448,9 @@ class AsyncHost(_HostBase):
         self._tasks: "Set[asyncio.Future[Any]]" = set()
         super().__init__(options, on_event, resolver, variables, env_policy, concurrency)
 
+    def _event_loop(self) -> Optional[asyncio.AbstractEventLoop]:
+        return self._loop
+
     def set_event_callback(self, on_event: Optional[EventCallback]) -> None:
         """Reports to ``on_event(event, server, state, detail)`` on the event loop from
         now on (None: to nobody)."""
@@ -478,7 +485,7 @@ class AsyncHost(_HostBase):
         def resolve(kind: str, reference: str, prompt: Optional[str]) -> Optional[str]:
             value: Any = resolver(kind, reference, prompt)
             if inspect.isawaitable(value):
-                value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+                value = on_loop(value, loop)
             return value  # type: ignore[no-any-return]
 
         self._set_resolver(resolve)
@@ -519,6 +526,3 @@ class AsyncHost(_HostBase):
         """As :meth:`Host.remove`, on a worker thread."""
         await asyncio.get_running_loop().run_in_executor(None, self._remove, name)
 
-
-async def _awaited(value: Any) -> Any:
-    return await value

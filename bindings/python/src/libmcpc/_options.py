@@ -6,6 +6,7 @@ build_options are made from them."""
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import inspect
 import json
@@ -28,6 +29,8 @@ from typing import (
 from . import _decls, _ffi
 from ._convert import PathLike, _b, _check, _ms
 from ._ffi import lib, registry
+from ._input import (InputHandler, Root, set_elicitation_modes, set_on_elicitation, set_on_roots, set_on_sampling,
+                     set_roots, set_sampling_tools)
 from ._oauth import OAuth
 
 __all__ = ["CommonOptions", "StdioOptions", "HttpOptions", "HostOptions", "build_options", "layered",
@@ -84,9 +87,14 @@ _token_trampoline = _decls.TOKEN_CB(_token_py)
 
 
 class _Options:
-    """An mcpc_options_t being built; freed after the connect call copied it."""
+    """An mcpc_options_t being built; freed after the connect call copied it. `loop`
+    is the event loop of an asyncio client or host (its coroutine handlers run there);
+    `notes` carries what one setter leaves for a later one (elicitation_modes for
+    on_elicitation)."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
+        self.loop = loop
+        self.notes: Dict[str, Any] = {}
         self.handle = lib.mcpc_options_new()
         if not self.handle:
             raise MemoryError("mcpc_options_new failed")
@@ -253,6 +261,13 @@ class CommonOptions(TypedDict, total=False):
     max_message_size: Annotated[Optional[int], Option(_number("mcpc_options_set_max_message_size"))]
     # Extension id -> its settings (a dict, or JSON text of an object; None: {}).
     extensions: Annotated[Optional[Mapping[str, Any]], Option(_extensions)]
+    # Input for the server (_input.py): each mode and flag before its handler.
+    elicitation_modes: Annotated[Union[str, Sequence[str]], Option(set_elicitation_modes, ("form",))]
+    on_elicitation: Annotated[Optional[InputHandler], Option(set_on_elicitation)]
+    sampling_tools: Annotated[bool, Option(set_sampling_tools, False)]
+    on_sampling: Annotated[Optional[InputHandler], Option(set_on_sampling)]
+    roots: Annotated[Optional[Sequence[Root]], Option(set_roots)]
+    on_roots: Annotated[Optional[InputHandler], Option(set_on_roots)]
 
 
 class StdioOptions(CommonOptions, total=False):
@@ -302,9 +317,11 @@ _TABLES = {kind: _table(cls) for kind, cls in _KINDS.items()}
 _ALL = _TABLES["host"]
 
 
-def build_options(kind: str, options: Mapping[str, Any]) -> _Options:
+def build_options(kind: str, options: Mapping[str, Any],
+                  loop: Optional[asyncio.AbstractEventLoop] = None) -> _Options:
     """An mcpc_options_t with these keyword options of a `kind` connect function
-    (the caller frees it). Raises TypeError for an option it does not take."""
+    (the caller frees it); `loop`: the asyncio client's or host's event loop. Raises
+    TypeError for an option it does not take."""
     table = _TABLES[kind]
     unknown = [k for k in options if k not in table]
     if unknown:
@@ -312,7 +329,7 @@ def build_options(kind: str, options: Mapping[str, Any]) -> _Options:
         if other:
             raise TypeError("%s: options for another transport: %s" % (kind, ", ".join(other)))
         raise TypeError("%s() got an unexpected keyword argument %r" % (kind, unknown[0]))
-    o = _Options()
+    o = _Options(loop)
     try:
         for name, (_, option) in table.items():
             value = options.get(name, option.default)
@@ -324,11 +341,16 @@ def build_options(kind: str, options: Mapping[str, Any]) -> _Options:
     return o
 
 
+_EITHER = {"roots": "on_roots", "on_roots": "roots"}
+
+
 def layered(kind: str, defaults: Mapping[str, Any], own: Mapping[str, Any]) -> Dict[str, Any]:
     """The keyword options of a host's `kind` server: the host's defaults that apply to
     that transport, then the server's own over them."""
     table = _TABLES[kind]
-    return {**{k: v for k, v in defaults.items() if k in table}, **own}
+    # A server's own roots or on_roots replaces the host's other one.
+    replaced = {_EITHER[k] for k in own if k in _EITHER}
+    return {**{k: v for k, v in defaults.items() if k in table and k not in replaced}, **own}
 
 
 F = TypeVar("F", bound=Callable[..., Any])
