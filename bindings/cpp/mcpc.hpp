@@ -2,18 +2,19 @@
 // Model Context Protocol client library.
 //
 // - Handles are RAII and move-only: Client, Host, Options, OAuth, Result, ToolList, Cancel,
-//   Op, Transport, Exchange. A moved-from handle is empty (operator bool is false).
+//   Op, Transport, Exchange, InputRequest. A moved-from handle is empty (operator bool
+//   is false).
 // - Failures throw mcpc::Error (or a subclass, see below) carrying the status, the
 //   library's message and, for JSON-RPC errors, the code. ToolError (the tool ran and
 //   reported isError) carries the Result.
 // - Strings go in as std::string_view and come out as std::string (copies; the
 //   library's borrowed pointers never escape this header).
 // - Callbacks are std::function. They run on mcpc threads (see mcpc.h). Send,
-//   request, token, OAuth authorize and store callbacks and a host's resolver may
-//   throw: an exception counts as a failure of that message, as "no token", as a
-//   cancelled login, as "nothing stored" or as "no value". Every other callback
-//   (completions, progress, stderr, notifications, a host's events) must not throw:
-//   an exception escaping one calls std::terminate.
+//   request, token, OAuth authorize and store callbacks, input handlers and a host's
+//   resolver may throw: an exception counts as a failure of that message, as "no token",
+//   as a cancelled login, as a refused request, as "nothing stored" or as "no value".
+//   Every other callback (completions, progress, stderr, notifications, a host's events)
+//   must not throw: an exception escaping one calls std::terminate.
 //
 // The header's doc comments in mcpc.h remain the reference for behaviour, threads
 // and ownership; this wrapper adds no behaviour of its own.
@@ -741,6 +742,125 @@ private:
     std::unique_ptr<mcpc_oauth_t, detail::Deleter<mcpc_oauth_t, mcpc_oauth_free>> p_;
 };
 
+// ---- input for the server -------------------------------------------------------
+
+/// What a server's input request asks for.
+enum class InputKind : int32_t {
+    None = 0,  ///< an empty (moved-from) request
+    ElicitForm = MCPC_INPUT_ELICIT_FORM,
+    ElicitUrl = MCPC_INPUT_ELICIT_URL,
+    Sampling = MCPC_INPUT_SAMPLING,
+    Roots = MCPC_INPUT_ROOTS,
+};
+
+/// One request from the server for input (elicitation, sampling, roots), given to the
+/// handler set with Options::on_elicitation, on_sampling or on_roots. Move-only; answer
+/// it exactly once, now or later, from any thread: accept/decline/cancel (an
+/// elicitation), complete (any kind) or fail. Destroying it unanswered refuses it.
+/// An answer that cannot be given throws (Status::InputInvalid: the content does not
+/// fit the schema and the request stays open; AlreadyCompleted; TimeoutError;
+/// ClosedError).
+class InputRequest {
+public:
+    InputRequest() = default;
+    /// Shares ownership of a request (the handler's wrapper keeps one reference so that
+    /// it can still refuse the request when the handler throws).
+    explicit InputRequest(std::shared_ptr<mcpc_input_t> input) noexcept : p_(std::move(input)) {}
+    InputRequest(InputRequest&&) noexcept = default;
+    InputRequest& operator=(InputRequest&&) noexcept = default;
+    InputRequest(const InputRequest&) = delete;
+    InputRequest& operator=(const InputRequest&) = delete;
+
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+    InputKind kind() const noexcept { return static_cast<InputKind>(mcpc_input_kind(p_.get())); }
+    /// "elicitation/create", "sampling/createMessage" or "roots/list".
+    std::string method() const { return detail::str(mcpc_input_method(p_.get())); }
+    /// Who asks (the title or name the server gave itself): show it to the user.
+    std::string server() const { return detail::str(mcpc_input_server(p_.get())); }
+    /// The host's name for the server that asks; nullopt for a client outside a Host.
+    std::optional<std::string> host_server() const { return opt(mcpc_input_host_server(p_.get())); }
+    /// The params JSON as the server sent them ("{}" when none).
+    std::string params_json() const { return detail::str(mcpc_input_params_json(p_.get())); }
+    /// An elicitation's message to the user; nullopt for other kinds.
+    std::optional<std::string> message() const { return opt(mcpc_input_message(p_.get())); }
+    /// A form elicitation's requested schema JSON; nullopt for other kinds.
+    std::optional<std::string> schema_json() const { return opt(mcpc_input_schema_json(p_.get())); }
+    /// A URL elicitation's URL: show it in full, never open it without consent.
+    std::optional<std::string> url() const { return opt(mcpc_input_url(p_.get())); }
+
+    /// Accepts an elicitation: a form with its content (a JSON object; fields left out
+    /// get the schema's defaults), a URL with none (empty).
+    void accept(std::string_view content_json = {}) const { elicit(MCPC_ELICIT_ACCEPT, content_json); }
+    /// The user explicitly declined the elicitation.
+    void decline() const { elicit(MCPC_ELICIT_DECLINE, {}); }
+    /// The user dismissed the elicitation without choosing.
+    void cancel() const { elicit(MCPC_ELICIT_CANCEL, {}); }
+    /// Answers with the whole result JSON: a CreateMessageResult for sampling,
+    /// {"roots":[...]} for roots, an ElicitResult for elicitation.
+    void complete(std::string_view result_json) const {
+        detail::check(mcpc_input_complete(p_.get(), std::string(result_json).c_str()));
+    }
+    /// Refuses the request, naming why.
+    void fail(std::string_view message) const { detail::check(mcpc_input_fail(p_.get(), std::string(message).c_str())); }
+
+    const mcpc_input_t* get() const noexcept { return p_.get(); }
+
+private:
+    static std::optional<std::string> opt(const char* s) {
+        if (!s) return std::nullopt;
+        return std::string(s);
+    }
+    void elicit(int32_t action, std::string_view content_json) const {
+        std::string c(content_json);
+        detail::check(mcpc_input_elicit(p_.get(), action, content_json.empty() ? nullptr : c.c_str()));
+    }
+    std::shared_ptr<mcpc_input_t> p_;
+};
+
+/// Handles one input request; runs on an mcpc blocking-pool thread and may block (ask
+/// the user) or keep the request and answer it later from another thread. An exception
+/// from it refuses the request with its what() (unless it was answered already).
+using InputFn = std::function<void(InputRequest request)>;
+
+namespace detail {
+
+inline void input_trampoline(void* ud, mcpc_input_t* input) noexcept {
+    // The trampoline keeps a reference of its own: the handler's InputRequest is gone by
+    // the time its exception is caught here, and the request must not wait for a timeout.
+    std::shared_ptr<mcpc_input_t> keep;
+    try {
+        keep.reset(input, mcpc_input_free);  // on bad_alloc it frees (refuses) the request
+        (*static_cast<InputFn*>(ud))(InputRequest(keep));
+    } catch (const std::exception& e) {
+        if (keep) mcpc_input_fail(keep.get(), e.what());
+    } catch (...) {
+        if (keep) mcpc_input_fail(keep.get(), "the input handler threw");
+    }
+}
+
+/// `s` as a JSON string literal.
+inline std::string json_string(std::string_view s) {
+    std::string out = "\"";
+    for (char ch : s) {
+        unsigned char c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (c < 0x20) {
+            static const char hex[] = "0123456789abcdef";
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace detail
+
 /// Client settings: a builder, for one thread at a time. A connect function copies
 /// it, so one Options may make many clients. Setters throw mcpc::Error on bad input.
 class Options {
@@ -943,6 +1063,40 @@ public:
     Options& oauth(const OAuth& o) {
         detail::check(mcpc_options_set_oauth(p_.get(), o.get()));
         return *this;
+    }
+
+    /// Answers the server's elicitation requests with `fn`, in `modes`
+    /// (MCPC_ELICIT_MODE_FORM and/or MCPC_ELICIT_MODE_URL), which the client then
+    /// declares. Without a handler elicitation is not declared. Replaces an earlier one.
+    Options& on_elicitation(InputFn fn, uint32_t modes = MCPC_ELICIT_MODE_FORM) {
+        auto* f = new InputFn(std::move(fn));
+        detail::check(mcpc_options_set_elicitation_handler(p_.get(), modes, detail::input_trampoline, f,
+                                                           detail::delete_fn<InputFn>));
+        return *this;
+    }
+    /// Answers sampling/createMessage with `fn` (complete it with a CreateMessageResult);
+    /// `tools`: requests may carry tools.
+    Options& on_sampling(InputFn fn, bool tools = false) {
+        auto* f = new InputFn(std::move(fn));
+        detail::check(mcpc_options_set_sampling_handler(p_.get(), tools ? MCPC_SAMPLING_TOOLS : 0u,
+                                                        detail::input_trampoline, f, detail::delete_fn<InputFn>));
+        return *this;
+    }
+    /// Answers roots/list with `fn` (complete it with {"roots":[{"uri":"file:///...",
+    /// "name":"..."}]}); see Client::roots_changed.
+    Options& on_roots(InputFn fn) {
+        auto* f = new InputFn(std::move(fn));
+        detail::check(
+            mcpc_options_set_roots_handler(p_.get(), detail::input_trampoline, f, detail::delete_fn<InputFn>));
+        return *this;
+    }
+    /// Answers roots/list with these file:// URIs, always the same.
+    Options& roots(const std::vector<std::string>& uris) {
+        std::string json = "{\"roots\":[";
+        for (size_t i = 0; i < uris.size(); i++)
+            json += (i ? ",{\"uri\":" : "{\"uri\":") + detail::json_string(uris[i]) + "}";
+        json += "]}";
+        return on_roots([json](InputRequest r) { r.complete(json); });
     }
 
     const mcpc_options_t* get() const noexcept { return p_.get(); }
@@ -1329,6 +1483,10 @@ public:
         std::string l(level);
         detail::check(mcpc_client_set_log_level(p_.get(), detail::or_null(l), &c));
     }
+    /// Tells the server the roots changed (notifications/roots/list_changed; nothing is
+    /// sent under 2026-07-28, where the server asks each time). Needs a roots handler:
+    /// Status::NotSupported otherwise. Does not block.
+    void roots_changed() const { detail::check(mcpc_client_roots_changed(p_.get())); }
     /// Sends the notification `method` with `params_json` (empty for none).
     void notify(std::string_view method, std::string_view params_json = {}) const {
         std::string m(method), params(params_json);

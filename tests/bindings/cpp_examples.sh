@@ -37,5 +37,6 @@ example hello '25 tools, the first: echo' 'structured: {"sum":5}' 'tool failed: 
     'timed out: tools/call "slow": timed out after ' 'echo: hi' 'slow: MCPC_ERR_CANCELLED'
 example hosts 'added: 3' 'failed: broken' 'listed: 1' 'sum: {"sum":5}' \
     'unknown: no tool named "broken__echo" in the catalog'
+example elicit 'mcpc-demo asks: name?' 'wants_input: hello Ada'
 echo "cpp examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -107,6 +107,25 @@ void expect_throw(mcpc::Status st, const std::function<void()>& body, const std:
     }
 }
 
+// Expects `body` to throw an mcpc::Error (of any type) with status `st`.
+void expect_status(mcpc::Status st, const std::function<void()>& body, std::string_view what = {}) {
+    try {
+        body();
+        std::fprintf(stderr, "  expected %s, nothing was thrown\n", mcpc::status_name(st).c_str());
+        g_checks_failed++;
+    } catch (const mcpc::Error& e) {
+        if (e.status() != st) {
+            std::fprintf(stderr, "  expected %s, got %s: %s\n", mcpc::status_name(st).c_str(),
+                         mcpc::status_name(e.status()).c_str(), e.what());
+            g_checks_failed++;
+        }
+        if (std::string(e.what()).find(what) == std::string::npos) {
+            std::fprintf(stderr, "  %s: does not hold %s\n", e.what(), std::string(what).c_str());
+            g_checks_failed++;
+        }
+    }
+}
+
 std::string python() {
     const char* p = std::getenv("MCPC_PYTHON");
     return p && *p ? p : "python3";
@@ -310,6 +329,45 @@ size_t count(const std::string& hay, std::string_view needle) {
     for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) n++;
     return n;
 }
+
+// tests/fixtures/input_server.py, whose tools ask the client for input.
+std::vector<std::string> input_server(const char* era) {
+    return {python(), "tests/fixtures/input_server.py", std::string("--era=") + era};
+}
+
+// What input handlers saw, read by the test thread once `finished` handlers returned.
+struct InputLog {
+    std::mutex m;
+    std::condition_variable cv;
+    int finished = 0;
+    mcpc::InputKind kind = mcpc::InputKind::None;
+    std::string method, server, params;
+    std::optional<std::string> host_server, message, schema, url;
+    mcpc::Status bad = mcpc::Status::Ok, again = mcpc::Status::Ok;
+
+    void seen(const mcpc::InputRequest& r) {
+        std::lock_guard<std::mutex> g(m);
+        kind = r.kind();
+        method = r.method();
+        server = r.server();
+        params = r.params_json();
+        host_server = r.host_server();
+        message = r.message();
+        schema = r.schema_json();
+        url = r.url();
+    }
+    void done(mcpc::Status b, mcpc::Status a) {
+        std::lock_guard<std::mutex> g(m);
+        bad = b;
+        again = a;
+        finished++;
+        cv.notify_all();
+    }
+    void wait(int n) {
+        std::unique_lock<std::mutex> g(m);
+        cv.wait(g, [&] { return finished >= n; });
+    }
+};
 
 mcpc::Options quick() {
     mcpc::Options o;
@@ -1272,6 +1330,161 @@ int main() {
                                             CHECK(contains(e.what(), "the resolver threw for ${op://vault/throws}"));
                                         });
         for (const std::string& f : {vscode, remote, bad, refused, throws, log}) unlink(f.c_str());
+    });
+
+    run("input: form elicitation accepted, checked and declined, in both eras", [] {
+        for (const char* era : {"modern", "legacy"}) {
+            InputLog log;
+            bool decline = false;
+            mcpc::Options o = quick();
+            o.on_elicitation(
+                [&](mcpc::InputRequest r) {
+                    log.seen(r);
+                    mcpc::Status bad = mcpc::Status::Ok, again = mcpc::Status::Ok;
+                    if (decline) {
+                        r.decline();
+                    } else {
+                        try {
+                            r.accept(R"({"name":5})");  // not the schema's: nothing sent, still open
+                        } catch (const mcpc::Error& e) {
+                            bad = e.status();
+                        }
+                        r.accept(R"({"name":"Ann"})");
+                    }
+                    try {
+                        r.cancel();
+                    } catch (const mcpc::Error& e) {
+                        again = e.status();
+                    }
+                    log.done(bad, again);
+                },
+                MCPC_ELICIT_MODE_FORM | MCPC_ELICIT_MODE_URL);
+            mcpc::Client c = mcpc::Client::stdio(input_server(era), o);
+            CHECK(contains(c.call("caps").text(), R"("elicitation": {"form": {}, "url": {}})"));
+            CHECK(!contains(c.call("caps").text(), "sampling") && !contains(c.call("caps").text(), "roots"));
+            // The default of the field left out was filled in.
+            CHECK(contains(c.call("form").text(), R"("action": "accept", "content": {"age": 7, "name": "Ann"})"));
+            log.wait(1);  // the call may return before its handler does
+            {
+                std::lock_guard<std::mutex> g(log.m);
+                CHECK(log.kind == mcpc::InputKind::ElicitForm);
+                CHECK_EQ(log.method, std::string("elicitation/create"));
+                CHECK_EQ(log.server, std::string("input-server"));
+                CHECK_EQ(log.message.value_or(""), std::string("Who are you?"));
+                CHECK(log.schema && !log.url && !log.host_server);
+                CHECK(log.bad == mcpc::Status::InputInvalid && log.again == mcpc::Status::AlreadyCompleted);
+            }
+            decline = true;
+            CHECK(contains(c.call("form").text(), R"("action": "decline")"));
+            log.wait(2);
+            CHECK(contains(c.call("url").text(), R"("action": "decline")"));
+            log.wait(3);
+            std::lock_guard<std::mutex> g(log.m);
+            CHECK(log.kind == mcpc::InputKind::ElicitUrl && log.url == "https://example.com/consent");
+        }
+    });
+
+    run("input: a handler that throws refuses the request with its message", [] {
+        for (const char* era : {"modern", "legacy"}) {
+            mcpc::Options o = quick();
+            o.on_elicitation([](mcpc::InputRequest) { throw std::runtime_error("no forms today"); });
+            mcpc::Client c = mcpc::Client::stdio(input_server(era), o);
+            if (std::string(era) == "legacy") {  // the server got the error and says so
+                std::string t = c.call("form").text();
+                CHECK(contains(t, R"("code": -1)") && contains(t, "no forms today"));
+            } else {  // under 2026-07-28 the call that carried the request fails
+                expect_status(mcpc::Status::InputRequired, [&] { c.call("form"); },
+                              "refused elicitation/create (\"k\"): no forms today");
+            }
+            CHECK(contains(c.call("caps").text(), "elicitation"));  // the client goes on
+        }
+    });
+
+    run("input: a request kept and answered later from another thread", [] {
+        for (const char* era : {"modern", "legacy"}) {
+            std::mutex m;
+            std::condition_variable cv;
+            mcpc::InputRequest kept;
+            mcpc::Options o = quick();
+            o.on_elicitation([&](mcpc::InputRequest r) {  // returns unanswered
+                std::lock_guard<std::mutex> g(m);
+                kept = std::move(r);
+                cv.notify_all();
+            });
+            mcpc::Client c = mcpc::Client::stdio(input_server(era), o);
+            std::thread answerer([&] {
+                std::unique_lock<std::mutex> g(m);
+                cv.wait(g, [&] { return static_cast<bool>(kept); });
+                mcpc::InputRequest r = std::move(kept);
+                g.unlock();
+                r.accept(R"({"name":"Later","age":3})");
+            });
+            std::string t = c.call("form").text();
+            answerer.join();
+            CHECK(contains(t, R"("content": {"age": 3, "name": "Later"})"));
+        }
+    });
+
+    run("input: sampling answered, with tools declared", [] {
+        for (const char* era : {"modern", "legacy"}) {
+            InputLog log;
+            mcpc::Options o = quick();
+            o.on_sampling(
+                [&](mcpc::InputRequest r) {
+                    log.seen(r);
+                    r.complete(R"({"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m"})");
+                    log.done(mcpc::Status::Ok, mcpc::Status::Ok);
+                },
+                true);
+            mcpc::Client c = mcpc::Client::stdio(input_server(era), o);
+            std::string caps = c.call("caps").text();
+            CHECK(contains(caps, R"("sampling": {"tools": {}})") && !contains(caps, "elicitation"));
+            CHECK(contains(c.call("sampling").text(), "Paris"));
+            log.wait(1);
+            std::lock_guard<std::mutex> g(log.m);
+            CHECK(log.kind == mcpc::InputKind::Sampling && log.method == "sampling/createMessage");
+            CHECK(contains(log.params, "messages") && !log.message && !log.schema);
+        }
+    });
+
+    run("input: roots listed, and roots_changed", [] {
+        for (const char* era : {"modern", "legacy"}) {
+            mcpc::Client none = mcpc::Client::stdio(input_server(era), quick());
+            expect_status(mcpc::Status::NotSupported, [&] { none.roots_changed(); });
+            mcpc::Options o = quick();
+            o.roots({"file:///tmp", "file:///srv/a \"b\""});
+            mcpc::Client c = mcpc::Client::stdio(input_server(era), o);
+            std::string t = c.call("roots").text();
+            CHECK(contains(t, "file:///tmp") && contains(t, R"(file:///srv/a \"b\")"));
+            c.roots_changed();
+            std::string seen = c.call("seen").text();  // stdio keeps order: the notification came first
+            if (std::string(era) == "legacy")
+                CHECK(contains(seen, "notifications/roots/list_changed"));
+            else
+                CHECK(!contains(seen, "roots"));  // the server asks each time: nothing to send
+        }
+    });
+
+    run("host: an input request names the server that asked", [] {
+        mcpc::Options defaults = quick();
+        std::mutex m;
+        std::vector<std::string> asked;
+        defaults.on_elicitation([&](mcpc::InputRequest r) {
+            std::string who = r.host_server().value_or("?");
+            {
+                std::lock_guard<std::mutex> g(m);
+                asked.push_back(who);
+            }
+            r.accept(R"({"name":")" + who + R"("})");
+        });
+        mcpc::Host host(defaults);
+        host.add_stdio("first", demo({"--era=modern"}));
+        host.add_stdio("second", demo({"--era=modern"}));
+        host.start();
+        CHECK_EQ(host.call("second__wants_input", "{}").text(), std::string("hello second"));
+        CHECK_EQ(host.call("first__wants_input", "{}").text(), std::string("hello first"));
+        std::lock_guard<std::mutex> g(m);
+        CHECK(asked == (std::vector<std::string>{"second", "first"}));
     });
 
     std::printf("test-cpp: %d passed, %d failed\n", g_passed, g_failed);
