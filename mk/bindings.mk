@@ -3,14 +3,16 @@
 #   make test-python   a venv under build/python with pinned pytest; builds the package
 #                      as a wheel that bundles target/release/libmcpc.so and installs it;
 #                      runs its pytest suite against the demo server, the HTTP fixture and
-#                      a server built on the Python `mcp` SDK (its own venv, pinned)
+#                      a server built on the Python `mcp` SDK (its own venv, pinned).
+#                      PY_TEST_WHEEL=manylinux2014_x86_64 tests that wheel instead (or
+#                      musllinux_1_2_x86_64... any of PY_WHEELS this machine runs);
+#                      mk/cross.mk's test-python-aarch64 runs the suite under qemu
 #   make test-cpp      builds tests/bindings/cpp_test.cpp (C++17, -Wall -Wextra -Werror)
 #                      and runs it under valgrind (MCPC_VALGRIND=0 skips that pass) and
 #                      again built with ASan and UBSan; compiles and runs the C++
 #                      example of bindings/cpp/README.md
-#   make python-wheel  just the wheel, in build/python/dist: built with pip, then made a
-#                      manylinux wheel by auditwheel (the policy the library's glibc symbol
-#                      versions allow); fails unless `auditwheel show` reports manylinux
+#   make python-wheel  the wheels to publish, in build/python/dist: manylinux2014 x86_64
+#                      and aarch64, musllinux_1_2 x86_64, each checked by auditwheel (below)
 #   make python-sdist  the sdist, build/python/dist/libmcpc-<version>.tar.gz: the Python
 #                      package and the Rust sources (in native/); installing it builds
 #                      the library with cargo
@@ -49,24 +51,69 @@ $(MCP_VENV)/.pins: mk/bindings.mk
 	$(MCP_VENV)/bin/python -m pip install -q --disable-pip-version-check $(MCP_PIN)
 	touch $@
 
-# The wheel is built from a copy of bindings/python, so the source tree stays clean,
-# and carries the release library (MCPC_BUNDLE_LIBRARY, see bindings/python/setup.py).
-# pip tags it linux_x86_64, which no package index accepts; auditwheel repair retags it
-# with the oldest manylinux policy the library's symbol versions allow (the library
-# needs only libc, libm and libgcc_s, so nothing is grafted in), and `auditwheel show`
-# must then report a manylinux tag.
-python-wheel: lib $(PY_VENV)/.pins
-	rm -rf $(PY_BUILD)/pkg $(PY_BUILD)/wheel $(PY_BUILD)/dist/libmcpc-*.whl
-	mkdir -p $(PY_BUILD)/pkg
-	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src $(PY_BUILD)/pkg/
-	MCPC_BUNDLE_LIBRARY=$(CURDIR)/$(RELEASE)/libmcpc.so $(PY_VENV)/bin/python -m pip wheel -q \
-	    --disable-pip-version-check --no-deps --no-build-isolation -w $(PY_BUILD)/wheel $(PY_BUILD)/pkg
-	@ls $(PY_BUILD)/wheel/libmcpc-*-py3-none-*.whl >/dev/null || { echo "python-wheel: expected a platform wheel"; exit 1; }
-	PATH="$(CURDIR)/$(PY_VENV)/bin:$$PATH" $(PY_VENV)/bin/auditwheel repair -w $(PY_BUILD)/dist $(PY_BUILD)/wheel/libmcpc-*.whl
-	$(PY_VENV)/bin/auditwheel show $(PY_BUILD)/dist/libmcpc-*.whl | tee $(PY_BUILD)/auditwheel-show.txt
-	@tr -s ' \n' '  ' <$(PY_BUILD)/auditwheel-show.txt | grep -q 'consistent with the following platform tag: "manylinux_' && \
-	    ls $(PY_BUILD)/dist/libmcpc-*-py3-none-manylinux_*.whl >/dev/null || \
-	    { echo "python-wheel: auditwheel did not make a manylinux wheel"; exit 1; }
+# Each wheel is built from a copy of bindings/python, so the source tree stays clean,
+# and carries a release library (MCPC_BUNDLE_LIBRARY, see bindings/python/setup.py),
+# tagged by bdist_wheel's --plat-name (ctypes needs no particular Python, so one wheel
+# serves every Python 3 of that platform). `auditwheel show` must then report the tag.
+#   python-wheel   the wheels to publish, one a Linux, in build/python/dist, with the
+#                  libraries zig linked (mk/cross.mk): glibc 2.17 for manylinux2014
+#                  x86_64 and aarch64, and musl for musllinux_1_2 x86_64 (PY_WHEELS
+#                  chooses among them); python-wheel-NAME builds one of them
+#   python-wheel-host  the wheel of `make lib`'s library, in build/python/host-dist:
+#                  auditwheel gives it the oldest manylinux tag its glibc symbols allow
+#                  (manylinux_2_34 on Debian 12); PY_TEST_WHEEL=host tests it without zig
+# A linux_x86_64 tag, which no package index accepts, is made manylinux by auditwheel
+# repair; the library needs only libc, libm and libgcc_s, so nothing is grafted in.
+# auditwheel repairs for this machine's architecture and libc only, so the aarch64 and
+# musl wheels are tagged by bdist_wheel, and show reads the libc from the tag.
+PY_WHEELS ?= manylinux2014_x86_64 musllinux_1_2_x86_64 manylinux2014_aarch64
+PY_DIST   := $(PY_BUILD)/dist
+
+# (=, not :=: mk/cross.mk, read after this file, names the zig builds.)
+PY_WHEEL_LIB_host                  = $(RELEASE)/libmcpc.so
+PY_WHEEL_LIB_manylinux2014_x86_64  = $(ZIG_LIB_x86_64)
+PY_WHEEL_LIB_manylinux2014_aarch64 = $(ZIG_LIB_aarch64)
+PY_WHEEL_LIB_musllinux_1_2_x86_64  = $(ZIG_LIB_musl)
+PY_WHEEL_PLAT_host                  := linux_x86_64
+PY_WHEEL_PLAT_manylinux2014_x86_64  := linux_x86_64
+PY_WHEEL_PLAT_manylinux2014_aarch64 := manylinux2014_aarch64
+PY_WHEEL_PLAT_musllinux_1_2_x86_64  := musllinux_1_2_x86_64
+# What auditwheel repair is asked for ("" lets it choose), and the tag show must report.
+PY_WHEEL_REPAIR_host                  :=
+PY_WHEEL_REPAIR_manylinux2014_x86_64  := --plat manylinux2014_x86_64
+PY_WHEEL_SHOW_host                  := manylinux_
+PY_WHEEL_SHOW_manylinux2014_x86_64  := manylinux_2_17_x86_64
+PY_WHEEL_SHOW_manylinux2014_aarch64 := manylinux_2_17_aarch64
+PY_WHEEL_SHOW_musllinux_1_2_x86_64  := musllinux_1_2_x86_64
+PY_WHEEL_DIST_host := $(PY_BUILD)/host-dist
+# The wheel NAME's file: every name but host is in its file's platform tag.
+py_wheel_file = $(or $(PY_WHEEL_DIST_$(1)),$(PY_DIST))/libmcpc-*$(if $(filter host,$(1)),manylinux_,$(1))*.whl
+
+python-wheel: $(PY_WHEELS:%=python-wheel-%)
+	@ls $(PY_DIST)/libmcpc-*.whl
+
+python-wheel-host: lib
+python-wheel-manylinux2014_x86_64: zig-lib-x86_64
+python-wheel-manylinux2014_aarch64: zig-lib-aarch64
+python-wheel-musllinux_1_2_x86_64: zig-lib-musl
+
+# Not .PHONY: make does not look for pattern rules for phony targets.
+python-wheel-%: $(PY_VENV)/.pins
+	rm -rf $(PY_BUILD)/pkg-$* $(PY_BUILD)/wheel-$* $(call py_wheel_file,$*)
+	mkdir -p $(PY_BUILD)/pkg-$* $(dir $(call py_wheel_file,$*))
+	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/src \
+	    $(PY_BUILD)/pkg-$*/
+	cd $(PY_BUILD)/pkg-$* && MCPC_BUNDLE_LIBRARY=$(abspath $(PY_WHEEL_LIB_$*)) $(CURDIR)/$(PY_VENV)/bin/python \
+	    setup.py -q bdist_wheel --plat-name $(PY_WHEEL_PLAT_$*) -d $(CURDIR)/$(PY_BUILD)/wheel-$* \
+	    >$(CURDIR)/$(PY_BUILD)/wheel-$*.log 2>&1 || { cat $(CURDIR)/$(PY_BUILD)/wheel-$*.log; exit 1; }
+	$(if $(filter linux_%,$(PY_WHEEL_PLAT_$*)), \
+	    PATH="$(CURDIR)/$(PY_VENV)/bin:$$PATH" $(PY_VENV)/bin/auditwheel repair $(PY_WHEEL_REPAIR_$*) \
+	        -w $(dir $(call py_wheel_file,$*)) $(PY_BUILD)/wheel-$*/libmcpc-*.whl, \
+	    cp $(PY_BUILD)/wheel-$*/libmcpc-*.whl $(dir $(call py_wheel_file,$*)))
+	$(PY_VENV)/bin/auditwheel show $(call py_wheel_file,$*) | tee $(PY_BUILD)/auditwheel-$*.txt
+	@tr -s ' \n' '  ' <$(PY_BUILD)/auditwheel-$*.txt | \
+	    grep -q 'consistent with the following platform tag: "$(PY_WHEEL_SHOW_$*)' || \
+	    { echo "python-wheel-$*: auditwheel does not report $(PY_WHEEL_SHOW_$*)"; exit 1; }
 
 # The sdist is made from a copy too: the Python package, and beside it in native/ what
 # `cargo build --release` needs (bindings/python/MANIFEST.in grafts it in). Its setup.py
@@ -98,8 +145,13 @@ test-python-sdist: python-sdist
 # MCPC_EXPECT_BUNDLED: the tests check that the wheel's own copy of the library is the
 # one loaded. MCPC_README: the README that shows the examples. pytest exits 5 when it
 # collected no test: make fails on any nonzero exit.
-test-python: python-wheel $(MCP_VENV)/.pins
-	$(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(PY_BUILD)/dist/libmcpc-*.whl
+# The wheel tested is the manylinux2014 one that is published; PY_TEST_WHEEL=host tests
+# `make lib`'s instead, with no zig build.
+PY_TEST_WHEEL ?= manylinux2014_x86_64
+
+test-python: python-wheel-$(PY_TEST_WHEEL) $(MCP_VENV)/.pins
+	$(PY_VENV)/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall \
+	    $(call py_wheel_file,$(PY_TEST_WHEEL))
 	cd $(PY_BUILD) && env -u MCPC_LIBRARY MCPC_REPO=$(CURDIR) MCPC_PYTHON=$(PYTHON) MCPC_EXPECT_BUNDLED=1 \
 	    MCPC_README=$(CURDIR)/bindings/python/README.md \
 	    MCPC_TEST_MCP_PYTHON=$(CURDIR)/$(MCP_VENV)/bin/python MCPC_REQUIRE_MCP=1 PYTHONDONTWRITEBYTECODE=1 \

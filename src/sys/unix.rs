@@ -87,8 +87,27 @@ fn pwritev_nosignal(fd: std::os::fd::BorrowedFd<'_>, bufs: &[std::io::IoSlice<'_
     #[allow(unsafe_code)]
     // SAFETY: `IoSlice` is ABI-compatible with `iovec` on Unix, and `bufs` holds
     // `count` of them, each valid to read for its length, for the whole call.
-    let n = unsafe { libc::pwritev2(fd.as_raw_fd(), bufs.as_ptr().cast(), count, -1, RWF_NOSIGNAL) };
+    let n = unsafe { pwritev2(fd.as_raw_fd(), bufs.as_ptr().cast(), count, RWF_NOSIGNAL) };
     Errno::result(n).map(|n| n as usize)
+}
+
+/// glibc's `pwritev2` at offset -1.
+#[cfg(all(target_os = "linux", not(target_env = "musl")))]
+#[allow(unsafe_code)]
+unsafe fn pwritev2(fd: libc::c_int, iov: *const libc::iovec, count: libc::c_int, flags: libc::c_int) -> isize {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { libc::pwritev2(fd, iov, count, -1, flags) }
+}
+
+/// The system call itself: musl has a `pwritev2` only from 1.2.5, and a library that
+/// names it fails to load on an older one (a musllinux_1_2 wheel must load on 1.2.0).
+/// Offset -1 is passed as its low and high halves, as the kernel reads it.
+#[cfg(all(target_os = "linux", target_env = "musl"))]
+#[allow(unsafe_code)]
+unsafe fn pwritev2(fd: libc::c_int, iov: *const libc::iovec, count: libc::c_int, flags: libc::c_int) -> isize {
+    let offset: libc::c_long = -1;
+    // SAFETY: the caller's promise, passed on; the arguments are those of the call.
+    unsafe { libc::syscall(libc::SYS_pwritev2, fd, iov, count, offset, offset, flags) as isize }
 }
 
 /// A write with SIGPIPE blocked on this thread around it (see [`write_nosigpipe`]).

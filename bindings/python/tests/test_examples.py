@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+import shlex
 import subprocess
 import sys
 
@@ -14,10 +15,13 @@ import pytest
 from conftest import REPO
 
 EXAMPLES = REPO / "bindings" / "python" / "examples"
+# The interpreter the examples run in: this one, unless MCPC_TEST_PYTHON_CMD names a
+# command (an emulated interpreter, whose binary cannot be run directly, needs one).
+PYTHON_CMD = shlex.split(os.environ.get("MCPC_TEST_PYTHON_CMD", "")) or [sys.executable]
 
 
 def run_example(name: str) -> str:
-    p = subprocess.run([sys.executable, str(EXAMPLES / name)], cwd=str(REPO), capture_output=True, text=True,
+    p = subprocess.run(PYTHON_CMD + [str(EXAMPLES / name)], cwd=str(REPO), capture_output=True, text=True,
                        timeout=60, env=dict(os.environ))
     assert p.returncode == 0, p.stderr
     return p.stdout
