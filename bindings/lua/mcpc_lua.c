@@ -43,6 +43,7 @@ enum {
     MCPCL_SEND = 9,    /* text: a copy of the message a Lua transport is to send */
     MCPCL_CLOSE = 10,  /* a Lua transport's channel is to close */
     MCPCL_FREE = 11,   /* a handler's userdata_free: no call for its id follows */
+    MCPCL_AUTHORIZE = 12, /* ptr: mcpc_auth_request_t * (owned: complete or cancel it) */
 };
 
 typedef struct mcpc_lua_event_t {
@@ -147,6 +148,11 @@ void mcpcl_on_close(void *ud) { push(MCPCL_CLOSE, ud, MCPC_OK, NULL, NULL); }
 void mcpcl_on_free(void *ud) { push(MCPCL_FREE, ud, MCPC_OK, NULL, NULL); }
 
 void mcpcl_on_input(void *ud, mcpc_input_t *input) { push(MCPCL_INPUT, ud, MCPC_OK, input, NULL); }
+
+/* A login: returns at once, and the Lua side completes or cancels it from poll. */
+void mcpcl_on_authorize(void *ud, mcpc_auth_request_t *request) {
+    push(MCPCL_AUTHORIZE, ud, MCPC_OK, request, NULL);
+}
 
 void mcpcl_on_host_event(void *ud, mcpc_host_event_t event, const char *server,
                          mcpc_server_state_t state, const char *detail) {

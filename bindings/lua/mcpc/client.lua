@@ -36,7 +36,20 @@ function M.connect_stdio(argv, opts)
 end
 
 function M.connect_http(url, opts)
-  local h, made = opts_handle(opts)
+  local h, made, polls = opts_handle(opts)
+  if polls then
+    -- A login's handler runs from poll: connect without blocking, and poll until done.
+    -- mcpc ends the connect by its timeout, so the wait needs none of its own.
+    local done, err, client = false, nil, nil
+    local ok, e = pcall(M.connect_http_async, url, made or opts, function(e2, c)
+      done, err, client = true, e2, c
+    end)
+    if made then made:free() end
+    if not ok then error(e, 2) end
+    M.wait(function() return done end, math.huge)
+    if err then error(err, 2) end
+    return client
+  end
   local out = ffi.new("mcpc_client_t *[1]")
   local st = C.mcpc_client_connect_http(url, h, out)
   if made then made:free() end

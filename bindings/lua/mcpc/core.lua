@@ -39,6 +39,7 @@ void mcpcl_on_list(void *, mcpc_status_t, mcpc_tool_list_t *, const char *);
 void mcpcl_on_call(void *, mcpc_status_t, mcpc_result_t *, const char *);
 void mcpcl_on_request(void *, mcpc_status_t, char *, const char *);
 void mcpcl_on_input(void *, mcpc_input_t *);
+void mcpcl_on_authorize(void *, mcpc_auth_request_t *);
 int32_t mcpcl_on_send(void *, const char *, size_t);
 void mcpcl_on_close(void *);
 void mcpcl_on_free(void *);

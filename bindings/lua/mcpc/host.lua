@@ -24,12 +24,12 @@ M.host_events = { "server_state", "settled", "catalog_changed" }
 
 --- A host of many servers; defaults (a table or Options) for each server added.
 function M.host(defaults)
-  local h, made = opts_handle(defaults)
+  local h, made, polls = opts_handle(defaults)
   local out = ffi.new("mcpc_host_t *[1]")
   local st = C.mcpc_host_new(h, out)
   if made then made:free() end
   check(st)
-  return setmetatable({ handle = ffi.gc(out[0], C.mcpc_host_free), calls = 0 }, Host)
+  return setmetatable({ handle = ffi.gc(out[0], C.mcpc_host_free), calls = 0, polls = polls }, Host)
 end
 
 local function live_host(self)
@@ -67,14 +67,16 @@ function Host:set_variable(name, value) check(C.mcpc_host_set_variable(live_host
 
 function Host:add_stdio(name, argv, opts)
   local a, n = argv_of(argv)
-  local h, made = opts_handle(opts)
+  local h, made, polls = opts_handle(opts)
+  self.polls = self.polls or polls
   local st = C.mcpc_host_add_stdio(live_host(self), name, a, n, h)
   if made then made:free() end
   check(st)
 end
 
 function Host:add_http(name, url, opts)
-  local h, made = opts_handle(opts)
+  local h, made, polls = opts_handle(opts)
+  self.polls = self.polls or polls
   local st = C.mcpc_host_add_http(live_host(self), name, url, h)
   if made then made:free() end
   check(st)
@@ -94,8 +96,15 @@ end
 
 function Host:remove(name) check(C.mcpc_host_remove(live_host(self), name)) end
 
---- Starts every server and waits (blocking); start_async for an event loop.
-function Host:start() check(C.mcpc_host_start(live_host(self))) end
+--- Starts every server and waits (blocking); start_async for an event loop. With an
+--- OAuth authorize handler it polls while it waits, so that the handler can run.
+function Host:start()
+  if not self.polls then return check(C.mcpc_host_start(live_host(self))) end
+  local done, err = false, nil
+  self:start_async(function(e) done, err = true, e end)
+  M.wait(function() return done end, math.huge)
+  if err then error(err, 2) end
+end
 
 --- JSON of the catalog, of each server's state, of the resources (they do not block).
 function Host:tools() return string_call(C.mcpc_host_tools, live_host(self)) end

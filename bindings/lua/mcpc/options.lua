@@ -3,10 +3,11 @@
 local ffi = require("ffi")
 local core = require("mcpc.core")
 local queue = require("mcpc.queue")
+local oauth = require("mcpc.oauth")
 local M, C, Q, K = core.M, core.C, core.Q, core.K
 local new_error, last_error, check, str, json_arg, freer =
   core.new_error, core.last_error, core.check, core.str, core.json_arg, core.freer
-local new_id, ud, handlers, on_free = queue.new_id, queue.ud, queue.handlers, queue.on_free
+local ud, on_free = queue.ud, queue.on_free
 
 -- ---- input requests (elicitation) -----------------------------------------------
 
@@ -63,18 +64,7 @@ local Options = {}
 Options.__index = Options
 M.Options = Options
 
-local function handler_id(fn)
-  local id = new_id()
-  handlers[id] = function(ev)
-    local input = new_input(ev.ptr)
-    local ok, err = pcall(fn, input)
-    if not ok then
-      if input.handle then pcall(Input.fail, input, tostring(err)) end
-      error(err, 0)
-    end
-  end
-  return id
-end
+local function handler_id(fn) return queue.handler(fn, new_input, Input.fail) end
 
 --- Options from a table: timeout_ms, client_info = {name, version}, protocol_version,
 --- log_level, stderr ("discard" | "inherit"), env = {NAME = value}, cwd, headers =
@@ -85,7 +75,8 @@ end
 --- "legacy"), probe_window_ms, max_pages, max_message_size, clear_env, http_version ("auto" |
 --- "1.1" | "2"), ca_pem = {PEM}, ca_file = {path}, extensions = {ID = settings},
 --- standalone_stream, validate_output, close_grace_ms = {close, term}, restart = {max,
---- backoff_ms}, proxy, no_proxy, proxy_credentials = {user, password}.
+--- backoff_ms}, proxy, no_proxy, proxy_credentials = {user, password}, oauth = {...}
+--- (mcpc/oauth.lua; with an authorize handler a blocking connect polls while it waits).
 function M.options(t)
   local h = C.mcpc_options_new()
   if h == nil then error(new_error(K.MCPC_ERR_PANIC, "mcpc_options_new failed"), 2) end
@@ -139,6 +130,10 @@ function M.options(t)
     local id = handler_id(t.roots)
     check(C.mcpc_options_set_roots_handler(h, ffi.cast("mcpc_input_cb", Q.mcpcl_on_input), ud(id), on_free))
   end
+  if t.oauth then
+    oauth.set_oauth(h, t.oauth)
+    self.polls = t.oauth.authorize ~= nil
+  end
   if t.elicitation then
     local modes = 0
     for _, m in ipairs(t.elicitation_modes or { "form", "url" }) do
@@ -152,12 +147,13 @@ end
 
 Options.free = freer(C.mcpc_options_free)
 
--- A table, an Options or nil, as the C handle (and the Options to free after the call).
+-- A table, an Options or nil, as the C handle (and the Options to free after the call),
+-- and whether a handler of them must run while a blocking connect waits.
 local function opts_handle(o)
-  if o == nil then return nil, nil end
-  if getmetatable(o) == Options then return o.handle, nil end
+  if o == nil then return nil, nil, false end
+  if getmetatable(o) == Options then return o.handle, nil, o.polls end
   local made = M.options(o)
-  return made.handle, made
+  return made.handle, made, made.polls
 end
 
 return { opts_handle = opts_handle }

@@ -9,7 +9,7 @@ local new_error, last_error, str, freer = core.new_error, core.last_error, core.
 
 -- The event kinds of mcpc_lua.c.
 local EV_CONNECT, EV_LIST, EV_CALL, EV_REQUEST, EV_INPUT, EV_HOST, EV_CONTENTS, EV_STATUS = 1, 2, 3, 4, 5, 6, 7, 8
-local EV_SEND, EV_CLOSE, EV_FREE = 9, 10, 11
+local EV_SEND, EV_CLOSE, EV_FREE, EV_AUTHORIZE = 9, 10, 11, 12
 
 -- ---- the queue ------------------------------------------------------------------
 
@@ -31,6 +31,21 @@ function M.live_handlers()
   return n
 end
 
+-- A handler mcpc calls many times with a request: fn(wrap(ptr)) from poll. If fn raises,
+-- undo(request, message) answers the request it left open, and the error is reported.
+local function handler(fn, wrap, undo)
+  local id = new_id()
+  handlers[id] = function(ev)
+    local request = wrap(ev.ptr)
+    local ok, err = pcall(fn, request)
+    if not ok then
+      if request.handle then pcall(undo, request, tostring(err)) end
+      error(err, 0)
+    end
+  end
+  return id
+end
+
 -- An owned pointer nobody waits for any more is freed by its kind.
 local orphan_free = {
   [EV_CONNECT] = function(p) C.mcpc_client_free(ffi.cast("mcpc_client_t *", p)) end,
@@ -39,6 +54,7 @@ local orphan_free = {
   [EV_REQUEST] = function(p) C.mcpc_string_free(ffi.cast("char *", p)) end,
   [EV_INPUT] = function(p) C.mcpc_input_free(ffi.cast("mcpc_input_t *", p)) end,
   [EV_CONTENTS] = function(p) C.mcpc_contents_free(ffi.cast("mcpc_contents_t *", p)) end,
+  [EV_AUTHORIZE] = function(p) C.mcpc_auth_request_cancel(ffi.cast("mcpc_auth_request_t *", p)) end,
 }
 
 local ev_buf = ffi.new("mcpc_lua_event_t")
@@ -164,5 +180,5 @@ Op.free = freer(C.mcpc_op_free)
 
 return {
   EV_SEND = EV_SEND, new_id = new_id, ud = ud, pending = pending, handlers = handlers,
-  on_free = on_free, start_op = start_op,
+  handler = handler, on_free = on_free, start_op = start_op,
 }

@@ -41,22 +41,55 @@ function t.raises(name, fn, ...)
   return err
 end
 
---- Starts the HTTP fixture (tests/fixtures/http_server.py) and returns its URL and
---- a function that stops it.
-function t.http_fixture(args)
-  local p = io.popen(("%s %s/tests/fixtures/http_server.py --ignore-stdin %s & echo $!; wait"):format(
-    t.python, t.root, args or ""))
+-- Starts a fixture that prints "PORT n" once listening; returns its /mcp URL and a
+-- function that stops it.
+local function start_fixture(args, what)
+  local p = io.popen(("%s %s & echo $!; wait"):format(t.python, args))
   local pid = p:read("*l")
   local port = (p:read("*l") or ""):match("^PORT (%d+)$")
   if not port then
     os.execute("kill " .. pid)
     p:close()
-    error("the HTTP fixture did not start")
+    error(what .. " did not start")
   end
   return ("http://127.0.0.1:%s/mcp"):format(port), function()
     os.execute("kill " .. pid)
     p:close()
   end
+end
+
+--- Starts the HTTP fixture (tests/fixtures/http_server.py) and returns its URL and
+--- a function that stops it.
+function t.http_fixture(args)
+  return start_fixture(("%s/tests/fixtures/http_server.py --ignore-stdin %s"):format(t.root, args or ""),
+    "the HTTP fixture")
+end
+
+--- Starts the OAuth fixture (tests/fixtures/oauth_fixture.py: an authorization server
+--- that approves every login at once, and a protected MCP server; client "cc-client"
+--- with secret "cc-secret") and returns its URL and a function that stops it.
+function t.oauth_fixture()
+  return start_fixture(("%s/tests/fixtures/oauth_fixture.py --ignore-stdin --client cc-client cc-secret"):format(t.root),
+    "the OAuth fixture")
+end
+
+-- GETs an authorization URL as a browser would and prints where it was redirected.
+local BROWSE = [[
+import sys, urllib.request, urllib.error
+class Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **k): return None
+try:
+    r = urllib.request.build_opener(Stay).open(sys.argv[1], timeout=10); print(r.headers.get("Location") or "")
+except urllib.error.HTTPError as e:
+    print(e.headers.get("Location") or "")
+]]
+
+--- Plays the browser of a login: the URL the authorization server redirects it to.
+function t.browse(url)
+  local p = io.popen(("%s -c '%s' '%s'"):format(t.python, BROWSE, url))
+  local location = p:read("*l")
+  p:close()
+  return location
 end
 
 function t.done(name)
