@@ -202,6 +202,36 @@ t.test("a Lua transport over libuv pipes to the demo server", function()
   proc:close()
 end)
 
+t.test("a server that needs a login asks for it through vim.ui", function()
+  local url, stop_fixture = t.oauth_fixture()
+  local open, input = vim.ui.open, vim.ui.input
+  local opened, prompted
+  vim.ui.open = function(u) opened = u end
+  vim.ui.input = function(opts, on_confirm)
+    prompted = opts.prompt
+    -- the browser's address bar after the authorization server sent it back
+    vim.schedule(function() on_confirm(t.browse(opened)) end)
+  end
+  local ok, err = pcall(function()
+    mcp.stop()
+    local cfg = dir .. "/oauth.json"
+    vim.fn.writefile({ vim.json.encode({ mcpServers = { o = { type = "http", url = url } } }) }, cfg)
+    mcp.setup({ config = cfg, catalog = dir .. "/oauth-catalog.json", timeout_ms = 20000,
+                oauth_redirect_uri = "http://127.0.0.1:9/callback" })
+    local seen = #notes
+    vim.cmd('Mcp call o__echo {"text": "logged in"}')
+    wait_buffer("mcp://result/o__echo", "logged in")
+    wait_note(seen, "log in at http://127.0.0.1:")
+    t.truthy(opened and opened:find("code_challenge_method=S256", 1, true), "the URL opened: " .. tostring(opened))
+    t.truthy(prompted and prompted:find("sent back", 1, true), "the prompt: " .. tostring(prompted))
+  end)
+  vim.ui.open, vim.ui.input = open, input
+  mcp.stop()
+  stop_fixture()
+  mcp.setup({ config = config, catalog = dir .. "/catalog.json", timeout_ms = 10000 })
+  if not ok then error(err, 0) end
+end)
+
 t.test("stop leaves nothing behind", function()
   mcp.stop()
   local mcpc = require("mcpc")

@@ -5,6 +5,7 @@
 -- and vim.schedule. A catalog of the tools is saved after each start, so the next
 -- session starts no server until a call needs it (mcpc_host_set_lazy).
 local elicit = require("mcp.elicit")
+local login = require("mcp.login")
 local mcpc -- the binding, loaded at the first command, after setup() named the libraries
 
 local M = {}
@@ -16,6 +17,10 @@ local defaults = {
   timeout_ms = 30000,
   library = nil, -- libmcpc.so (else $MCPC_LIBRARY, else beside mcpc.lua, else the loader's path)
   shim = nil, -- libmcpc_lua.so, likewise ($MCPC_LUA_SHIM)
+  -- Where the browser is sent back after an OAuth login (for example
+  -- "http://127.0.0.1:8976/callback"): set, a server that needs a login asks for it
+  -- (mcp.login); unset, it reports needs_login.
+  oauth_redirect_uri = nil,
 }
 M.opts = vim.deepcopy(defaults)
 
@@ -76,7 +81,8 @@ local function with_host(cb)
   end
   mcpc.attach_uv()
   local ok, err = pcall(function()
-    state.host = mcpc.host({ timeout_ms = M.opts.timeout_ms, elicitation = elicit.handle })
+    local oauth = M.opts.oauth_redirect_uri and { redirect_uri = M.opts.oauth_redirect_uri, authorize = login.handle }
+    state.host = mcpc.host({ timeout_ms = M.opts.timeout_ms, elicitation = elicit.handle, oauth = oauth })
     state.host:on_event(function(event, server, st, detail)
       if event == "server_state" and st == "failed" then notify(server .. " failed: " .. (detail or ""), vim.log.levels.WARN) end
       if event == "catalog_changed" then save_catalog(state.host) end
