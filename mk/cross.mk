@@ -40,8 +40,7 @@ aarch64-deps:
 	tests/cross/setup.sh aarch64
 
 # The library is the aarch64 wheel's (glibc 2.17, zig): one build serves both, and it
-# runs on any aarch64 glibc from 2.17. cp -p keeps its time, so the programs below
-# are relinked only when it changed.
+# runs on any aarch64 glibc from 2.17.
 aarch64-lib: zig-lib-aarch64
 	@mkdir -p $(A64_OUT)
 	cp -p $(ZIG_LIB_aarch64) include/mcpc.h $(A64_OUT)/
