@@ -1,12 +1,11 @@
 # Bindings: Python (bindings/python) and C++ (bindings/cpp); Lua in mk/lua.mk.
 #
-#   make test-python   a venv under build/python with pinned pytest; builds the package
-#                      as a wheel that bundles target/release/libmcpc.so and installs it;
-#                      runs its pytest suite against the demo server, the HTTP fixture and
-#                      a server built on the Python `mcp` SDK (its own venv, pinned).
-#                      PY_TEST_WHEEL=manylinux2014_x86_64 tests that wheel instead (or
-#                      musllinux_1_2_x86_64... any of PY_WHEELS this machine runs);
-#                      mk/cross.mk's test-python-aarch64 runs the suite under qemu
+#   make test-python   a venv under build/python with pinned pytest; builds the
+#                      manylinux2014 x86_64 wheel (below) and installs it; runs its pytest
+#                      suite against the demo server, the HTTP fixture and a server built
+#                      on the Python `mcp` SDK (its own venv, pinned). PY_TEST_WHEEL=host
+#                      tests a wheel of target/release/libmcpc.so instead, with no zig
+#                      build; mk/cross.mk's test-python-aarch64 runs the suite under qemu
 #   make test-cpp      builds tests/bindings/cpp_test.cpp (C++17, -Wall -Wextra -Werror)
 #                      and runs it under valgrind (MCPC_VALGRIND=0 skips that pass) and
 #                      again built with ASan and UBSan; compiles and runs the C++
