@@ -468,9 +468,13 @@ mkdir -p "$tmp/bin"
 printf '#!/bin/sh\necho "$1" >>"%s"\nexec "%s" "%s" "$1"\n' "$tmp/opened" "$PYTHON" "$tmp/browse.py" >"$tmp/bin/xdg-open"
 chmod +x "$tmp/bin/xdg-open"
 wait_for_url() {  # FILE PID: the login URL the CLI writes to FILE (empty if it exits first)
-    local u=""
+    local u="" line
     for _ in $(seq 1 1000); do
-        u=$(grep -m1 '^http://127\.0\.0\.1:[0-9]*/authorize?' "$1" 2>/dev/null)
+        # Whole lines only: read fails on a last line the CLI is still writing (a slow
+        # CLI, under qemu, was caught halfway through the URL).
+        while IFS= read -r line; do
+            case $line in http://127.0.0.1:[0-9]*/authorize\?*) u=$line; break ;; esac
+        done 2>/dev/null <"$1"
         [ -n "$u" ] && break
         kill -0 "$2" 2>/dev/null || break
         sleep 0.01
