@@ -92,6 +92,14 @@ function t.browse(url)
   return location
 end
 
+--- Checks that nothing of mcpc is left: after one poll for the handlers' userdata_free
+--- (queued as the handles were freed), no event waits and no Lua handler is live.
+function t.nothing_left(mcpc, what)
+  mcpc.poll(0)
+  t.eq(mcpc.poll(0), 0, "events after " .. (what or "the tests"))
+  t.eq(mcpc.live_handlers(), 0, "handlers mcpc may still call")
+end
+
 function t.done(name)
   say(("%s: %d passed, %d failed"):format(name, t.passed, t.failed))
   if vim then
